@@ -1,0 +1,37 @@
+# The two commands a new user needs: `make run` and `make test`. Both create .venv when missing.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint format schema docs clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -U pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/bunzai detect samples
+	$(BIN)/bunzai inspect samples/vaud/aria.vaud.json --pretty > out-inspect.json
+	@echo "bunzai detect + inspect ran over samples/; canonical entities of aria: out-inspect.json"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+schema: $(STAMP)
+	$(BIN)/bunzai schema docs/schema
+	$(BIN)/bunzai formats --markdown > docs/FORMAT-SUPPORT.md
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info out
