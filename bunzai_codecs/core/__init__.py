@@ -1,0 +1,1 @@
+"""Format-agnostic machinery: entity, sniff, codec contract, registry, containers, diff, errors."""

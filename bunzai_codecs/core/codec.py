@@ -1,0 +1,227 @@
+"""The codec contract: detect with a score, decode to canonical entities, encode back.
+
+One ``Codec`` subclass per format id; instances are stateless and picklable (Beam ships them to
+workers). ``detect`` is wrapped at class creation so it can never raise and always returns a score
+in [0, 1]: a detector that crashes on odd input scores 0 rather than taking the whole ranking down
+(the crash is still visible through ``Codec.detect_errors`` in tests).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, EntityKind, canonical_id
+from bunzai_codecs.core.errors import BunzaiError, Malformed, ValidationFailed
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.sniff import Sniff
+
+#: a score at or above this is a match
+ACCEPT = 0.5
+#: a score of this ends detection at once
+CERTAIN = 1.0
+
+
+_INDEX = re.compile(r"\[\d+\]")
+_KEYED = re.compile(r"\[('[^']*'|\"[^\"]*\")\]")
+
+
+def normalize_path(path: str) -> str:
+    """``$.entries[3].triggers[0].text`` -> ``entries[].triggers[].text`` (a coverage pattern)."""
+    if path.startswith("$."):
+        path = path[2:]
+    elif path.startswith("$"):
+        path = path[1:]
+    path = _INDEX.sub("[]", path)
+    return _KEYED.sub(".*", path)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The canonical body paths a format can carry.
+
+    Patterns are dotted canonical paths; ``[]`` stands for any list index and a trailing ``.*``
+    (or a bare prefix) covers everything below. ``entries[].triggers`` covers
+    ``entries[4].triggers[0].isRegex``. Fidelity checks use this to class a loss as expected (the
+    target cannot hold the path) or unexpected (a bug); FORMAT-SUPPORT.md is generated from it.
+    """
+
+    paths: frozenset[str]
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, *paths: str, notes: Iterable[str] = ()) -> Coverage:
+        return cls(frozenset(p.removesuffix(".*") for p in paths), tuple(notes))
+
+    def covers(self, path: str) -> bool:
+        p = normalize_path(path)
+        while True:
+            if p in self.paths:
+                return True
+            cut = max(p.rfind("."), p.rfind("[]"))
+            if cut <= 0:
+                return False
+            p = p[:cut]
+
+    def __or__(self, other: Coverage) -> Coverage:
+        return Coverage(self.paths | other.paths, self.notes + other.notes)
+
+
+@dataclass
+class EmitContext:
+    """What an encoder may consult besides the entity: the entities its links point at.
+
+    ``linked`` resolves ``knowledgeRefs``; an encoder that embeds a linked entity (a card's lorebook
+    as ``character_book``) records its id in ``embedded`` so the caller knows which linked entities
+    still need a file of their own.
+    """
+
+    linked: dict[str, CanonicalEntity] = field(default_factory=dict)
+    embedded: set[str] = field(default_factory=set)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def for_entities(cls, entities: Iterable[CanonicalEntity], **options: Any) -> EmitContext:
+        return cls(linked={e.id: e for e in entities}, options=options)
+
+    def refs(self, entity: CanonicalEntity, kind: EntityKind | None = None) -> list[CanonicalEntity]:
+        """The linked entities of ``entity`` that this context can resolve, in link order."""
+        out = []
+        for ref in entity.links.get(KNOWLEDGE_REFS, []):
+            e = self.linked.get(ref)
+            if e is not None and (kind is None or e.kind == kind):
+                out.append(e)
+        return out
+
+    def embed(self, entity: CanonicalEntity) -> None:
+        self.embedded.add(entity.id)
+
+
+class Codec:
+    """Base class for every format codec. Subclasses set the class attributes and implement the
+    three methods; see docs/architecture.md for the contract."""
+
+    id: ClassVar[str]
+    kind: ClassVar[EntityKind]
+    #: the app that writes this format (``sillytavern``, ``risu``...); picks sibling codecs
+    family: ClassVar[str] = ""
+    #: a human name for tables
+    label: ClassVar[str] = ""
+    #: file name suffixes this format is usually saved with: a hint, never a requirement
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    #: the suffix an export of this format is written with
+    extension: ClassVar[str] = ".json"
+    #: tie-break between equal scores: higher wins, then the id in alphabetical order
+    priority: ClassVar[int] = 0
+    coverage: ClassVar[Coverage] = Coverage.of()
+    #: detector crashes seen in this process, for tests: (codec id, exception repr)
+    detect_errors: ClassVar[list[tuple[str, str]]] = []
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "detect" in cls.__dict__:
+            setattr(cls, "detect", _guard_detect(cls.__dict__["detect"]))  # noqa: B010 (mypy: method-assign)
+        if "decode" in cls.__dict__:
+            setattr(cls, "decode", _guard_decode(cls.__dict__["decode"]))  # noqa: B010
+
+    def detect(self, s: Sniff) -> float:
+        """How sure this codec is that ``s`` is its format, in [0, 1]. Cheap; never raises."""
+        return 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        """The entities ``s`` holds, primary first; raises a ``BunzaiError`` on bad input."""
+        raise NotImplementedError
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        """Deterministic bytes of this format for ``entity`` (its twin, if any, preserved)."""
+        raise NotImplementedError
+
+    def entity(
+        self,
+        s: Sniff,
+        body: Any,
+        *,
+        raw: Any,
+        part: tuple[str, ...] = (),
+        kind: EntityKind | None = None,
+        **escrow: Any,
+    ) -> CanonicalEntity:
+        """Build one decoded entity: validate ``body`` (a dict or a model) for ``kind`` (default:
+        this codec's), give it a deterministic id from the input's digest and ``part``, and store
+        the twin ``{"raw": raw, **escrow}`` under this codec's id."""
+        from bunzai_codecs.entities import BODY_TYPES
+        from bunzai_codecs.entities.base import Body
+
+        k = kind or self.kind
+        model = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
+        return CanonicalEntity(
+            kind=k,
+            id=canonical_id(k, s.sha256, *part),
+            body=model,
+            original={self.id: {"raw": raw, **escrow}},
+        )
+
+    def __reduce__(self) -> tuple[Callable[..., Codec], tuple[()]]:
+        return (type(self), ())
+
+    def __repr__(self) -> str:
+        return f"<codec {self.id}>"
+
+
+def _guard_detect(fn: Callable[[Codec, Sniff], float]) -> Callable[[Codec, Sniff], float]:
+    @functools.wraps(fn)
+    def detect(self: Codec, s: Sniff) -> float:
+        try:
+            score = float(fn(self, s))
+        except Exception as exc:  # a detector must never take the ranking down
+            Codec.detect_errors.append((self.id, repr(exc)))
+            return 0.0
+        if score != score:  # NaN
+            return 0.0
+        return 0.0 if score < 0.0 else 1.0 if score > 1.0 else score
+
+    return detect
+
+
+#: exceptions a decoder may hit on hostile input that mean "this input is broken", not "bunzai is"
+_INPUT_FAULTS = (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError)
+
+
+def _guard_decode(fn: Callable[[Codec, Sniff], Decoded]) -> Callable[[Codec, Sniff], Decoded]:
+    """Typed errors pass through (with the uri attached); a pydantic ValidationError becomes
+    ``ValidationFailed`` with its JSON path; any other input fault becomes ``Malformed`` marked
+    ``internal`` so the hostile-input tests can still find the decoder that let it escape."""
+    from pydantic import ValidationError
+
+    @functools.wraps(fn)
+    def decode(self: Codec, s: Sniff) -> Decoded:
+        try:
+            return fn(self, s)
+        except BunzaiError as exc:
+            raise exc.with_uri(s.uri) from None
+        except ValidationError as exc:
+            raise validation_failed(exc, uri=s.uri, codec=self.id) from exc
+        except _INPUT_FAULTS as exc:
+            err = Malformed(f"{self.id} could not read this input: {type(exc).__name__}: {exc}", uri=s.uri)
+            err.internal = True  # type: ignore[attr-defined]
+            raise err from exc
+
+    return decode
+
+
+def validation_failed(
+    exc: Any, *, uri: str | None = None, codec: str = "", prefix: str = "body"
+) -> ValidationFailed:
+    """A pydantic ``ValidationError`` as a typed error naming the first bad path."""
+    from bunzai_codecs.core.errors import json_path
+
+    errs = exc.errors(include_url=False)
+    first = errs[0] if errs else {"loc": (), "msg": str(exc)}
+    path = json_path((prefix, *first["loc"])) if prefix else json_path(tuple(first["loc"]))
+    more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
+    who = f"{codec}: " if codec else ""
+    return ValidationFailed(f"{who}{first['msg']}{more}", uri=uri, path=path)

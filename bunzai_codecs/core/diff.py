@@ -1,0 +1,105 @@
+"""Structural diff of JSON trees, reporting changes as paths (``entries[3].content``).
+
+Used by the fidelity checks (what a round trip lost or changed) and by tests. Numbers compare by
+value (``1 == 1.0``, as JSON readers see them). With ``empty_is_absent`` an empty string, list or
+object counts as absent — the right view when comparing across formats, where one app writes
+``"alternate_greetings": []`` and another leaves the key out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+ChangeKind = Literal["added", "removed", "changed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str
+    kind: ChangeKind
+    before: Any = None
+    after: Any = None
+
+    def __str__(self) -> str:
+        if self.kind == "added":
+            return f"{self.path}: added"
+        if self.kind == "removed":
+            return f"{self.path}: removed"
+        return f"{self.path}: {_short(self.before)} -> {_short(self.after)}"
+
+
+def _short(v: Any, n: int = 60) -> str:
+    s = repr(v)
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if key.isidentifier():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{key!r}]"
+
+
+def _empty(v: Any) -> bool:
+    return v is None or v == "" or v == [] or v == {}
+
+
+def diff(
+    a: Any,
+    b: Any,
+    *,
+    path: str = "",
+    empty_is_absent: bool = False,
+    limit: int | None = None,
+) -> list[Change]:
+    """Every difference between ``a`` (before) and ``b`` (after), depth first, keys sorted."""
+    out: list[Change] = []
+    _walk(a, b, path, empty_is_absent, out, limit)
+    return out
+
+
+def _walk(a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | None) -> None:
+    if limit is not None and len(out) >= limit:
+        return
+    if a is b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(a.keys() | b.keys(), key=str):
+            if k not in b:
+                if not (eia and _empty(a[k])):
+                    out.append(Change(join(path, k), "removed", a[k], None))
+            elif k not in a:
+                if not (eia and _empty(b[k])):
+                    out.append(Change(join(path, k), "added", None, b[k]))
+            else:
+                _walk(a[k], b[k], join(path, k), eia, out, limit)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            if i >= len(b):
+                out.append(Change(join(path, i), "removed", a[i], None))
+            elif i >= len(a):
+                out.append(Change(join(path, i), "added", None, b[i]))
+            else:
+                _walk(a[i], b[i], join(path, i), eia, out, limit)
+        return
+    if _same_scalar(a, b):
+        return
+    if eia and _empty(a) and _empty(b):
+        return
+    if eia and _empty(a):
+        out.append(Change(path, "added", a, b))
+    elif eia and _empty(b):
+        out.append(Change(path, "removed", a, b))
+    else:
+        out.append(Change(path, "changed", a, b))
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b

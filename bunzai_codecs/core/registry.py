@@ -1,0 +1,144 @@
+"""The table of codecs and the detection ranking.
+
+``CODECS`` maps each format id (part of the CLI contract) to ``"module:Class"``; modules load on
+first use, so ``bunzai formats`` or a single-format decode never imports every codec.
+
+Detection (Pygments' and chardet's habits): every codec scores the same ``Sniff``; scores at or
+above ``ACCEPT`` (0.5) are matches; a score of ``CERTAIN`` (1.0) ends detection at once. Codecs are
+asked in a fixed order (priority descending, then id), and ranked by score, then priority, then id,
+so the winner never depends on import order and the certainty short-cut picks the same codec the
+full ranking would.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+
+from bunzai_codecs.core.codec import ACCEPT, CERTAIN, Codec
+from bunzai_codecs.core.entity import EntityKind
+from bunzai_codecs.core.errors import NotRecognized, Unsupported
+from bunzai_codecs.core.sniff import Sniff
+
+CODECS: dict[str, str | type[Codec]] = {
+    "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One codec's score for one input."""
+
+    id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """The winner (``None`` if nothing reached ``ACCEPT``) and every non-zero candidate, ranked."""
+
+    best: Candidate | None
+    candidates: tuple[Candidate, ...]
+
+    @property
+    def runner_up(self) -> Candidate | None:
+        rest = [c for c in self.candidates if self.best is None or c.id != self.best.id]
+        return rest[0] if rest else None
+
+
+def get(codec_id: str) -> Codec:
+    """The codec for a format id; ``Unsupported`` naming the known ids when there is none."""
+    try:
+        return _load(codec_id)
+    except KeyError:
+        raise Unsupported(
+            f"unknown format {codec_id!r}; known formats: {', '.join(sorted(CODECS))}"
+        ) from None
+
+
+@cache
+def _load(codec_id: str) -> Codec:
+    target = CODECS[codec_id]
+    if isinstance(target, str):
+        module, _, cls_name = target.partition(":")
+        cls = getattr(importlib.import_module(module), cls_name)
+    else:
+        cls = target
+    codec: Codec = cls()
+    if codec.id != codec_id:
+        raise RuntimeError(f"registry says {codec_id!r} but {target} has id {codec.id!r}")
+    return codec
+
+
+@cache
+def all_codecs() -> tuple[Codec, ...]:
+    """Every codec, in asking order: priority descending, then id."""
+    return tuple(sorted((_load(i) for i in CODECS), key=lambda c: (-c.priority, c.id)))
+
+
+@contextmanager
+def using(table: dict[str, str | type[Codec]]) -> Iterator[None]:
+    """Swap the codec table (tests, plugins); caches are reset on entry and on exit."""
+    global CODECS
+    saved = CODECS
+    CODECS = dict(table)
+    _load.cache_clear()
+    all_codecs.cache_clear()
+    try:
+        yield
+    finally:
+        CODECS = saved
+        _load.cache_clear()
+        all_codecs.cache_clear()
+
+
+def for_kind(kind: EntityKind) -> list[Codec]:
+    return [c for c in all_codecs() if c.kind == kind]
+
+
+def family_codec(family: str, kind: EntityKind) -> Codec | None:
+    """The codec of app ``family`` for entities of ``kind`` (the highest-priority one), if any."""
+    for c in all_codecs():
+        if c.family == family and c.kind == kind:
+            return c
+    return None
+
+
+def _rank_key(c: Candidate) -> tuple[float, int, str]:
+    return (-c.score, -_load(c.id).priority, c.id)
+
+
+def detect_all(s: Sniff) -> Detection:
+    """Ask every codec; rank all non-zero scores. For reports and ``bunzai detect``."""
+    cands = [Candidate(c.id, sc) for c in all_codecs() if (sc := c.detect(s)) > 0.0]
+    cands.sort(key=_rank_key)
+    best = cands[0] if cands and cands[0].score >= ACCEPT else None
+    return Detection(best, tuple(cands))
+
+
+def detect(s: Sniff) -> Candidate | None:
+    """The winning codec for ``s`` (short-cut at certainty), or ``None`` below ``ACCEPT``."""
+    best: Candidate | None = None
+    for c in all_codecs():
+        sc = c.detect(s)
+        if sc >= CERTAIN:
+            return Candidate(c.id, sc)
+        if sc >= ACCEPT and (best is None or sc > best.score):
+            best = Candidate(c.id, sc)  # asking order already breaks ties
+    return best
+
+
+def require(s: Sniff, format_id: str | None = None) -> Candidate:
+    """The codec to decode ``s`` with: ``format_id`` if given (its decoder then says precisely what
+    does not fit, which beats "not recognised"), else the detection winner."""
+    if format_id is not None:
+        return Candidate(format_id, get(format_id).detect(s))
+    best = detect(s)
+    if best is None:
+        d = detect_all(s)
+        near = f"; closest: {d.candidates[0].id} ({d.candidates[0].score:.2f})" if d.candidates else ""
+        raise NotRecognized(f"no format recognised this input{near}", uri=s.uri)
+    return best

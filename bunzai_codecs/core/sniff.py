@@ -1,0 +1,285 @@
+"""Sniff: one input (bytes + name) with everything detectors need, each parsed at most once.
+
+Every codec scores the same ``Sniff``. Parsing is lazy and cached: the JSON tree (orjson), the PNG
+chunk list and text chunks, the zip listing. However many detectors look, a 20 KB JSON card is
+parsed once; a PNG's chunks are walked once; a zip's central directory is read once. A parse error
+is cached too, so a detector sees "not JSON" cheaply and a decoder can raise the real error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import orjson
+
+from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.archive import ZipReader
+    from bunzai_codecs.core.png import PngFile, TextChunk
+
+#: the largest input bunzai reads into memory (the archive bound)
+MAX_INPUT_BYTES = 96 * 1024 * 1024
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+JPEG_MAGIC = b"\xff\xd8\xff"
+ZIP_MAGIC = b"PK\x03\x04"
+GZIP_MAGIC = b"\x1f\x8b"
+
+_WS = b" \t\r\n"
+
+
+class _Unset:
+    __slots__ = ()
+
+
+_UNSET: Any = _Unset()
+
+
+class Sniff:
+    """The input as detectors and decoders see it."""
+
+    #: process-wide parse counters (tests check that N detectors cost one parse)
+    parse_counts: ClassVar[dict[str, int]] = {"json": 0, "png": 0, "zip": 0}
+
+    __slots__ = (
+        "_json",
+        "_json_error",
+        "_png",
+        "_png_error",
+        "_png_text_errors",
+        "_png_texts",
+        "_sha256",
+        "_zip",
+        "_zip_error",
+        "data",
+        "name",
+        "uri",
+    )
+
+    def __init__(self, data: bytes, name: str = "", *, uri: str | None = None) -> None:
+        if len(data) > MAX_INPUT_BYTES:
+            raise LimitExceeded(
+                f"input is {len(data)} bytes; the limit is {MAX_INPUT_BYTES}", uri=uri or name or None
+            )
+        self.data = data
+        self.name = name
+        self.uri = uri if uri is not None else (name or None)
+        self._json: Any = _UNSET
+        self._json_error: BunzaiError | None = None
+        self._png: Any = _UNSET
+        self._png_error: BunzaiError | None = None
+        self._png_texts: Any = _UNSET
+        self._png_text_errors: list[tuple[int, str | None, Malformed]] = []
+        self._zip: Any = _UNSET
+        self._zip_error: BunzaiError | None = None
+        self._sha256: str | None = None
+
+    # -- cheap facts -------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    @property
+    def suffix(self) -> str:
+        """Lower-case suffix of the name, with the dot (``.json``), or ``""``."""
+        base = self.name.rsplit("/", 1)[-1]
+        dot = base.rfind(".")
+        return base[dot:].lower() if dot > 0 else ""
+
+    @property
+    def sha256(self) -> str:
+        if self._sha256 is None:
+            self._sha256 = hashlib.sha256(self.data).hexdigest()
+        return self._sha256
+
+    @property
+    def is_png(self) -> bool:
+        return self.data[:8] == PNG_MAGIC
+
+    @property
+    def is_jpeg(self) -> bool:
+        return self.data[:3] == JPEG_MAGIC
+
+    @property
+    def is_gzip(self) -> bool:
+        return self.data[:2] == GZIP_MAGIC
+
+    @property
+    def is_zip(self) -> bool:
+        """A zip at offset 0, or one appended to a JPEG (Risu's and Lumiverse's polyglot cards)."""
+        if self.data[:4] == ZIP_MAGIC:
+            return True
+        if self.is_jpeg:
+            # the end-of-central-directory record sits in the last 64 KiB + 22 bytes
+            return self.data.rfind(b"PK\x05\x06", max(0, len(self.data) - 65_558)) >= 0
+        return False
+
+    @property
+    def looks_like_json(self) -> bool:
+        """First significant byte is ``{`` or ``[`` (after an optional BOM)."""
+        d = self.data[:64]
+        if d.startswith(b"\xef\xbb\xbf"):
+            d = d[3:]
+        elif d[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return True  # UTF-16 text: let the parser decide
+        d = d.lstrip(_WS)
+        return d[:1] in (b"{", b"[")
+
+    # -- JSON --------------------------------------------------------------------------------
+
+    @property
+    def json(self) -> Any:
+        """The parsed JSON tree, or ``None`` when the input is not JSON (see ``json_error``)."""
+        if self._json is _UNSET:
+            self._parse_json()
+        return self._json
+
+    @property
+    def json_error(self) -> BunzaiError | None:
+        if self._json is _UNSET:
+            self._parse_json()
+        return self._json_error
+
+    @property
+    def json_object(self) -> dict[str, Any] | None:
+        """The parsed tree when it is a JSON object, else ``None``."""
+        j = self.json
+        return j if isinstance(j, dict) else None
+
+    def require_json(self) -> Any:
+        """The parsed tree, or the typed error saying why there is none."""
+        j = self.json
+        if self._json_error is not None:
+            raise self._json_error
+        return j
+
+    def _parse_json(self) -> None:
+        self._json = None
+        if not self.looks_like_json:
+            self._json_error = Malformed("not JSON: the input does not start with { or [", uri=self.uri)
+            return
+        Sniff.parse_counts["json"] += 1
+        try:
+            self._json = parse_json(self.data)
+        except Malformed as exc:
+            self._json_error = exc.with_uri(self.uri)
+
+    # -- PNG ---------------------------------------------------------------------------------
+
+    @property
+    def png(self) -> PngFile | None:
+        """The PNG chunk list (CRC-checked), or ``None`` when the input is not a readable PNG."""
+        if self._png is _UNSET:
+            self._png = None
+            if self.is_png:
+                from bunzai_codecs.core import png
+
+                Sniff.parse_counts["png"] += 1
+                try:
+                    self._png = png.parse(self.data)
+                except BunzaiError as exc:
+                    self._png_error = exc.with_uri(self.uri)
+        return self._png
+
+    @property
+    def png_error(self) -> BunzaiError | None:
+        _ = self.png
+        return self._png_error
+
+    @property
+    def png_texts(self) -> list[TextChunk]:
+        """Every readable tEXt/zTXt/iTXt chunk, decoded (bounded inflate). Empty when not a PNG.
+
+        A text chunk that does not decode is skipped and recorded in ``png_text_errors``: one broken
+        ``Comment`` chunk must not hide a good ``chara``.
+        """
+        if self._png_texts is _UNSET:
+            self._png_texts = []
+            pf = self.png
+            if pf is not None:
+                from bunzai_codecs.core import png
+
+                try:
+                    self._png_texts = png.text_chunks(pf.chunks, errors=self._png_text_errors)
+                except BunzaiError as exc:
+                    self._png_error = exc.with_uri(self.uri)
+        return self._png_texts
+
+    @property
+    def png_text_errors(self) -> list[tuple[int, str | None, Malformed]]:
+        """``(chunk index, lowercased keyword, error)`` for each text chunk that did not decode."""
+        _ = self.png_texts
+        return self._png_text_errors
+
+    def png_text(self, keyword: str) -> TextChunk | None:
+        """The first text chunk whose keyword matches ``keyword`` case-insensitively."""
+        k = keyword.lower()
+        for t in self.png_texts:
+            if t.keyword.lower() == k:
+                return t
+        return None
+
+    def require_png(self) -> PngFile:
+        pf = self.png
+        if pf is None:
+            raise self._png_error or Malformed("not a PNG file", uri=self.uri, offset=0)
+        return pf
+
+    # -- zip ---------------------------------------------------------------------------------
+
+    @property
+    def zip(self) -> ZipReader | None:
+        """The zip listing (bounded), or ``None`` when the input is not a readable zip."""
+        if self._zip is _UNSET:
+            self._zip = None
+            if self.is_zip:
+                from bunzai_codecs.core import archive
+
+                Sniff.parse_counts["zip"] += 1
+                try:
+                    self._zip = archive.open_zip(self.data)
+                except BunzaiError as exc:
+                    self._zip_error = exc.with_uri(self.uri)
+        return self._zip
+
+    @property
+    def zip_error(self) -> BunzaiError | None:
+        _ = self.zip
+        return self._zip_error
+
+    def require_zip(self) -> ZipReader:
+        z = self.zip
+        if z is None:
+            raise self._zip_error or Malformed("not a zip archive", uri=self.uri, offset=0)
+        return z
+
+    def __repr__(self) -> str:
+        return f"<Sniff {self.name or self.uri or '?'} {len(self.data)} bytes>"
+
+
+def decode_text(data: bytes) -> bytes:
+    """UTF-8 bytes of a text file: strips a UTF-8 BOM, transcodes UTF-16 with a BOM."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Malformed(f"invalid UTF-16 text: {exc.reason}", offset=exc.start) from None
+    return data
+
+
+def parse_json(data: bytes | str, *, what: str = "JSON") -> Any:
+    """orjson parse with typed errors. Depth is bounded by orjson (1024 levels)."""
+    raw = decode_text(data) if isinstance(data, bytes) else data
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        msg = str(exc.msg) if hasattr(exc, "msg") else str(exc)
+        pos = getattr(exc, "pos", None)
+        if "recursion" in msg.lower():
+            raise LimitExceeded(f"{what} nests too deeply: {msg}", offset=pos) from None
+        raise Malformed(f"invalid {what}: {msg}", offset=pos) from None
