@@ -1,0 +1,131 @@
+"""The canonical (hub) bodies every format maps onto, one per entity kind.
+
+``BODY_TYPES`` maps an entity kind to its body class; the field inventory is CANONICAL.md and the
+user-facing description is docs/entities/README.md.
+"""
+
+from __future__ import annotations
+
+from bunzai_codecs.entities.base import Body, GenerationType, MessageRole, Num, Opaque, known
+from bunzai_codecs.entities.character import (
+    CharacterAttribution,
+    CharacterBehavior,
+    CharacterBody,
+    CharacterDiscovery,
+    CharacterExamples,
+    CharacterGreetings,
+    CharacterIdentity,
+    CharacterMedia,
+    CharacterPersona,
+    CharacterPrompts,
+    CharacterSettings,
+    DepthInjection,
+    Greeting,
+    ImagePrompt,
+    ImagePromptRow,
+    MediaAsset,
+    PhraseBias,
+    PrebuiltAsset,
+    RisuSettings,
+    Sprite,
+    StructuredPersona,
+    Voice,
+)
+from bunzai_codecs.entities.lorebook import (
+    CharacterFilter,
+    LorebookBody,
+    LoreCategory,
+    LoreEntry,
+    SelectiveLogic,
+    Trigger,
+)
+from bunzai_codecs.entities.persona import (
+    ChatInjection,
+    PersonaAttribution,
+    PersonaBody,
+    PersonaMedia,
+    PersonaPresentation,
+    PersonaSections,
+)
+from bunzai_codecs.entities.preset import (
+    ChoiceOption,
+    PresetApiOptions,
+    PresetAttribution,
+    PresetBehavior,
+    PresetBody,
+    PresetChoice,
+    PresetGeneration,
+    PresetGroup,
+    PresetPrompt,
+    PresetSamplers,
+    PresetSystemPrompts,
+    PresetTemplates,
+)
+from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+
+#: entity kind -> its body class (the ``kind`` of a CanonicalEntity picks the model for ``body``)
+BODY_TYPES: dict[str, type[Body]] = {
+    "character": CharacterBody,
+    "lorebook": LorebookBody,
+    "regex": RegexSetBody,
+    "persona": PersonaBody,
+    "preset": PresetBody,
+}
+
+__all__ = [
+    "BODY_TYPES",
+    "Body",
+    "CharacterAttribution",
+    "CharacterBehavior",
+    "CharacterBody",
+    "CharacterDiscovery",
+    "CharacterExamples",
+    "CharacterFilter",
+    "CharacterGreetings",
+    "CharacterIdentity",
+    "CharacterMedia",
+    "CharacterPersona",
+    "CharacterPrompts",
+    "CharacterSettings",
+    "ChatInjection",
+    "ChoiceOption",
+    "DepthInjection",
+    "GenerationType",
+    "Greeting",
+    "ImagePrompt",
+    "ImagePromptRow",
+    "LoreCategory",
+    "LoreEntry",
+    "LorebookBody",
+    "MediaAsset",
+    "MessageRole",
+    "Num",
+    "Opaque",
+    "PersonaAttribution",
+    "PersonaBody",
+    "PersonaMedia",
+    "PersonaPresentation",
+    "PersonaSections",
+    "PhraseBias",
+    "PrebuiltAsset",
+    "PresetApiOptions",
+    "PresetAttribution",
+    "PresetBehavior",
+    "PresetBody",
+    "PresetChoice",
+    "PresetGeneration",
+    "PresetGroup",
+    "PresetPrompt",
+    "PresetSamplers",
+    "PresetSystemPrompts",
+    "PresetTemplates",
+    "RegexRule",
+    "RegexSetBody",
+    "RisuSettings",
+    "SelectiveLogic",
+    "Sprite",
+    "StructuredPersona",
+    "Trigger",
+    "Voice",
+    "known",
+]
