@@ -1,0 +1,254 @@
+"""The ``bunzai`` command line (a stable contract: scripts depend on its output and exit codes).
+
+Exit codes: 0 ok; 2 usage error; 3 an input was not recognised or was rejected (the typed error's
+one-line message goes to stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import orjson
+
+EXIT_OK, EXIT_USAGE, EXIT_INPUT = 0, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"bunzai: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _files(paths: Sequence[str]) -> Iterator[Path]:
+    """Files named on the command line; a directory stands for every file below it (sorted)."""
+    for p in map(Path, paths):
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for f in sorted(files):
+                    if not f.startswith("."):
+                        yield Path(root) / f
+        else:
+            yield p
+
+
+def _read(path: Path) -> bytes:
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            from bunzai_codecs.core.errors import LimitExceeded
+
+            raise LimitExceeded(f"input is {size} bytes; the limit is {MAX_INPUT_BYTES}", uri=str(path))
+        return path.read_bytes()
+    except BunzaiError:
+        raise
+    except OSError as exc:
+        raise _InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+class _InputError(Exception):
+    pass
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def cmd_formats(args: argparse.Namespace) -> int:
+    from bunzai_codecs.core import registry
+
+    if args.markdown:
+        from bunzai_codecs.support import format_support_markdown
+
+        sys.stdout.write(format_support_markdown())
+        return EXIT_OK
+    rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
+    for c in sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id)):
+        kind = "any" if c.id == "vaud-json" else c.kind
+        rows.append((c.id, kind, " ".join(c.suffixes) or "-", c.label or c.family))
+    _table(rows)
+    return EXIT_OK
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.core.sniff import Sniff
+
+    status = EXIT_OK
+    rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
+    for path in _files(args.files):
+        try:
+            s = Sniff(_read(path), path.name, uri=str(path))
+        except (BunzaiError, _InputError) as exc:
+            print(str(exc), file=sys.stderr)
+            status = EXIT_INPUT
+            continue
+        d = registry.detect_all(s)
+        best = d.best
+        if args.json:
+            kind = registry.get(best.id).kind if best else None
+            line = {
+                "file": str(path),
+                "format": best.id if best else None,
+                "kind": kind,
+                "score": best.score if best else 0.0,
+                "candidates": [[c.id, c.score] for c in d.candidates],
+            }
+            sys.stdout.write(orjson.dumps(line).decode() + "\n")
+        else:
+            ru = d.runner_up
+            rows.append(
+                (
+                    str(path),
+                    best.id if best else "-",
+                    registry.get(best.id).kind if best else "-",
+                    f"{best.score:.2f}" if best else "0.00",
+                    f"{ru.id} ({ru.score:.2f})" if ru else "-",
+                )
+            )
+        if best is None:
+            print(f"{path}: NotRecognized: no format recognised this input", file=sys.stderr)
+            status = EXIT_INPUT
+    if not args.json:
+        _table(rows)
+    return status
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from bunzai_codecs.bundle import read
+    from bunzai_codecs.formats.vaud.codec import dumps
+
+    path = Path(args.file)
+    decoded = read(_read(path), path.name, uri=str(path), format=args.format)
+    for e in decoded.entities:
+        if args.pretty:
+            from bunzai_codecs.core.sniff import parse_json
+
+            sys.stdout.write(orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            sys.stdout.write(dumps(e).decode() + "\n")
+    return EXIT_OK
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from bunzai_codecs.bundle import read, write
+
+    src = Path(args.input)
+    out = Path(args.output)
+    decoded = read(_read(src), src.name, uri=str(src), format=args.source_format)
+    export = write(decoded.primary, args.to, linked=decoded.entities)
+    _write_file(out, export.data)
+    written = [out]
+    stem = out.name.split(".")[0] or "out"
+    for side in _flatten(export.beside):
+        p = out.with_name(f"{stem}.{side.entity.kind}{side.extension}")
+        _write_file(p, side.data)
+        written.append(p)
+    for p in written:
+        print(p, file=sys.stderr)
+    return EXIT_OK
+
+
+def _flatten(exports: list[Any]) -> Iterator[Any]:
+    for e in exports:
+        yield e
+        yield from _flatten(e.beside)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Atomic: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from bunzai_codecs.support import write_schemas
+
+    for p in write_schemas(Path(args.dir)):
+        print(p)
+    return EXIT_OK
+
+
+def _table(rows: Sequence[tuple[str, ...]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="bunzai", description="Convert AI-roleplay cards, lorebooks, regex, personas and presets."
+    )
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    f = sub.add_parser("formats", help="list the formats bunzai reads and writes")
+    f.add_argument("--markdown", action="store_true", help="print docs/FORMAT-SUPPORT.md")
+    f.set_defaults(fn=cmd_formats)
+
+    d = sub.add_parser("detect", help="name the format of each file (directories are walked)")
+    d.add_argument("files", nargs="+", metavar="FILE")
+    d.add_argument("--json", action="store_true", help="one JSON object per file")
+    d.set_defaults(fn=cmd_detect)
+
+    i = sub.add_parser("inspect", help="print a file's canonical entities as vaud-json lines")
+    i.add_argument("file", metavar="FILE")
+    i.add_argument("--format", help="decode as this format instead of detecting")
+    i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
+    i.set_defaults(fn=cmd_inspect)
+
+    c = sub.add_parser("convert", help="export a file to another format (or its own: a round trip)")
+    c.add_argument("input", metavar="IN")
+    c.add_argument("--to", required=True, metavar="FORMAT")
+    c.add_argument("-o", "--output", required=True, metavar="OUT")
+    c.add_argument("--from", dest="source_format", metavar="FORMAT", help="decode as this format")
+    c.set_defaults(fn=cmd_convert)
+
+    s = sub.add_parser("schema", help="write the JSON Schema of each entity kind")
+    s.add_argument("dir", nargs="?", default="docs/schema")
+    s.set_defaults(fn=cmd_schema)
+
+    _add_plugins(sub)
+    return p
+
+
+def _add_plugins(sub: Any) -> None:
+    """Commands that live outside the codec library (the pipeline's jobs), when installed."""
+    try:
+        commands = importlib.import_module("jobs.commands")
+    except ImportError:
+        return
+    commands.register(sub)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from bunzai_codecs.core.errors import BunzaiError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except BunzaiError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INPUT
+    except _InputError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

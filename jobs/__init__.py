@@ -1,0 +1,1 @@
+"""Thin entry points: normalize (main job), audit, convert."""

@@ -1,0 +1,1 @@
+"""Beam pipeline: bunzai normalize over any fsspec store (see README)."""
