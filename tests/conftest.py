@@ -1,0 +1,42 @@
+"""Shared fixtures. The real-world corpus lives outside the project (../shared/corpus, or
+$BUNZAI_CORPUS); tests that read it skip cleanly when it is absent. Its files are never copied in."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def corpus_root() -> Path | None:
+    env = os.environ.get("BUNZAI_CORPUS")
+    p = Path(env) if env else ROOT.parent / "shared" / "corpus"
+    return p if (p / "EXPECT.tsv").is_file() else None
+
+
+def expect_rows(prefix: str = "") -> list[tuple[str, str]]:
+    """(path under the corpus, expected format) rows of EXPECT.tsv, optionally for formats starting
+    with ``prefix``; empty when the corpus is absent."""
+    root = corpus_root()
+    if root is None:
+        return []
+    rows = []
+    for line in (root / "EXPECT.tsv").read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        rel, fmt = line.split("\t")[:2]
+        if fmt.startswith(prefix):
+            rows.append((rel, fmt))
+    return rows
+
+
+@pytest.fixture
+def corpus() -> Iterator[Path]:
+    root = corpus_root()
+    if root is None:
+        pytest.skip("shared corpus not present (../shared/corpus or $BUNZAI_CORPUS)")
+    yield root
