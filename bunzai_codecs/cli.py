@@ -183,17 +183,23 @@ def _labelled(arg: str) -> tuple[str, Path]:
     return (p.name if p.is_dir() else p.as_posix()), p
 
 
-def fidelity_inputs(args: Sequence[str]) -> Iterator[tuple[str, Path]]:
-    """``(input key, file)`` for every file below the given roots: ``LABEL/relative/path``."""
+def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[tuple[str, Path]]:
+    """``(input key, file)`` for every file below the given roots: ``LABEL/relative/path``; files
+    whose name or key matches an ``exclude`` glob are left out."""
+    from fnmatch import fnmatchcase
+
     for arg in args:
         label, root = _labelled(arg)
         if not root.exists():
             raise _InputError(f"{root}: no such file or directory")
-        if root.is_dir():
-            for f in _files([str(root)]):
-                yield f"{label}/{f.relative_to(root).as_posix()}", f
-        else:
-            yield label, root
+        found = (
+            ((f"{label}/{f.relative_to(root).as_posix()}", f) for f in _files([str(root)]))
+            if root.is_dir()
+            else iter([(label, root)])
+        )
+        for key, f in found:
+            if not any(fnmatchcase(f.name, g) or fnmatchcase(key, g) for g in exclude):
+                yield key, f
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
@@ -205,7 +211,7 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     builder = ReportBuilder()
     chunks: list[bytes] = []
     labels = [_labelled(a)[0] for a in args.paths]
-    for key, path in fidelity_inputs(args.paths):
+    for key, path in fidelity_inputs(args.paths, args.exclude or ()):
         try:
             rows = check_file(_read(path), path.name, input=key, uri=key, targets=args.to)
         except BunzaiError as exc:  # too big to read: a reject like any other
@@ -285,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     fi.add_argument("paths", nargs="+", metavar="[LABEL=]PATH")
     fi.add_argument("-o", "--output", required=True, metavar="DIR")
     fi.add_argument("--to", action="append", metavar="FORMAT", help="limit cross-format targets (repeatable)")
+    fi.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="skip files whose name or key matches (repeatable)"
+    )
     fi.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     fi.add_argument("-v", "--verbose", action="store_true", help="one line per input on stderr")
     fi.set_defaults(fn=cmd_fidelity)
