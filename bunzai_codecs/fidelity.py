@@ -488,6 +488,13 @@ class _Input:
     key: str
     sha256: str
     uri: str
+    #: the input's file name: written files are read back under a name like it, because some
+    #: formats take the entity's name from the file name (a SillyTavern world is named by its file)
+    name: str = ""
+
+    def stem(self) -> str:
+        base = self.name.replace("\\", "/").rsplit("/", 1)[-1]
+        return base.split(".")[0] or "export"
 
 
 def _row(inp: _Input, e: CanonicalEntity, source: str, target: str, check: Check, **kw: Any) -> FidelityRow:
@@ -526,13 +533,29 @@ class _Back:
     linked: list[tuple[CanonicalEntity, Codec]]
 
 
-def _there_and_back(e: CanonicalEntity, pool: Sequence[CanonicalEntity], codec: Codec) -> _Back:
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
+
+
+def _file_stem(e: CanonicalEntity) -> str:
+    """The file name an app gives an export of ``e``: its name, made safe (SillyTavern saves a world
+    as ``<name>.json`` and names the world after the file when it reads it back)."""
+    return _UNSAFE.sub("_", entity_name(e)).strip(" .")[:100]
+
+
+def _there_and_back(
+    e: CanonicalEntity, pool: Sequence[CanonicalEntity], codec: Codec, inp: _Input, *, same_name: bool = False
+) -> _Back:
+    """Write ``e`` as ``codec`` and read it back, under the input's own name (``same_name``, for a
+    same-format round trip) or the entity's name with the codec's extension (as an app names an
+    export); linked entities written beside it are named ``<input stem>.<kind><ext>``."""
     export = write(e, codec.id, linked=pool)
-    back = codec.decode(Sniff(export.data, f"export{codec.extension}"))
+    name = inp.name if same_name and inp.name else f"{_file_stem(e) or inp.stem()}{codec.extension}"
+    back = codec.decode(Sniff(export.data, name))
     linked = [(x, codec) for x in back.entities[1:]]
     for side in _beside(export.beside):
         side_codec = registry.get(side.format)
-        side_back = side_codec.decode(Sniff(side.data, f"export{side.extension}"))
+        side_name = f"{inp.stem()}.{side.entity.kind}{side.extension}"
+        side_back = side_codec.decode(Sniff(side.data, side_name))
         linked += [(x, side_codec) for x in side_back.entities]
     return _Back(export, back.primary, linked)
 
@@ -643,13 +666,20 @@ def _error_row(
 
 
 def native_round_trip(
-    data: bytes, decoded: Decoded, *, input: str, sha256: str = "", uri: str = "", source: str | None = None
+    data: bytes,
+    decoded: Decoded,
+    *,
+    input: str,
+    sha256: str = "",
+    uri: str = "",
+    source: str | None = None,
+    name: str = "",
 ) -> FidelityRow:
     """Check 1 on a file: its primary entity (with the entities it links to) written back in its
     own format, compared with ``data`` as that format means it. Every difference is unexpected."""
     e = decoded.primary
     fmt = source or _source_of(e)
-    inp = _Input(input, sha256, uri)
+    inp = _Input(input, sha256, uri, name)
     try:
         export = write(e, fmt, linked=decoded.entities)
         changes = compare_native(data, export.data)
@@ -673,17 +703,23 @@ def native_round_trip(
 
 
 def canonical_stability(
-    decoded: Decoded, *, input: str, sha256: str = "", uri: str = "", source: str | None = None
+    decoded: Decoded,
+    *,
+    input: str,
+    sha256: str = "",
+    uri: str = "",
+    source: str | None = None,
+    name: str = "",
 ) -> list[FidelityRow]:
     """Check 2: the file's primary entity written in its own format and decoded again must give the
     same bodies — the primary's, and each linked entity's (matched by kind and order). One row per
     entity; every difference is unexpected."""
     e = decoded.primary
     fmt = source or _source_of(e)
-    inp = _Input(input, sha256, uri)
+    inp = _Input(input, sha256, uri, name)
     try:
         codec = registry.get(fmt)
-        back = _there_and_back(e, decoded.entities, codec)
+        back = _there_and_back(e, decoded.entities, codec, inp, same_name=True)
     except Exception as exc:
         return [_error_row(inp, x, fmt, fmt, "stability", exc) for x in decoded.entities]
     rows = [_losses_row(inp, e, fmt, fmt, "stability", [_compare_bodies(e, back.primary, None)])]
@@ -723,14 +759,15 @@ def cross_format(
     sha256: str = "",
     uri: str = "",
     source: str | None = None,
+    name: str = "",
 ) -> FidelityRow:
     """Check 3 for one entity and one target: ``decode_T(encode_T(e))`` against ``e``; each lost or
     changed path is expected when ``target.coverage`` cannot hold it, unexpected otherwise. Linked
     entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier."""
     fmt = source or _source_of(e)
-    inp = _Input(input, sha256, uri)
+    inp = _Input(input, sha256, uri, name)
     try:
-        back = _there_and_back(e, pool or [e], target)
+        back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
         return _error_row(inp, e, fmt, target.id, "cross", exc)
     parts = [_compare_bodies(e, back.primary, target.coverage)]
@@ -751,12 +788,13 @@ def check_decoded(
     input: str,
     sha256: str = "",
     uri: str = "",
+    name: str = "",
     targets: Sequence[str] | None = None,
 ) -> list[FidelityRow]:
-    """All three checks on an input ``data`` that ``source`` decoded to ``decoded`` (the pipeline's
-    RoundTrip stage calls this): one native row, a stability row per entity, a cross row per entity
-    and target. ``targets`` limits the cross-format targets to those ids."""
-    kw: dict[str, Any] = {"input": input, "sha256": sha256, "uri": uri, "source": source}
+    """All three checks on an input ``data`` (file name ``name``) that ``source`` decoded to
+    ``decoded`` (the pipeline's RoundTrip stage calls this): one native row, a stability row per
+    entity, a cross row per entity and target. ``targets`` limits the cross-format targets."""
+    kw: dict[str, Any] = {"input": input, "sha256": sha256, "uri": uri, "source": source, "name": name}
     rows = [native_round_trip(data, decoded, **kw)]
     rows += canonical_stability(decoded, **kw)
     for e in decoded.entities:
@@ -817,7 +855,7 @@ def check_file(
     # the file's own format, not the entities' recorded source (a vaud-json line keeps the
     # format its entity first came from)
     kw: dict[str, Any] = {"input": key, "sha256": sha, "uri": uri or "", "source": fmt}
-    return [decode_row(decoded, **kw), *check_decoded(data, decoded, targets=targets, **kw)]
+    return [decode_row(decoded, **kw), *check_decoded(data, decoded, name=name, targets=targets, **kw)]
 
 
 __all__ = [

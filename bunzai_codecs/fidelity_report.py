@@ -13,7 +13,7 @@ report.json (``REPORT_SCHEMA``, documented in docs/fidelity.md), per entity kind
   canonical stability (entities read back with the same body) rates, with the native paths that
   differed;
 - ``lost_paths``: the most frequent lost or changed canonical paths across every target, with
-  counts and example entity ids.
+  counts and example entity ids; ``unexpected_paths``: the same for unexpected losses only.
 
 report.html is one self-contained page (inline CSS and SVG, no script, no network): the matrix as
 a colour-scaled heat map, per-format bars, and the drill-down tables. Every string that came from
@@ -113,8 +113,9 @@ class _Paths:
                 self.other += st.entities
         self.other += o.other
 
-    def top(self, n: int = TOP_PATHS) -> list[dict[str, Any]]:
-        order = sorted(self.stats.items(), key=lambda kv: (-kv[1].entities, -kv[1].count, kv[0]))
+    def top(self, n: int = TOP_PATHS, cls: str | None = None) -> list[dict[str, Any]]:
+        items = [kv for kv in self.stats.items() if cls is None or kv[0][2] == cls]
+        order = sorted(items, key=lambda kv: (-kv[1].entities, -kv[1].count, kv[0]))
         out = []
         for (path, change, cls), st in order[:n]:
             d: dict[str, Any] = {
@@ -327,7 +328,8 @@ class ReportBuilder:
                     }
                 )
             lost = k.paths.top()
-            referenced.update(x for p in lost for x in p["examples"])
+            bugs = k.paths.top(cls="unexpected")
+            referenced.update(x for p in lost + bugs for x in p["examples"])
             kinds[kind] = {
                 "entities": k.entities,
                 "sources": sources,
@@ -335,6 +337,7 @@ class ReportBuilder:
                 "matrix": cells,
                 "roundtrip": rts,
                 "lost_paths": lost,
+                "unexpected_paths": bugs,
             }
         return {
             "schema": REPORT_SCHEMA,
@@ -623,9 +626,13 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
         )
         if k["matrix"] or k["roundtrip"]:
             out.append(_matrix(kind, k))
+        bugs = k["unexpected_paths"]
+        if bugs:
+            out.append(f'<h3 class="unexp">Unexpected losses ({_e(kind)}): the target holds these paths</h3>')
+            out.append(_paths_table(bugs[:10], names, pairs=True))
         if k["lost_paths"]:
-            out.append(f"<h3>Most frequent lost paths ({_e(kind)})</h3>")
-            out.append(_paths_table(k["lost_paths"][:15], names, pairs=True))
+            out.append(f"<h3>Most frequent lost or changed paths ({_e(kind)})</h3>")
+            out.append(_paths_table(k["lost_paths"][:12], names, pairs=True))
     bars = _bars(report)
     if bars:
         out.append('<h2 id="roundtrip">Same-format round trip per format</h2>')

@@ -55,9 +55,16 @@ def test_screenshot_renders_the_report(report: Path, tmp_path: Path) -> None:
 def test_dom_holds_every_matrix_cell(report: Path) -> None:
     rep = orjson.loads((report.parent / "report.json").read_bytes())
     dom = dump_dom(report)
-    cells = re.findall(r'<td class="cell[^"]*" data-kind="([^"]+)" data-source="([^"]+)" data-target="([^"]+)" data-lossless="([^"]+)"', dom)
+    cells = re.findall(
+        r'<td class="cell[^"]*" data-kind="([^"]+)" data-source="([^"]+)" data-target="([^"]+)" data-lossless="([^"]+)"',
+        dom,
+    )
     got = {(k, s, t): float(p) for k, s, t, p in cells}
-    want = {(kind, c["source"], c["target"]): c["lossless_pct"] for kind, k in rep["kinds"].items() for c in k["matrix"]}
+    want = {
+        (kind, c["source"], c["target"]): c["lossless_pct"]
+        for kind, k in rep["kinds"].items()
+        for c in k["matrix"]
+    }
     assert want and set(want) <= set(got)
     for key, pct in want.items():
         assert got[key] == pct

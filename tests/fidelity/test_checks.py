@@ -108,6 +108,19 @@ def test_stability_catches_a_body_that_drifts_through_its_own_format() -> None:
     assert _paths(native.changed) == {"title": ("unexpected", 1)}
 
 
+def test_a_format_that_names_entities_after_files_is_read_back_under_the_input_name() -> None:
+    t = orjson.loads(toys.book())
+    t["toy"] = "toy-named"
+    del t["title"]
+    data = orjson.dumps(t)
+    decoded = read(data, "Harbor Town.json")
+    assert decoded.primary.body.name == "Harbor Town"  # type: ignore[attr-defined]
+    rows = canonical_stability(
+        decoded, input="x/Harbor Town.json", source="toy-named", name="Harbor Town.json"
+    )
+    assert [r.status for r in rows] == ["lossless"]
+
+
 # -- check 3: cross-format ---------------------------------------------------------------------------
 
 
@@ -132,6 +145,12 @@ def test_cross_format_to_a_narrow_target_classes_every_loss_as_expected() -> Non
     assert all(x.cls == "expected" for x in row.lost + row.changed)
     # what the target carries came through
     assert "entries[].content" not in lost and "entries[].triggers[].text" not in lost and "name" not in lost
+
+
+def test_cross_exports_are_named_after_the_entity_as_apps_name_them() -> None:
+    e, pool = _book_entity()
+    row = cross_format(e, registry.get("toy-named"), pool=pool, input="b", source="toy-lore", name="b.json")
+    assert "name" not in _paths(row.changed)  # read back from "Lanternfall.json"
 
 
 def test_cross_format_flags_a_path_the_target_claims_but_drops_as_unexpected() -> None:
@@ -231,6 +250,7 @@ def test_check_file_runs_every_check_against_every_target_of_the_kind() -> None:
         "toy-refuse": "error",
         "toy-unstable": cross["toy-unstable"],
         "toy-leaky": "lossless",
+        "toy-named": "lossless",
     }
     # decoding appends "*" to the name: changed, and toy-unstable claims the name
     assert cross["toy-unstable"] == "unexpected"

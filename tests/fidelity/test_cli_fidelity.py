@@ -37,9 +37,17 @@ def test_writes_rows_and_both_reports_with_labelled_input_keys(
 ) -> None:
     out = tmp_path / "out"
     assert cli.main(["fidelity", f"corpus={tree}", "-o", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json", "rows-00000-of-00001.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "report.html",
+        "report.json",
+        "rows-00000-of-00001.jsonl",
+    ]
     rows = list(read_rows(out))
-    assert {r.input for r in rows} == {"corpus/books/b.toylore.json", "corpus/c.toycard.json", "corpus/notes.txt"}
+    assert {r.input for r in rows} == {
+        "corpus/books/b.toylore.json",
+        "corpus/c.toycard.json",
+        "corpus/notes.txt",
+    }
     rep = orjson.loads((out / "report.json").read_bytes())
     assert rep["meta"] == {"roots": ["corpus"]}
     assert rep["inputs"]["files"] == 3 and rep["inputs"]["rejected"] == 1

@@ -122,6 +122,9 @@ def test_roundtrip_rates_and_top_lost_paths() -> None:
         and top[0]["pairs"] == ["st -> risu"]
     )
     assert top[0]["examples"] == ["c2", "c3"]
+    assert [(p["path"], p["class"], p["examples"]) for p in ch["unexpected_paths"]] == [
+        ("greetings.firstMessage", "unexpected", ["c3"])
+    ]
 
 
 def test_report_is_the_same_whatever_the_row_order_and_merges_like_one_pass() -> None:

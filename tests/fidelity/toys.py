@@ -171,6 +171,27 @@ class ToyLoreUnstable(ToyLore):
         return orjson.dumps(self.to_native(entity.body))
 
 
+class ToyLoreNamed(ToyLore):
+    """Names the book after its file, as SillyTavern names a world (``Harbor.json`` is "Harbor")."""
+
+    id = "toy-named"
+    family = "named"
+    extension = ".json"
+
+    def decode(self, s: Sniff) -> Decoded:
+        t = s.json_object
+        if t is None:
+            raise Malformed("not a toy lorebook", uri=s.uri)
+        body = self.body_from(t)
+        body["name"] = s.name.rsplit("/", 1)[-1].split(".")[0]
+        return Decoded([self.entity(s, body, raw=t)])
+
+    def to_native(self, b: Any) -> dict[str, Any]:
+        out = super().to_native(b)
+        del out["title"]
+        return out
+
+
 class ToyLoreLeaky(ToyLore):
     """Has no escrow: a same-format export drops keys it does not map (a native round-trip bug)."""
 
@@ -282,6 +303,7 @@ TOY_CODECS: tuple[type[Codec], ...] = (
     ToyLoreRefuse,
     ToyLoreUnstable,
     ToyLoreLeaky,
+    ToyLoreNamed,
     ToyCard,
     ToyCardLite,
     ToyCardDropBook,
