@@ -79,8 +79,8 @@ class PathLoss:
 
 @dataclass(frozen=True, slots=True)
 class RowError:
-    """An exception a check hit: a typed ``BunzaiError`` (a refusal the codec chose) or, with
-    ``internal``, anything else (a bunzai bug)."""
+    """An exception a check hit: a typed ``BunzaiError`` (a refusal the codec chose; also
+    ``NotImplementedError`` from a read-only format) or, with ``internal``, anything else (a bug)."""
 
     type: str
     message: str
@@ -95,7 +95,9 @@ class RowError:
 
     @classmethod
     def of(cls, exc: BaseException) -> RowError:
-        internal = not isinstance(exc, BunzaiError) or bool(getattr(exc, "internal", False))
+        # NotImplementedError: a format bunzai reads but does not write (yet) — a fact, not a bug
+        typed = isinstance(exc, BunzaiError | NotImplementedError)
+        internal = not typed or bool(getattr(exc, "internal", False))
         msg = exc.message if isinstance(exc, BunzaiError) else str(exc)
         return cls(type(exc).__name__, " ".join(msg.split())[:500], internal)
 
