@@ -27,7 +27,8 @@ Decode rules worth knowing (each pinned by a test):
   ``character`` (ST's importer reads anything but ``before_char`` as after-char).
 - Each ST field is read from ``extensions`` in snake_case, then its camelCase spelling (RisuAI and
   Chub write ST's world-info names there), then the entry's top level (Chub writes
-  ``selectiveLogic``/``probability`` there); ``case_sensitive`` reads the spec's top-level field first.
+  ``selectiveLogic``/``probability`` there, and the spec's own ``case_sensitive`` lives there: it
+  counts when ``extensions`` leave case sensitivity open). Written back in ``extensions`` only.
 - ``useProbability: false`` means the probability is not applied: canonical ``probability`` is 100
   (the raw pair stays in the twin). Written back, ``useProbability`` is ``probability != 100``.
 - Entry ``extensions`` keys the mapping claims are removed from ``LoreEntry.extensions``; the rest
@@ -430,7 +431,7 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
         if rank and field in row:
             continue
         reader(row, field, v, ctx, k, False)
-    if len(e) > len(row) + 2:  # more keys than the spec fields read so far: look for fallbacks
+    if not _SPEC_KEYS.issuperset(e):  # keys beside the spec fields: ST fields at the top level?
         for k in e.keys() - _SPEC_KEYS:
             spec = xget(k)
             if spec is not None and spec[0] not in row and not (spec[1] is _r_scan and "scanSources" in row):
@@ -449,8 +450,8 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
         else:
             raise wrong(ctx.at("position"), "a position string", spos)
     cs = g("case_sensitive")
-    if cs is True or cs is False:
-        row["caseSensitive"] = cs  # the spec's own field wins over extensions.case_sensitive
+    if (cs is True or cs is False) and row.get("caseSensitive") is None:
+        row["caseSensitive"] = cs  # the spec's own field, when extensions leave it open
     if row.pop("_noProbability", False):
         row["probability"] = 100  # ST does not apply it (the raw pair stays in the twin)
     sources = row.get("scanSources")
@@ -550,8 +551,6 @@ def body_to_entry(e: LoreEntry, *, spelling: Spelling = "snake") -> dict[str, An
     else:
         out["position"] = "before_char" if pint == 0 else "after_char"
     out["use_regex"] = any(t.isRegex for t in triggers) or any(t.isRegex for t in secondary or ())
-    if e.caseSensitive is not None:
-        out["case_sensitive"] = e.caseSensitive
     if e.characterFilter is not None:
         cf = e.characterFilter
         out["character_filter"] = {"isExclude": cf.isExclude, "names": list(cf.names), "tags": list(cf.tags)}

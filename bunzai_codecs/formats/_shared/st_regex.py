@@ -30,7 +30,8 @@ Mapping (each rule pinned by a test):
   ``false`` is ``none``; other numbers are kept as digits.
 - ``disabled`` -> ``enabled`` (negated); ``trimStrings`` (an empty list is absent); ``minDepth`` /
   ``maxDepth`` (``null`` = no bound); ``runOnEdit``.
-- ``id``: a missing id or ST's placeholder ``-1`` becomes the row index; repeats get ``-2``...
+- ``id``: a missing id or ST's placeholder ``-1`` becomes the row index (and is not written back:
+  ST gives such a script a uuid on import); repeats get ``-2``...
   ``sortOrder`` is the row index (ST runs scripts in array order).
 """
 
@@ -232,8 +233,12 @@ def scripts_to_body(scripts: Any, *, name: str = "", ctx: MapContext | None = No
     return {"name": name, "rules": rules}
 
 
-def rule_to_script(rule: RegexRule) -> dict[str, Any]:
-    """A fresh ST script for a canonical rule, in the key order ST's editor saves."""
+def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
+    """A fresh ST script for a canonical rule, in the key order ST's editor saves.
+
+    ``index`` is the rule's position in its array: an id that is just that position (what a
+    script without an id decodes to) is not written, and ST gives the script a fresh one on import.
+    """
     placement: list[int | float] = []
     markdown = False
     for ph in rule.phases:
@@ -250,8 +255,10 @@ def rule_to_script(rule: RegexRule) -> dict[str, Any]:
         if n not in placement:
             placement.append(n)
     targets = rule.targets or ()
-    out: dict[str, Any] = {
-        "id": rule.id,
+    out: dict[str, Any] = {}
+    if index is None or rule.id != str(index):
+        out["id"] = rule.id
+    out |= {
         "scriptName": rule.label,
         "findRegex": join_find(rule.find, rule.flags),
         "replaceString": rule.replace,
@@ -277,7 +284,7 @@ def body_to_scripts(body: RegexSetBody) -> list[dict[str, Any]]:
     rules = body.rules
     if any(r.sortOrder != i for i, r in enumerate(rules)):
         rules = sorted(rules, key=lambda r: r.sortOrder)  # stable: ties keep list order
-    return [rule_to_script(r) for r in rules]
+    return [rule_to_script(r, i) for i, r in enumerate(rules)]
 
 
 #: canonical regex paths an ST script array can hold

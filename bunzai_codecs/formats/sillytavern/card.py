@@ -262,11 +262,11 @@ class SillyTavernCard(Codec):
         else:
             tree, delta = self.fresh_tree(entity, ctx), None
 
-        if want == "json" or (want is None and blob is None):
-            return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
-        if blob is not None and twin is not None:
-            return self._png_with_twin(twin, blob, tree, delta)
         image = ctx.options.get("image")
+        if want == "json" or (want is None and blob is None and image is None):
+            return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
+        if blob is not None and twin is not None and image is None:
+            return self._png_with_twin(twin, blob, tree, delta)
         if not isinstance(image, bytes | bytearray):
             raise Unsupported("a PNG card needs image bytes: pass options['image'] or export as json")
         return write_png(bytes(image), tree)

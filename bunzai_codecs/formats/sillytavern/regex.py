@@ -91,7 +91,7 @@ class SillyTavernRegex(Codec):
             if base.rules == body.rules:
                 out = raw
             else:
-                out = merge3(raw, rule_to_script(base.rules[0]), rule_to_script(body.rules[0]))
+                out = merge3(raw, rule_to_script(base.rules[0], 0), rule_to_script(body.rules[0], 0))
         elif isinstance(raw, list):
             base = RegexSetBody.model_validate(scripts_to_body(raw))
             if base.rules == body.rules:
