@@ -311,17 +311,34 @@ def _r_use_probability(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: 
 
 
 _Reader = Any
-#: wire key -> (canonical field, reader, spelling rank: 0 = ST's snake_case, 1 = the camelCase alias)
-_X: dict[str, tuple[str, _Reader, int]] = {
-    "position": ("position", _r_position, 0),
-    "depth": ("depth", _r_num_keep, 0),
-    "role": ("role", _r_role, 0),
-    "selectiveLogic": ("selectiveLogic", _r_logic, 0),
-    "probability": ("probability", _r_num_keep, 0),
-    "useProbability": ("useProbability", _r_use_probability, 0),
-    "case_sensitive": ("caseSensitive", _r_bool, 0),
-    "caseSensitive": ("caseSensitive", _r_bool, 1),
+_NONE = type(None)
+#: value classes each reader would store unchanged: those skip the call (the hot path of a book)
+_VERBATIM: dict[Any, frozenset[type]] = {
+    _r_num: frozenset({int, _NONE}),
+    _r_num_keep: frozenset({int}),
+    _r_bool: frozenset({bool, _NONE}),
+    _r_bool_keep: frozenset({bool}),
+    _r_str: frozenset({str, _NONE}),
 }
+_NEVER: frozenset[type] = frozenset()
+
+#: wire key -> (canonical field, reader, spelling rank: 0 = ST's snake_case, 1 = the camelCase alias,
+#: value classes stored as they are)
+_X: dict[str, tuple[str, _Reader, int, frozenset[type]]] = {}
+
+
+def _add(key: str, field: str, reader: _Reader, rank: int) -> None:
+    _X[key] = (field, reader, rank, _VERBATIM.get(reader, _NEVER))
+
+
+_add("position", "position", _r_position, 0)
+_add("depth", "depth", _r_num_keep, 0)
+_add("role", "role", _r_role, 0)
+_add("selectiveLogic", "selectiveLogic", _r_logic, 0)
+_add("probability", "probability", _r_num_keep, 0)
+_add("useProbability", "useProbability", _r_use_probability, 0)
+_add("case_sensitive", "caseSensitive", _r_bool, 0)
+_add("caseSensitive", "caseSensitive", _r_bool, 1)
 for _field, _snake, _camel in _EXT_FIELDS:
     _reader = (
         _r_delay
@@ -336,12 +353,12 @@ for _field, _snake, _camel in _EXT_FIELDS:
         if _field in _STR_FIELDS
         else _r_strs
     )
-    _X[_snake] = (_field, _reader, 0)
+    _add(_snake, _field, _reader, 0)
     if _camel != _snake:
-        _X[_camel] = (_field, _reader, 1)
+        _add(_camel, _field, _reader, 1)
 for _canon, _camel, _snake in SCAN_SOURCES:
-    _X[_snake] = (_canon, _r_scan, 0)
-    _X[_camel] = (_canon, _r_scan, 1)
+    _add(_snake, _canon, _r_scan, 0)
+    _add(_camel, _canon, _r_scan, 1)
 del _field, _snake, _camel, _reader, _canon
 
 #: entry top-level keys that are spec fields (never read as a fallback for an extensions field)
@@ -427,10 +444,13 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
                 rest = {}
             rest[k] = v
             continue
-        field, reader, rank = spec
+        field, reader, rank, verbatim = spec
         if rank and field in row:
             continue
-        reader(row, field, v, ctx, k, False)
+        if v.__class__ in verbatim:
+            row[field] = v
+        else:
+            reader(row, field, v, ctx, k, False)
     if not _SPEC_KEYS.issuperset(e):  # keys beside the spec fields: ST fields at the top level?
         for k in e.keys() - _SPEC_KEYS:
             spec = xget(k)

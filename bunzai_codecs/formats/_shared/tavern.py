@@ -52,7 +52,6 @@ from bunzai_codecs.formats._shared.wire import (
     join_path,
     loose_num,
     num_at,
-    opt_num,
     opt_obj,
     opt_str,
     str_at,
@@ -388,16 +387,15 @@ def _source(v: Any, ctx: MapContext) -> list[str] | None:
 def _depth_injections(v: Any, ctx: MapContext) -> list[dict[str, Any]] | None:
     if v is None:
         return None
-    path = ctx.at("extensions", "depth_prompt")
-    if not isinstance(v, dict):
-        raise wrong(path, "an object", v)
-    text = opt_str(v.get("prompt"), path + ".prompt")
+    if v.__class__ is not dict:
+        raise wrong(ctx.at("extensions", "depth_prompt"), "an object", v)
+    text = str_at(v.get("prompt"), ctx, "extensions", "depth_prompt", "prompt")
     if not text:
         return None  # ST's default-when-unset: no injection (depth/role ride the twin)
-    depth = opt_num(v.get("depth"), path + ".depth")  # errors only: the path is built once per card
+    depth = num_at(v.get("depth"), ctx, "extensions", "depth_prompt", "depth")
     role = v.get("role")
     if role is not None and role not in _ROLES:
-        ctx.warn(f"{path}.role: unknown role {role!r}; read as unset")
+        ctx.warn(f"{ctx.at('extensions', 'depth_prompt', 'role')}: unknown role {role!r}; read as unset")
         role = None
     return [{"text": text, "depth": 4 if depth is None else depth, "role": role, "origin": "depth_prompt"}]
 

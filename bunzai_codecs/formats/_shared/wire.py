@@ -122,10 +122,8 @@ def parse_number_text(s: str) -> int | float | None:
     t = s.strip()
     if not t:
         return None
-    try:
+    if t.isascii() and (t.isdigit() or (t[0] in "+-" and t[1:].isdigit())):
         return int(t)
-    except ValueError:
-        pass
     try:
         f = float(t)
     except ValueError:

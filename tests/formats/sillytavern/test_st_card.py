@@ -569,3 +569,17 @@ def test_quirk_16_v3_dates_are_seconds_and_st_create_date_is_not_a_date() -> Non
     )
     assert isinstance(c.body, CharacterBody)
     assert c.body.attribution.createdAt == 1700000000 and c.body.attribution.updatedAt is None
+
+
+def test_cross_format_card_with_book_to_fresh_ccv3_json_keeps_every_entry_field() -> None:
+    """card -> CCv3 JSON written with no escrow at all -> card: the book's entries come back whole."""
+    d = read(sample("lighthouse-keeper.v2.json"), "c.json")
+    fresh = [CanonicalEntity(kind=e.kind, id=e.id, body=e.body, links=dict(e.links)) for e in d.entities]
+    out = write(fresh[0], ST, linked=fresh)
+    assert out.beside == []
+    back = read(out.data, "c.json")
+    assert [e.kind for e in back.entities] == ["character", "lorebook", "regex"]
+    assert back.entities[1].body == d.entities[1].body
+    assert back.entities[2].body == d.entities[2].body
+    tree = json.loads(out.data)
+    assert tree["spec"] == "chara_card_v3" and "name" not in {k for k in tree if k != "data"}
