@@ -156,11 +156,12 @@ class SillyTavernCard(Codec):
 
     def detect(self, s: Sniff) -> float:
         if s.is_png:
-            if s.png_text(CCV3) is not None or s.png_text(CHARA) is not None:
-                return 0.9
-            if any(kw in CARD_KEYWORDS for _, kw, _ in s.png_text_errors):
-                return 0.9  # a broken card chunk: claim it so the decoder can say what is wrong
-            return 0.0
+            # keywords only: nothing is inflated here (an unrelated zTXt bomb costs nothing), and a
+            # card chunk that will not decode is still claimed so the decoder can say what is wrong
+            pf = s.png
+            if pf is None:
+                return 0.0
+            return 0.9 if any(_card_keyword(c) is not None for c in pf.chunks) else 0.0
         t = s.json_object
         return card_score(t) if t is not None else 0.0
 
@@ -207,13 +208,15 @@ class SillyTavernCard(Codec):
 
     def _decode_png(self, s: Sniff) -> Decoded:
         pf = s.require_png()
+        errors: list[tuple[int, str | None, Malformed]] = []
+        texts = png.text_chunks(pf.chunks, keywords=CARD_KEYWORDS, errors=errors)
         found: list[png.TextChunk | Malformed] = []
         for kw in CARD_KEYWORDS:
-            t = s.png_text(kw)
+            t = next((t for t in texts if t.keyword.lower() == kw), None)
             if t is not None:
                 found.append(t)
             else:
-                broken = next((e for _, k, e in s.png_text_errors if k == kw), None)
+                broken = next((e for _, k, e in errors if k == kw), None)
                 if broken is not None:
                     found.append(broken)
         if not found:
