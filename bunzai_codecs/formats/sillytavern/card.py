@@ -90,8 +90,8 @@ def card_score(t: dict[str, Any]) -> float:
     spec = t.get("spec")
     if spec is not None:
         return 0.9 if spec in CARD_SPECS else 0.0
-    if "data" in t or not isinstance(t.get("name"), str):
-        return 0.0
+    if "data" in t or "entries" in t or not isinstance(t.get("name"), str):
+        return 0.0  # `entries`: a lorebook ({name, description, entries}), never a flat card
     for k in _STRONG_FLAT:
         if isinstance(t.get(k), str):
             return 0.9

@@ -77,6 +77,7 @@ def test_detection_scores_for_json_shapes() -> None:
     assert jscore({"spec": "lorebook_v3", "data": {"entries": []}}) == 0.0
     assert jscore({"spec": "rolecall_persona", "data": {}}) == 0.0
     assert jscore({"entries": {"0": {"key": ["a"], "content": "x"}}}) == 0.0  # ST world info
+    assert jscore({"name": "Book", "description": "d", "entries": []}) == 0.0  # a character_book / Chub book
     assert jscore({"char_name": "P", "char_persona": "x", "char_greeting": "hi"}) == 0.0  # Pygmalion
     assert jscore([{"scriptName": "s", "findRegex": "a"}]) == 0.0
     assert jscore({"schemaVersion": 1, "kind": "character", "id": "c", "body": {}}) == 0.0  # vaud-json
@@ -101,6 +102,8 @@ def test_real_corpus_lookalikes_are_not_claimed(corpus: Any) -> None:
         "sillytavern/st-1.18.0/openai-Default.json",
         "sillytavern/st-1.18.0/settings.json",
         "sillytavern/rpg-companion/RPG_Companion_Regexes.json",
+        "chub/lorebook.example-lorebook.chub.book.json",
+        "pygmalion/character.classic.pygmalion.json",
     ]:
         p = corpus / rel
         if p.exists():
