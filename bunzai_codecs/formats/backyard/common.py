@@ -23,8 +23,8 @@ from bunzai_codecs.entities.lorebook import LorebookBody
 
 _BY_CHAR = re.compile(r"(?<!\{)\{(?:character|char)\}(?!\})")
 _BY_USER = re.compile(r"(?<!\{)\{user\}(?!\})")
-_CANON_CHAR = re.compile(r"\{\{char\}\}")
-_CANON_USER = re.compile(r"\{\{user\}\}")
+_CANON_CHAR = re.compile(r"(?<!\{)\{\{char\}\}(?!\})")
+_CANON_USER = re.compile(r"(?<!\{)\{\{user\}\}(?!\})")
 #: a turn of Backyard example dialogue starts a line with ``#{user}:`` / ``#{character}:``
 _BY_TURN = re.compile(r"^#(\{\{(?:user|char)\}\}:)", re.MULTILINE)
 _CANON_TURN = re.compile(r"^\{\{(user|char)\}\}:", re.MULTILINE)
