@@ -29,6 +29,8 @@ CODECS: dict[str, str | type[Codec]] = {
     "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
     "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
     "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
+    "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
 
