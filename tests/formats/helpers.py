@@ -65,3 +65,13 @@ def tiny_png(*extra: bytes, after_ihdr: bytes = b"") -> bytes:
 
 def text_chunk(keyword: str, value: bytes) -> bytes:
     return png_chunk(b"tEXt", keyword.encode("latin-1") + b"\0" + value)
+
+
+def covered_losses(before: Any, after: Any, codec_id: str) -> list[str]:
+    """Differences between two bodies on the paths ``codec_id`` declares it carries (the fidelity
+    rule: a loss the target's coverage does not predict is a bug)."""
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.diff import diff
+
+    cov = registry.get(codec_id).coverage
+    return [str(c) for c in diff(before.dump(), after.dump(), empty_is_absent=True) if cov.covers(c.path)]

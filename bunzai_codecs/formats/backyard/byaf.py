@@ -42,10 +42,11 @@ from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats.backyard.common import (
     book_to_lore_items,
+    card_date,
     from_backyard,
     get_list,
     get_str,
-    iso_to_unix,
+    lore_fallback,
     lore_items_to_book,
     opt_text,
     to_backyard,
@@ -179,8 +180,8 @@ def body_from_archive(raw: dict[str, Any]) -> dict[str, Any]:
         "media": {"portrait": portrait, "assets": [a for a in images if a is not portrait] or None},
         "attribution": {
             "creator": creator if isinstance(creator, str) and creator else None,
-            "createdAt": iso_to_unix(c.get("createdAt")),
-            "updatedAt": iso_to_unix(c.get("updatedAt")),
+            "createdAt": card_date(c.get("createdAt")),
+            "updatedAt": card_date(c.get("updatedAt")),
         },
     }
     if scenarios:
@@ -542,9 +543,7 @@ class ByafCodec(Codec):
                 old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
                 return list(merge3(items, byaf_lore_items(old), fresh))
             return fresh
-        if KNOWLEDGE_REFS in entity.links and not entity.links[KNOWLEDGE_REFS]:
-            return []
-        return kept if isinstance(kept, list) else []
+        return lore_fallback(entity, ctx, kept)
 
 
 def _read_json(z: archive.ZipReader, name: str) -> dict[str, Any]:

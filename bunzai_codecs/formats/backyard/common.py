@@ -17,6 +17,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bunzai_codecs.core.codec import EmitContext
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
 from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.entities.base import Num
 from bunzai_codecs.entities.lorebook import LorebookBody
@@ -73,6 +75,13 @@ def iso_to_unix(value: Any) -> Num | None:
     micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     ms = micros // 1000
     return ms // 1000 if ms % 1000 == 0 else ms / 1000
+
+
+def card_date(value: Any) -> Num | None:
+    """A Backyard date field as unix seconds; the epoch, which an export writes for an unknown date
+    (the field is required), reads back as unknown."""
+    t = iso_to_unix(value)
+    return None if t == 0 else t
 
 
 def unix_to_iso(value: Num | None) -> str:
@@ -154,6 +163,16 @@ def book_to_lore_items(book: LorebookBody, *, with_ids: bool) -> list[dict[str, 
         item["value"] = to_backyard(e.content)
         out.append(item)
     return out
+
+
+def lore_fallback(entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
+    """The lore items when no linked lorebook resolves: the twin's copy (``kept``) while the entity
+    has no link list or links a lorebook this export cannot resolve; none when the links say the
+    character has no lorebook any more (the rule the ``sillytavern`` card codec applies)."""
+    refs = entity.links.get(KNOWLEDGE_REFS)
+    if refs is None or any(r.startswith("lorebook-") and r not in ctx.linked for r in refs):
+        return kept if isinstance(kept, list) else []
+    return []
 
 
 def item_id(item: Any) -> str | None:

@@ -9,8 +9,10 @@ ids and the ``Chat`` history ride in the escrow twin; ``loreItems`` become a lin
 
 Same-format export returns the input bytes when nothing changed, else rewrites only the
 UserComment inside the eXIf chunk (same raw/base64 encoding) and keeps every other chunk and EXIF
-byte. A fresh export writes a version-4 character into a minimal EXIF block on the portrait (a
-``data:image/png`` portrait) or on a 1x1 placeholder image.
+byte. The PNG is the character's picture: the body gets the card-image portrait (``ccdefault:``,
+as ``sillytavern`` does for its PNG cards). A fresh export writes a version-4 character into a
+minimal EXIF block on the image ``_shared/carrier.py`` picks (the caller's ``options["image"]``, an
+inline PNG portrait, the PNG of the card the entity was read from, or a 1x1 placeholder).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from typing import Any, cast
 
 import orjson
@@ -31,16 +32,18 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
 from bunzai_codecs.formats.backyard import exif
 from bunzai_codecs.formats.backyard.common import (
     book_to_lore_items,
+    card_date,
     dialogue_from_backyard,
     dialogue_to_backyard,
     from_backyard,
     get_list,
     get_str,
-    iso_to_unix,
     item_id,
+    lore_fallback,
     lore_items_to_book,
     opt_text,
     to_backyard,
@@ -135,9 +138,11 @@ def body_from_native(tree: dict[str, Any]) -> dict[str, Any]:
             "exampleMessages": opt_text(dialogue_from_backyard(get_str(c, "customDialogue", _CHAR) or ""))
         },
         "attribution": {
-            "createdAt": iso_to_unix(c.get("createdAt")),
-            "updatedAt": iso_to_unix(c.get("updatedAt")),
+            "createdAt": card_date(c.get("createdAt")),
+            "updatedAt": card_date(c.get("updatedAt")),
         },
+        # the PNG the export lives in is the character's picture
+        "media": {"portrait": card_image_portrait()},
     }
 
 
@@ -168,27 +173,6 @@ def fresh_native(entity: CanonicalEntity) -> dict[str, Any]:
 
 
 # -- the carrier image -----------------------------------------------------------------------
-
-
-def placeholder_png() -> bytes:
-    """A 1x1 transparent RGBA PNG, byte-for-byte the same every time."""
-    ihdr = b"\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0"
-    idat = zlib.compress(b"\0\0\0\0\0", 9)
-    return png.build([png.Chunk(b"IHDR", ihdr), png.Chunk(b"IDAT", idat), png.Chunk(b"IEND", b"")])
-
-
-def carrier_png(body: CharacterBody) -> bytes:
-    """The portrait when it is an inline PNG (``data:image/png;base64,...``), else the placeholder."""
-    p = body.media.portrait
-    prefix = "data:image/png;base64,"
-    if p is not None and p.ref.startswith(prefix):
-        try:
-            data = base64.b64decode(p.ref[len(prefix) :], validate=True)
-            png.parse(data)
-            return data
-        except (binascii.Error, ValueError, BunzaiError):
-            pass
-    return placeholder_png()
 
 
 def with_exif(carrier: bytes, block: bytes) -> bytes:
@@ -226,7 +210,8 @@ class BackyardCodec(Codec):
             "dates are written with millisecond precision",
             "samplers, `model`, `grammar`, `promptTemplate`, `isNSFW`, ids and the `Chat` history: escrow only",
             "`loreItems` are a linked lorebook (keywords, text); other entry settings are not kept",
-            "the image is not a canonical field: a fresh export uses an inline PNG portrait or a 1x1 placeholder",
+            "the PNG is the portrait (`ccdefault:`, bytes in escrow); a fresh export is written into"
+            " `options['image']`, an inline PNG portrait, the card image of the source or a 1x1 placeholder",
         ],
     )
 
@@ -293,7 +278,7 @@ class BackyardCodec(Codec):
             tree = fresh_native(entity)
             tree["character"]["loreItems"] = self._lore(entity, ctx, [])
             value = exif.user_comment_value(base64.b64encode(orjson.dumps(tree)))
-            return with_exif(carrier_png(body), exif.build_exif(value))
+            return with_exif(carrier_png(entity, ctx), exif.build_exif(value))
 
         base = mapped_native(CharacterBody.model_validate(body_from_native(raw)))
         merged = merge3(raw, base, mapped_native(body))
@@ -309,7 +294,7 @@ class BackyardCodec(Codec):
             payload = base64.b64encode(payload)
         value = exif.user_comment_value(payload)
         if not isinstance(source, bytes):
-            return with_exif(carrier_png(body), exif.build_exif(value))
+            return with_exif(carrier_png(entity, ctx), exif.build_exif(value))
         pf = png.parse(source)
         chunks = list(pf.chunks)
         for i, c in enumerate(chunks):
@@ -333,9 +318,7 @@ class BackyardCodec(Codec):
                 old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
                 return list(merge3(items, book_to_lore_items(old, with_ids=True), fresh, list_key=item_id))
             return fresh
-        if KNOWLEDGE_REFS in entity.links and not entity.links[KNOWLEDGE_REFS]:
-            return []
-        return kept if isinstance(kept, list) else []
+        return lore_fallback(entity, ctx, kept)
 
 
 __all__ = ["BackyardCodec"]

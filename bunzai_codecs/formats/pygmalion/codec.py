@@ -2,7 +2,10 @@
 
 Five keys, no ``spec``/``data`` wrapper: ``char_name``, ``char_persona``, ``char_greeting``,
 ``world_scenario``, ``example_dialogue`` (some tools add ``name`` and a ``metadata`` stamp). The
-same JSON also rides base64 in a PNG ``tEXt`` chunk with keyword ``chara``, like a Tavern card.
+same JSON also rides base64 in a PNG ``tEXt`` chunk with keyword ``chara``, like a Tavern card;
+the PNG is then the character's picture (the card-image portrait ``ccdefault:``, as for Tavern PNGs).
+Export writes the container the source had; ``EmitContext.options["container"]`` (``json``/``png``)
+or ``options["image"]`` (PNG bytes) pick a PNG for an entity from elsewhere (see ``_shared/carrier.py``).
 
 ``char_persona`` is the character's main definition: SillyTavern imports it as ``description`` and
 oobabooga's Tavern import fills it from ``description``, so it maps to ``identity.description``
@@ -26,10 +29,11 @@ import orjson
 from bunzai_codecs.core import png
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import BunzaiError, Malformed, json_path
+from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
 
 PNG_KEYWORD = "chara"
 _REJECT_KEYS = ("spec", "data", "schemaVersion", "body")
@@ -116,7 +120,8 @@ class PygmalionCodec(Codec):
             "`char_persona` is `identity.description` (as SillyTavern and oobabooga read it);"
             " `persona.personality` has no slot",
             "`name` is written only when the source had it; `metadata` rides in escrow",
-            "a PNG source is written back as a PNG (`chara` chunk); the image is not a canonical field",
+            "a PNG source is written back as a PNG (`chara` chunk) and its picture is the card-image portrait"
+            " (`ccdefault:`); `options['container']`/`options['image']` choose a PNG for other sources",
         ],
     )
 
@@ -146,23 +151,33 @@ class PygmalionCodec(Codec):
         if not isinstance(tree, dict):
             raise Malformed("a Pygmalion character is a JSON object", path="$")
         escrow: dict[str, Any] = {"container": container}
+        body = body_from_native(tree)
         if container == "png":
             escrow["blobs"] = {"png": s.data}
-        return Decoded([self.entity(s, body_from_native(tree), raw=tree, **escrow)])
+            body["media"] = {"portrait": card_image_portrait()}  # the PNG is the picture
+        return Decoded([self.entity(s, body, raw=tree, **escrow)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = cast(CharacterBody, entity.body)
         twin = entity.twin(self.id) or {}
         raw = twin.get("raw")
-        if not isinstance(raw, dict):
-            return orjson.dumps(mapped_native(body), option=orjson.OPT_INDENT_2)
-        with_name = "name" in raw
-        base = mapped_native(CharacterBody.model_validate(body_from_native(raw)), with_name=with_name)
-        merged = merge3(raw, base, mapped_native(body, with_name=with_name))
+        if isinstance(raw, dict):
+            with_name = "name" in raw
+            base = mapped_native(CharacterBody.model_validate(body_from_native(raw)), with_name=with_name)
+            tree = merge3(raw, base, mapped_native(body, with_name=with_name))
+        else:
+            twin, tree = {}, mapped_native(body)
+        want = ctx.options.get("container") or twin.get("container")
+        if want is None:
+            want = "png" if ctx.options.get("image") is not None else "json"
+        if want not in ("json", "png"):
+            raise Unsupported(f"pygmalion writes json or png containers, not {want!r}")
+        if want == "json":
+            return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
         source = (twin.get("blobs") or {}).get("png")
-        if twin.get("container") != "png" or not isinstance(source, bytes):
-            return orjson.dumps(merged, option=orjson.OPT_INDENT_2)
-        if merged is raw:
+        if not isinstance(source, bytes) or ctx.options.get("image") is not None:
+            source = carrier_png(entity, ctx)
+        elif tree is raw:
             return source
-        chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(merged)))
+        chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(tree)))
         return png.replace_text(source, remove={PNG_KEYWORD}, add=[chunk])

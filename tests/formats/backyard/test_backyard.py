@@ -16,12 +16,19 @@ from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
 from bunzai_codecs.formats.backyard import exif
-from bunzai_codecs.formats.backyard.common import from_backyard, iso_to_unix, to_backyard, unix_to_iso
+from bunzai_codecs.formats.backyard.common import (
+    card_date,
+    from_backyard,
+    iso_to_unix,
+    to_backyard,
+    unix_to_iso,
+)
 from tests.conftest import expect_rows
 from tests.formats.helpers import chunks, edit, png_chunk, sample, tiny_png
 from tests.formats.make_samples import BY_V2, BY_V4, exif_block
 
 CODEC = registry.get("backyard")
+CARD_IMAGE = {"role": "portrait", "ref": "ccdefault:", "name": "main", "primary": True, "mime": "image/png"}
 V4 = "backyard/maelis.v4.backyard.png"
 V2 = "backyard/tidecaller.v2.backyard.png"
 
@@ -93,6 +100,8 @@ def test_decode_v4_base64_maps_fields_and_translates_placeholders() -> None:
     )
     assert b.attribution.createdAt == 1714557600
     assert b.attribution.updatedAt == 1714649415.25
+    # the PNG itself is the picture: the card-image portrait, as for a Tavern PNG
+    assert b.media.portrait is not None and b.media.portrait.dump() == CARD_IMAGE
     twin = d.primary.original["backyard"]
     assert twin["encoding"] == "base64"
     assert twin["raw"]["character"]["model"] == "sample.7b.q4_k_m"
@@ -140,6 +149,7 @@ def test_dates() -> None:
     assert iso_to_unix("not a date") is None
     assert unix_to_iso(1749755036.873) == "2025-06-12T19:03:56.873Z"
     assert unix_to_iso(None) == "1970-01-01T00:00:00.000Z"
+    assert card_date("1970-01-01T00:00:00.000Z") is None and card_date("2024-01-01T00:00:00Z") == 1704067200
 
 
 # -- round trips -------------------------------------------------------------------------------
@@ -238,10 +248,24 @@ def test_a_foreign_body_gets_a_version_4_export_on_a_placeholder_image() -> None
         "Chat",
     ):
         assert key in c
+    assert [t for t, _ in chunks(out)] == [b"IHDR", b"eXIf", b"IDAT", b"IEND"]  # the 1x1 placeholder
     back = read(out, "vell.png")
     assert back.primary.body == body.model_copy(
-        update={"attribution": body.attribution.model_copy(update={"createdAt": 0, "updatedAt": 0})}
+        # unknown dates are written as the epoch (required fields) and read back as unknown
+        update={"media": CharacterBody.model_validate({"media": {"portrait": CARD_IMAGE}}).media}
     )
+
+
+def test_a_fresh_export_uses_the_callers_image() -> None:
+    image = sample("pygmalion/ines.pygmalion.png")  # any PNG; its chara chunk is not carried over
+    e = CanonicalEntity(
+        kind="character", id="character-1", body=CharacterBody.model_validate({"identity": {"name": "Q"}})
+    )
+    out = CODEC.encode(e, EmitContext(options={"image": image}))
+    idat = [d for t, d in chunks(image) if t == b"IDAT"]
+    assert [d for t, d in chunks(out) if t == b"IDAT"] == idat
+    assert not [d for t, d in chunks(out) if t == b"tEXt"]
+    assert payload(out)[0]["character"]["aiDisplayName"] == "Q"
 
 
 # -- bad input ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bunzai_codecs import Malformed, read, write
+from bunzai_codecs import Malformed, Unsupported, read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
@@ -105,6 +105,8 @@ def test_decode_png_reads_the_chara_chunk_and_keeps_macros_verbatim() -> None:
         "<USER>: Do you get lonely?\n<BOT>: The gulls would be offended."
     )
     assert e.original["pygmalion"]["container"] == "png"
+    portrait = e.body.media.portrait  # type: ignore[attr-defined]
+    assert portrait is not None and (portrait.ref, portrait.primary) == ("ccdefault:", True)
 
 
 def test_name_is_the_fallback_when_char_name_is_absent() -> None:
@@ -208,3 +210,18 @@ def test_corpus_detects_and_round_trips(corpus: Path, rel: str, fmt: str) -> Non
     assert d.primary.source.format == fmt  # type: ignore[union-attr]
     out = write(d.primary, fmt, linked=d.entities).data
     assert json.loads(out) == json.loads(data)
+
+
+def test_container_options() -> None:
+    body = CharacterBody.model_validate({"identity": {"name": "Vell", "description": "A courier."}})
+    e = CanonicalEntity(kind="character", id="character-x", body=body)
+    out = CODEC.encode(e, EmitContext(options={"container": "png"}))
+    assert text_json(out, "chara")["char_name"] == "Vell"
+    image = sample("backyard/tidecaller.v2.backyard.png")
+    out = CODEC.encode(e, EmitContext(options={"image": image}))
+    assert [d for t, d in chunks(out) if t == b"IDAT"] == [d for t, d in chunks(image) if t == b"IDAT"]
+    d = read(sample("pygmalion/ines.pygmalion.png"), "ines.png")
+    as_json = json.loads(CODEC.encode(d.primary, EmitContext(options={"container": "json"})))
+    assert as_json == text_json(sample("pygmalion/ines.pygmalion.png"), "chara")
+    with pytest.raises(Unsupported):
+        CODEC.encode(e, EmitContext(options={"container": "webp"}))
