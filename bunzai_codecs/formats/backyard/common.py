@@ -18,10 +18,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bunzai_codecs.core.codec import EmitContext
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
+from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.entities.base import Num
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
 
 _BY_CHAR = re.compile(r"(?<!\{)\{(?:character|char)\}(?!\})")
 _BY_USER = re.compile(r"(?<!\{)\{user\}(?!\})")
@@ -166,13 +167,11 @@ def book_to_lore_items(book: LorebookBody, *, with_ids: bool) -> list[dict[str, 
 
 
 def lore_fallback(entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
-    """The lore items when no linked lorebook resolves: the twin's copy (``kept``) while the entity
-    has no link list or links a lorebook this export cannot resolve; none when the links say the
-    character has no lorebook any more (the rule the ``sillytavern`` card codec applies)."""
-    refs = entity.links.get(KNOWLEDGE_REFS)
-    if refs is None or any(r.startswith("lorebook-") and r not in ctx.linked for r in refs):
-        return kept if isinstance(kept, list) else []
-    return []
+    """The lore items when no linked lorebook resolves: the twin's copy (``kept``) or none, by the
+    re-embed rule every bundle format applies (``_shared/links.keep_or_drop``)."""
+    if not isinstance(kept, list):
+        return []
+    return kept if keep_or_drop(entity, ctx, "lorebook", kept) is KEEP else []
 
 
 def item_id(item: Any) -> str | None:
