@@ -1,0 +1,1 @@
+"""SillyTavern codecs: character cards, world info, regex scripts, chat-completion presets, personas."""
