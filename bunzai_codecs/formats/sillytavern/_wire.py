@@ -189,4 +189,3 @@ def _kind(v: Any) -> str:
     if isinstance(v, dict):
         return "an object"
     return type(v).__name__
-

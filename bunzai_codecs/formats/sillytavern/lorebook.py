@@ -151,7 +151,9 @@ def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: Reader, at: P
     if e.get("key") is not None:
         out["triggers"] = [parse_key(k) for k in r.str_list(e["key"], (*at, "key"))]
     if e.get("keysecondary") is not None:
-        out["secondaryTriggers"] = [parse_key(k) for k in r.str_list(e["keysecondary"], (*at, "keysecondary"))]
+        out["secondaryTriggers"] = [
+            parse_key(k) for k in r.str_list(e["keysecondary"], (*at, "keysecondary"))
+        ]
     if "selective" in e:
         out["selective"] = r.boolean(e["selective"], (*at, "selective"), None)
     out["selectiveLogic"] = read_selective_logic(e.get("selectiveLogic"), r, (*at, "selectiveLogic"))
