@@ -349,12 +349,11 @@ class SillyTavernPersonaCodec(Codec):
             return dumps(self._reassemble(entity, twin, ctx))
         if twin is not None and shape == MEMBER:
             return dumps(self._member(entity, twin))
-        members = [(entity.body, None)] + [(p.body, p) for p in ctx.refs(entity, "persona")]
         used: set[str] = set()
-        pairs = []
-        for body, linked in members:
-            pairs.append((avatar_for(body, used), body))
-            if linked is not None:
+        pairs = [(avatar_for(entity.body, used), entity.body)]
+        for linked in ctx.refs(entity, "persona"):
+            if isinstance(linked.body, PersonaBody):
+                pairs.append((avatar_for(linked.body, used), linked.body))
                 ctx.embed(linked)
         return dumps({**maps_to_native(pairs), "default_persona": None})
 
