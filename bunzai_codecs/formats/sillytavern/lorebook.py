@@ -232,9 +232,12 @@ def world_name(tree: Any, file_name: str) -> str:
 # -- canonical -> world info ----------------------------------------------------------------------
 
 
-def assign_uids(entries: list[LoreEntry]) -> list[int]:
-    """Each entry's uid: its id when that is a free non-negative integer, else the lowest free one."""
-    taken: set[int] = set()
+def assign_uids(entries: list[LoreEntry], reserved: frozenset[str] = frozenset()) -> list[int]:
+    """Each entry's uid: its id when that is a free non-negative integer, else the lowest free one
+    that no entry of the twin used (a new entry never inherits a deleted entry's escrow)."""
+    taken: set[int] = {int(k) for k in reserved if k.isdecimal() and k.isascii()}
+    mine = {e.id for e in entries}
+    taken -= {int(k) for k in mine if k.isdecimal() and k.isascii()}
     wanted: list[int | None] = []
     for e in entries:
         n = int(e.id) if e.id.isdecimal() and e.id.isascii() else None
@@ -256,8 +259,10 @@ def assign_uids(entries: list[LoreEntry]) -> list[int]:
 
 
 def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
-    """A fresh world info entry, every field SillyTavern's template has, in its order."""
-    sources = set(e.scanSources or ())
+    """A fresh world info entry in SillyTavern's template order. Fields SillyTavern writes as
+    ``null``/``""`` when unset get that; a canonical field that is absent and has no such spelling
+    (``ignoreBudget``, ``groupWeight``, the ``match*`` flags...) is left out, which the app reads as
+    its default — so the entry decodes back to the same body."""
     out: dict[str, Any] = {
         "uid": uid,
         "key": [write_key(t) for t in e.triggers or ()],
@@ -265,56 +270,63 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
         "comment": e.title,
         "content": e.content,
         "constant": e.constant,
-        "vectorized": bool(e.vectorized),
-        "selective": True if e.selective is None else e.selective,
-        "selectiveLogic": SELECTIVE_LOGIC_NUMBERS[e.selectiveLogic],
-        "addMemo": True,
-        "order": e.sortOrder,
-        "position": write_position(e.position),
-        "disable": not e.enabled,
-        "ignoreBudget": bool(e.ignoreBudget),
-        "excludeRecursion": e.excludeRecursion,
-        "preventRecursion": e.preventRecursion,
     }
-    for flag, src in SCAN_FLAGS:
-        out[flag] = src in sources
-    out.update(
-        {
-            "delayUntilRecursion": write_delay_until_recursion(e.delayUntilRecursion),
-            "probability": e.probability,
-            "useProbability": True,
-            "depth": e.depth,
-            "outletName": e.outletName or "",
-            "group": e.group or "",
-            "groupOverride": bool(e.groupOverride),
-            "groupWeight": 100 if e.groupWeight is None else e.groupWeight,
-            "scanDepth": e.scanDepth,
-            "caseSensitive": e.caseSensitive,
-            "matchWholeWords": e.matchWholeWords,
-            "useGroupScoring": e.useGroupScoring,
-            "automationId": e.automationId or "",
-            "role": ROLE_NUMBERS[e.role],
-            "sticky": e.sticky,
-            "cooldown": e.cooldown,
-            "delay": e.delay,
-            "triggers": list(e.generationTriggers or ()),
-        }
-    )
-    if e.displayIndex is not None:
-        out["displayIndex"] = e.displayIndex
+    _put(out, "vectorized", e.vectorized)
+    _put(out, "selective", e.selective)
+    out["selectiveLogic"] = SELECTIVE_LOGIC_NUMBERS[e.selectiveLogic]
+    out["addMemo"] = True
+    out["order"] = e.sortOrder
+    out["position"] = write_position(e.position)
+    out["disable"] = not e.enabled
+    _put(out, "ignoreBudget", e.ignoreBudget)
+    out["excludeRecursion"] = e.excludeRecursion
+    out["preventRecursion"] = e.preventRecursion
+    if e.scanSources is not None:
+        for flag, src in SCAN_FLAGS:
+            out[flag] = src in e.scanSources
+    out["delayUntilRecursion"] = write_delay_until_recursion(e.delayUntilRecursion)
+    out["probability"] = e.probability
+    out["useProbability"] = True
+    out["depth"] = e.depth
+    out["outletName"] = e.outletName or ""
+    out["group"] = e.group or ""
+    _put(out, "groupOverride", e.groupOverride)
+    _put(out, "groupWeight", e.groupWeight)
+    out["scanDepth"] = e.scanDepth
+    out["caseSensitive"] = e.caseSensitive
+    out["matchWholeWords"] = e.matchWholeWords
+    out["useGroupScoring"] = e.useGroupScoring
+    out["automationId"] = e.automationId or ""
+    out["role"] = ROLE_NUMBERS[e.role]
+    out["sticky"] = e.sticky
+    out["cooldown"] = e.cooldown
+    out["delay"] = e.delay
+    if e.generationTriggers is not None:
+        out["triggers"] = list(e.generationTriggers)
+    _put(out, "displayIndex", e.displayIndex)
     if e.characterFilter is not None:
         out["characterFilter"] = e.characterFilter.model_dump(mode="json")
-    if e.extensions is not None:
-        out["extensions"] = e.extensions
+    _put(out, "extensions", e.extensions)
     return out
 
 
-def body_to_world(body: LorebookBody, *, with_name: bool) -> dict[str, Any]:
+def _put(out: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def body_to_world(
+    body: LorebookBody, *, with_name: bool, twin_keys: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """A fresh world info tree. ``name`` is written only for a fresh export (a world's name is its
-    file name; an escrowed file keeps whatever it had)."""
+    file name; an escrowed file keeps whatever it had). ``twin_keys`` are the entry keys of the
+    twin: an entry keeps its key, and no new entry takes a key the twin used."""
     out: dict[str, Any] = {}
-    uids = assign_uids(body.entries)
-    out["entries"] = {str(u): entry_to_native(e, u) for e, u in zip(body.entries, uids, strict=True)}
+    uids = assign_uids(body.entries, twin_keys)
+    out["entries"] = {
+        (e.id if e.id in twin_keys else str(u)): entry_to_native(e, u)
+        for e, u in zip(body.entries, uids, strict=True)
+    }
     if with_name and body.name:
         out["name"] = body.name
     if body.extensions is not None:
@@ -428,7 +440,8 @@ class SillyTavernLorebookCodec(Codec):
         if twin is not None and twin.get("shape") == WORLD:
             raw = twin["raw"]
             old = LorebookBody.model_validate(world_to_body(raw, twin.get("name", ""), Reader()))
-            base = body_to_world(old, with_name=False)
-            fresh = body_to_world(entity.body, with_name=False)
+            keys = frozenset(raw["entries"])
+            base = body_to_world(old, with_name=False, twin_keys=keys)
+            fresh = body_to_world(entity.body, with_name=False, twin_keys=keys)
             return dumps(merge3(raw, base, fresh))
         return dumps(body_to_world(entity.body, with_name=True))
