@@ -1,1 +1,2 @@
-"""SillyTavern codecs: character cards, world info, regex scripts, chat-completion presets, personas."""
+"""SillyTavern and the Tavern card lineage: cards (JSON, PNG), regex scripts (and, from their own
+modules, world info, presets and personas)."""
