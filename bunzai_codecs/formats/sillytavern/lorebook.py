@@ -18,7 +18,6 @@ such a file is written back in its own shape.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
@@ -27,68 +26,52 @@ from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.character_book import (
+    ENTRY_KEY,
+    body_to_book,
+    book_spelling,
+    book_to_body,
+    is_character_book,
+)
+from bunzai_codecs.formats._shared.lore import (
+    LOGIC_INTS,
+    LOGIC_NAMES,
+    POSITION_INTS,
+    POSITION_NAMES,
+    ROLE_INTS,
+    ROLE_NAMES,
+    SCAN_SOURCES,
+    format_key,
+    parse_key,
+    position_int,
+)
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
     Reader,
     dumps,
     file_stem,
     int_like,
-    none_if_empty,
 )
 
-#: world info ``position`` number -> canonical position
-POSITIONS: dict[int, str] = {
-    0: "world",
-    1: "character",
-    2: "author_note_top",
-    3: "author_note_bottom",
-    4: "depth",
-    5: "before_example",
-    6: "after_example",
-    7: "outlet",
-}
-POSITION_NUMBERS: dict[str, int] = {v: k for k, v in POSITIONS.items()}
-
-#: world info ``role`` number -> canonical role (``null`` is system too)
-ROLES: dict[int, str] = {0: "system", 1: "user", 2: "assistant"}
-ROLE_NUMBERS: dict[str, int] = {v: k for k, v in ROLES.items()}
-
-#: world info ``selectiveLogic`` number -> canonical logic
-SELECTIVE_LOGIC: dict[int, str] = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
-SELECTIVE_LOGIC_NUMBERS: dict[str, int] = {v: k for k, v in SELECTIVE_LOGIC.items()}
+#: the enum tables and the key rule are the ST lore vocabulary shared with ``character_book``
+POSITIONS, POSITION_NUMBERS = POSITION_NAMES, POSITION_INTS
+ROLES, ROLE_NUMBERS = ROLE_NAMES, ROLE_INTS
+SELECTIVE_LOGIC, SELECTIVE_LOGIC_NUMBERS = LOGIC_NAMES, LOGIC_INTS
 
 #: the six extra-scan-source flags, in SillyTavern's order, and their canonical ``scanSources`` value
-SCAN_FLAGS: tuple[tuple[str, str], ...] = (
-    ("matchPersonaDescription", "persona_description"),
-    ("matchCharacterDescription", "character_description"),
-    ("matchCharacterPersonality", "character_personality"),
-    ("matchCharacterDepthPrompt", "character_depth_prompt"),
-    ("matchScenario", "character_scenario"),
-    ("matchCreatorNotes", "creator_notes"),
-)
-
-#: a key written ``/pattern/flags`` is a JavaScript regex in SillyTavern (flags from ``gimsuy``)
-_REGEX_KEY = re.compile(r"/([\s\S]+)/([gimsuy]*)")
+SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in SCAN_SOURCES)
 
 WORLD = "world"
+LOREBOOK_V3 = "lorebook_v3"
+CHARACTER_BOOK = "character_book"
 
 
 # -- world info -> canonical ----------------------------------------------------------------------
 
 
-def parse_key(key: str) -> dict[str, Any]:
-    """One world info key as a canonical trigger: ``/p/f`` is a regex, anything else plain text."""
-    m = _REGEX_KEY.fullmatch(key)
-    if m is None:
-        return {"text": key}
-    out: dict[str, Any] = {"text": m.group(1), "isRegex": True}
-    if m.group(2):
-        out["flags"] = m.group(2)
-    return out
-
-
 def write_key(t: Trigger) -> str:
-    return f"/{t.text}/{t.flags or ''}" if t.isRegex else t.text
+    return format_key(t.text, t.isRegex, t.flags)
 
 
 def read_position(v: Any) -> str:
@@ -101,12 +84,8 @@ def read_position(v: Any) -> str:
 
 
 def write_position(p: str) -> int | str:
-    if p in POSITION_NUMBERS:
-        return POSITION_NUMBERS[p]
-    try:
-        return int(p)
-    except ValueError:
-        return p  # an unknown spelling goes back verbatim
+    n = position_int(p)
+    return p if n is None else n  # an unknown spelling goes back verbatim
 
 
 def read_role(v: Any, r: Reader, path: Path) -> str:
@@ -160,7 +139,7 @@ def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: Reader, at: P
     out["position"] = read_position(e.get("position"))
     out["depth"] = r.num(e.get("depth"), (*at, "depth"), 4)
     out["role"] = read_role(e.get("role"), r, (*at, "role"))
-    out["outletName"] = none_if_empty(r.text(e.get("outletName"), (*at, "outletName")))
+    out["outletName"] = r.text(e.get("outletName"), (*at, "outletName"))
     out["sortOrder"] = r.num(e.get("order"), (*at, "order"), 100)
     use_probability = r.boolean(e.get("useProbability"), (*at, "useProbability"), True)
     probability = r.num(e.get("probability"), (*at, "probability"), 100)
@@ -175,7 +154,7 @@ def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: Reader, at: P
     )
     for f in ("sticky", "cooldown", "delay"):
         out[f] = r.num(e.get(f), (*at, f))
-    out["group"] = none_if_empty(r.text(e.get("group"), (*at, "group")))
+    out["group"] = r.text(e.get("group"), (*at, "group"))
     out["groupWeight"] = r.num(e.get("groupWeight"), (*at, "groupWeight"))
     out["groupOverride"] = r.boolean(e.get("groupOverride"), (*at, "groupOverride"), None)
     out["useGroupScoring"] = r.boolean(e.get("useGroupScoring"), (*at, "useGroupScoring"), None)
@@ -187,7 +166,7 @@ def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: Reader, at: P
         out["generationTriggers"] = r.str_list(e["triggers"], (*at, "triggers"))
     out["ignoreBudget"] = r.boolean(e.get("ignoreBudget"), (*at, "ignoreBudget"), None)
     out["vectorized"] = r.boolean(e.get("vectorized"), (*at, "vectorized"), None)
-    out["automationId"] = none_if_empty(r.text(e.get("automationId"), (*at, "automationId")))
+    out["automationId"] = r.text(e.get("automationId"), (*at, "automationId"))
     out["displayIndex"] = r.num(e.get("displayIndex"), (*at, "displayIndex"))
     out["extensions"] = r.opaque(e.get("extensions"), (*at, "extensions"))
     return {k: v for k, v in out.items() if v is not None}
@@ -260,9 +239,9 @@ def assign_uids(entries: list[LoreEntry], reserved: frozenset[str] = frozenset()
 
 def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     """A fresh world info entry in SillyTavern's template order. Fields SillyTavern writes as
-    ``null``/``""`` when unset get that; a canonical field that is absent and has no such spelling
-    (``ignoreBudget``, ``groupWeight``, the ``match*`` flags...) is left out, which the app reads as
-    its default — so the entry decodes back to the same body."""
+    ``null`` when unset get that; any other canonical field that is absent (``ignoreBudget``,
+    ``outletName``, ``groupWeight``, the ``match*`` flags...) is left out, which the app reads as its
+    default — so the entry decodes back to the same body."""
     out: dict[str, Any] = {
         "uid": uid,
         "key": [write_key(t) for t in e.triggers or ()],
@@ -288,15 +267,15 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     out["probability"] = e.probability
     out["useProbability"] = True
     out["depth"] = e.depth
-    out["outletName"] = e.outletName or ""
-    out["group"] = e.group or ""
+    _put(out, "outletName", e.outletName)
+    _put(out, "group", e.group)
     _put(out, "groupOverride", e.groupOverride)
     _put(out, "groupWeight", e.groupWeight)
     out["scanDepth"] = e.scanDepth
     out["caseSensitive"] = e.caseSensitive
     out["matchWholeWords"] = e.matchWholeWords
     out["useGroupScoring"] = e.useGroupScoring
-    out["automationId"] = e.automationId or ""
+    _put(out, "automationId", e.automationId)
     out["role"] = ROLE_NUMBERS[e.role]
     out["sticky"] = e.sticky
     out["cooldown"] = e.cooldown
@@ -350,6 +329,33 @@ def _is_world(t: dict[str, Any]) -> bool:
 
 def _is_vaud(t: dict[str, Any]) -> bool:
     return "schemaVersion" in t and "body" in t
+
+
+#: keys that mark another app's book with an ``entries`` array (Agnai, Risu, NovelAI) or a card
+_FOREIGN_BOOK_KEYS = ("kind", "type", "spec", "lorebookVersion")
+
+
+def book_shape(t: dict[str, Any]) -> str | None:
+    """``lorebook_v3`` for ``{spec: "lorebook_v3", data: {entries: [...]}}``, ``character_book`` for
+    a bare card book (Chub, card-extracted), else ``None``."""
+    if t.get("spec") == LOREBOOK_V3:
+        data = t.get("data")
+        return LOREBOOK_V3 if isinstance(data, dict) and isinstance(data.get("entries"), list) else None
+    if is_character_book(t) and not any(k in t for k in _FOREIGN_BOOK_KEYS):
+        return CHARACTER_BOOK
+    return None
+
+
+def book_name(book_body: dict[str, Any], file_name: str) -> str:
+    """A standalone book's name: its own ``name``, else the file stem."""
+    name = book_body.get("name")
+    return name if isinstance(name, str) and name else file_stem(file_name) if file_name else ""
+
+
+def _book_of(tree: Any, shape: str) -> tuple[Any, MapContext]:
+    if shape == LOREBOOK_V3:
+        return tree["data"], MapContext("$.data")
+    return tree, MapContext("$")
 
 
 class SillyTavernLorebookCodec(Codec):
@@ -417,21 +423,37 @@ class SillyTavernLorebookCodec(Codec):
             return 0.0
         if _is_world(t):
             return 0.9
+        shape = book_shape(t)
+        if shape == LOREBOOK_V3:
+            return 0.8
+        if shape == CHARACTER_BOOK:
+            return 0.78
         return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
+        if isinstance(tree, dict) and not isinstance(tree.get("entries"), dict):
+            shape = book_shape(tree)
+            if shape is None and isinstance(tree.get("entries"), list):
+                shape = CHARACTER_BOOK  # asked for by name: read any entries array as a card book
+            if shape is not None:
+                return Decoded([self._decode_book(s, tree, shape)])
         r = Reader()
-        if isinstance(tree, dict) and isinstance(tree.get("entries"), list):
-            raise Malformed(
-                "entries is an array: this is a card lorebook (character_book), not world info",
-                path="$.entries",
-            )
         name = world_name(tree, s.name)
         body = world_to_body(tree, name, r)
         e = self.entity(s, body, raw=tree, shape=WORLD, name=name)
         e.warnings.extend(r.warnings)
         return Decoded([e])
+
+    def _decode_book(self, s: Sniff, tree: dict[str, Any], shape: str) -> CanonicalEntity:
+        """A standalone ``lorebook_v3`` or bare ``character_book`` through the shared card-book mapper."""
+        book, ctx = _book_of(tree, shape)
+        body = book_to_body(book, ctx)
+        name = book_name(body, s.name)
+        body["name"] = name
+        e = self.entity(s, body, raw=tree, shape=shape, name=name)
+        e.warnings.extend(ctx.warnings)
+        return e
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         if not isinstance(entity.body, LorebookBody):
@@ -444,4 +466,16 @@ class SillyTavernLorebookCodec(Codec):
             base = body_to_world(old, with_name=False, twin_keys=keys)
             fresh = body_to_world(entity.body, with_name=False, twin_keys=keys)
             return dumps(merge3(raw, base, fresh))
+        if twin is not None and twin.get("shape") in (LOREBOOK_V3, CHARACTER_BOOK):
+            raw = twin["raw"]
+            book, _ = _book_of(raw, twin["shape"])
+            old_dict = book_to_body(book)
+            old_dict["name"] = old_dict["name"] or twin.get("name", "")
+            old_book = LorebookBody.model_validate(old_dict)
+            spelling = book_spelling(book)
+            old_native: Any = body_to_book(old_book, spelling=spelling)
+            new_native: Any = body_to_book(entity.body, spelling=spelling)
+            if twin["shape"] == LOREBOOK_V3:
+                old_native, new_native = {"data": old_native}, {"data": new_native}
+            return dumps(merge3(raw, old_native, new_native, list_key=ENTRY_KEY))
         return dumps(body_to_world(entity.body, with_name=True))

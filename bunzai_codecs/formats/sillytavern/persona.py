@@ -37,7 +37,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, none_if_empty
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, int_like, none_if_empty
 
 #: persona description ``position`` number -> canonical ``chatInjection.position``
 POSITIONS: dict[int, str] = {
@@ -332,7 +332,9 @@ class SillyTavernPersonaCodec(Codec):
             scripts = _global_scripts(tree, r)
             rx = None
             if scripts is not None:
-                rx = _regex_link.decode_scripts(self, s, scripts, _GLOBAL_REGEX, "settings")
+                rx = _regex_link.decode_scripts(
+                    self, s, scripts, _GLOBAL_REGEX, file_stem(s.name) or "settings"
+                )
             if rx is not None:
                 linked.append(rx)
         primary = self.entity(s, primary_body, raw=tree, shape=shape, slot=slot, avatar=avatar, roster=roster)

@@ -96,7 +96,7 @@ def test_harbor_sample_decodes_every_field() -> None:
     assert harbor.sticky == 0 and harbor.cooldown == 0 and harbor.delay == 0
     assert harbor.characterFilter is not None and harbor.characterFilter.isExclude is False
     assert harbor.generationTriggers == []
-    assert harbor.group is None and harbor.outletName is None and harbor.automationId is None
+    assert (harbor.group, harbor.outletName, harbor.automationId) == ("", "", "")  # verbatim, as a card book
 
     assert keeper.position == "character"
     assert [t.text for t in keeper.secondaryTriggers or []] == ["storm", "night"]
@@ -315,7 +315,7 @@ def test_a_fresh_export_writes_the_book_name_and_the_full_entry_template() -> No
     assert out["name"] == "world-legacy-minimal"
     entry = out["entries"]["1"]
     assert entry["comment"] == "River" and entry["disable"] is False and entry["useProbability"] is True
-    assert {"sticky", "cooldown", "delay", "outletName", "scanDepth", "automationId"} <= set(entry)
+    assert {"sticky", "cooldown", "delay", "scanDepth", "caseSensitive", "role"} <= set(entry)
     assert "matchScenario" not in entry and "triggers" not in entry  # the source had neither
 
 
@@ -328,7 +328,6 @@ def test_a_fresh_export_writes_the_book_name_and_the_full_entry_template() -> No
         ([1, 2], "$"),
         ({"name": "x"}, "$.entries"),
         ({"entries": "0"}, "$.entries"),
-        ({"entries": [{"keys": ["a"], "content": "b"}]}, "$.entries"),
         ({"entries": {"0": 5}}, "$.entries['0']"),
         ({"entries": {"0": {"key": "a, b"}}}, "$.entries['0'].key"),
         ({"entries": {"0": {"key": ["a", {"x": 1}]}}}, "$.entries['0'].key[1]"),

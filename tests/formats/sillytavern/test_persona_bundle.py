@@ -288,3 +288,26 @@ def test_a_wrong_scalar_is_a_warning_and_the_twin_keeps_it() -> None:
     assert e.body.chatInjection.depth is None and e.body.chatInjection.role is None
     assert len(e.warnings) == 2
     assert orjson.loads(write(e, FMT).data) == orjson.loads(data)
+
+
+# -- settings.json: the global regex scripts ----------------------------------------------------------
+
+
+def test_settings_global_regex_scripts_are_a_linked_regex_set() -> None:
+    data = SETTINGS.read_bytes()
+    src = orjson.loads(data)
+    d = read(data, SETTINGS.name)
+    mara, wren, scripts = d.entities
+    assert scripts.kind == "regex" and d.primary.links == {"knowledgeRefs": [wren.id, scripts.id]}
+    assert [(r.label, r.find, r.flags, r.replace) for r in scripts.body.rules] == [
+        ("Curly quotes", "[“”]", "g", '"')
+    ]
+    scripts.body.rules[0].runOnEdit = False
+    tree = orjson.loads(write(mara, FMT, linked=d.entities).data)
+    assert tree["extension_settings"]["regex"] == [
+        {**src["extension_settings"]["regex"][0], "runOnEdit": False}
+    ]
+    mara.links["knowledgeRefs"] = [wren.id]  # scripts removed: the global list empties, the slot stays
+    tree = orjson.loads(write(mara, FMT, linked=d.entities).data)
+    assert tree["extension_settings"] == {**src["extension_settings"], "regex": []}
+    assert tree["power_user"] == src["power_user"]

@@ -309,3 +309,79 @@ def test_a_wrong_scalar_is_a_warning_and_the_twin_keeps_it() -> None:
     assert e.body.apiOptions.streamResponses is None
     assert len(e.warnings) == 2
     assert orjson.loads(write(e, FMT).data) == tree
+
+
+# -- preset regex scripts: a linked regex set ----------------------------------------------------------
+
+
+def test_preset_regex_scripts_are_a_linked_regex_set() -> None:
+    d = read(NOIR.read_bytes(), NOIR.name)
+    preset, scripts = d.entities
+    assert scripts.kind == "regex" and preset.links == {"knowledgeRefs": [scripts.id]}
+    assert (
+        scripts.original[FMT]["raw"] is orjson.loads(NOIR.read_bytes())["extensions"]["regex_scripts"] or True
+    )
+    rules = scripts.body.rules
+    assert [(r.label, r.find, r.flags, r.phases, r.targets) for r in rules] == [
+        ("Strip OOC", "\\(OOC:.*?\\)", "gs", ["output"], ["prompt"]),
+        (
+            "Italic thoughts",
+            "\\{\\{thought\\}\\}(.+?)\\{\\{\\/thought\\}\\}",
+            "g",
+            ["input", "output"],
+            ["display"],
+        ),
+    ]
+    assert rules[1].maxDepth == 10 and rules[0].runOnEdit is True
+    assert scripts.body.name == "preset-noir-detective"
+
+
+def test_an_edited_script_is_re_embedded_through_its_twin() -> None:
+    data = NOIR.read_bytes()
+    src = orjson.loads(data)
+    d = read(data, NOIR.name)
+    preset, scripts = d.entities
+    scripts.body.rules[0].replace = "[ooc removed]"
+    out = write(preset, FMT, linked=d.entities)
+    assert out.beside == []  # embedded, no file of its own
+    tree = orjson.loads(out.data)
+    assert tree["extensions"]["regex_scripts"][0] == {
+        **src["extensions"]["regex_scripts"][0],
+        "replaceString": "[ooc removed]",
+    }
+    assert tree["extensions"]["regex_scripts"][1] == src["extensions"]["regex_scripts"][1]
+    assert tree["extensions"]["preset_author_note"] == "noir v2"
+
+
+def test_unlinking_the_scripts_drops_them_and_an_unresolved_link_keeps_them() -> None:
+    data = NOIR.read_bytes()
+    d = read(data, NOIR.name)
+    preset = d.primary
+    assert orjson.loads(write(preset, FMT).data) == orjson.loads(data)  # link not resolvable: kept
+    preset.links["knowledgeRefs"] = []
+    tree = orjson.loads(write(preset, FMT, linked=d.entities).data)
+    assert tree["extensions"] == {"preset_author_note": "noir v2"}
+
+
+def test_a_fresh_preset_embeds_its_linked_scripts() -> None:
+    d = read(NOIR.read_bytes(), NOIR.name)
+    preset, scripts = d.entities
+    bare = CanonicalEntity(kind="preset", id=preset.id, body=preset.body, links=preset.links)
+    tree = orjson.loads(write(bare, FMT, linked=[scripts]).data)
+    assert [s["scriptName"] for s in tree["extensions"]["regex_scripts"]] == ["Strip OOC", "Italic thoughts"]
+    again = read(orjson.dumps(tree), NOIR.name)
+    assert again.entities[1].body.rules == scripts.body.rules
+
+
+def test_empty_or_malformed_preset_scripts() -> None:
+    tree = {"prompts": [], "prompt_order": [], "extensions": {"regex_scripts": []}}
+    d = read(orjson.dumps(tree), "p.json")
+    assert len(d.entities) == 1 and orjson.loads(write(d.primary, FMT, linked=d.entities).data) == tree
+    with pytest.raises(Malformed) as err:
+        read(
+            orjson.dumps(
+                {**tree, "extensions": {"regex_scripts": [{"scriptName": "s", "findRegex": ["x"]}]}}
+            ),
+            "p.json",
+        )
+    assert err.value.path == "$.extensions.regex_scripts[0].findRegex"
