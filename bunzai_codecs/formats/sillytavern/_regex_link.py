@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from bunzai_codecs.core.codec import Codec, EmitContext
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
+from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats._shared.st_regex import body_to_scripts, scripts_to_body
+from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
 from bunzai_codecs.formats._shared.wire import MapContext, join_path
-from bunzai_codecs.formats.sillytavern.card import embed_scripts
 
 #: the escrow part name of a linked script list (its entity id is derived from it)
 PART = ("regex", "regex_scripts")
@@ -59,7 +59,6 @@ def embedded_scripts(
         return raw_scripts, out
     if not raw_scripts:
         return raw_scripts, raw_scripts  # nothing embedded, or an empty list: not a set
-    refs = entity.links.get(KNOWLEDGE_REFS)
-    if refs is None or any(r.startswith("regex-") and r not in ctx.linked for r in refs):
-        return raw_scripts, raw_scripts  # no link list, or a link this context cannot resolve: keep
+    if keep_or_drop(entity, ctx, "regex", raw_scripts) is KEEP:
+        return raw_scripts, raw_scripts
     return raw_scripts, None  # the links say the scripts were removed
