@@ -385,3 +385,19 @@ def test_empty_or_malformed_preset_scripts() -> None:
             "p.json",
         )
     assert err.value.path == "$.extensions.regex_scripts[0].findRegex"
+
+
+def test_unknown_prompt_values_are_kept_verbatim() -> None:
+    tree = {
+        "prompts": [{"identifier": "a", "role": "tool", "injection_position": 2, "content": "x"}],
+        "prompt_order": [{"character_id": 100001, "order": [{"identifier": "a", "enabled": True}]}],
+        "reasoning_effort": "maximum",
+        "names_behavior": 7,
+    }
+    e = _decode(orjson.dumps(tree))
+    p = e.body.prompts[0]
+    assert (p.role, p.placement) == ("tool", "2")
+    assert (e.body.apiOptions.reasoningEffort, e.body.behavior.namesBehavior) == ("maximum", 7)
+    fresh = _fresh(e)
+    assert fresh["prompts"][0]["role"] == "tool" and fresh["prompts"][0]["injection_position"] == 2
+    assert fresh["reasoning_effort"] == "maximum" and fresh["names_behavior"] == 7
