@@ -7,13 +7,8 @@ import json
 import pytest
 
 from bunzai_codecs import read, write
-from bunzai_codecs.core import registry
 from bunzai_codecs.entities import LorebookBody
 from tests.formats.helpers import covered_losses, sample
-
-pytestmark = pytest.mark.skipif(
-    "sillytavern-lorebook" not in registry.CODECS, reason="the sillytavern-lorebook codec has not landed"
-)
 
 ST_WORLD = "sillytavern/world-harbor-town.json"
 
