@@ -25,7 +25,14 @@ from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "backyard": "bunzai_codecs.formats.backyard.legacy:BackyardCodec",
+    "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
+    "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
+    "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
+    "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
