@@ -154,7 +154,11 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path) -> dict[str, Any]:
     if trim:
         rule["trimStrings"] = trim
     phases: list[str] = []
-    for p in str_list(json_col(r, "placement", path, []), (*path, "placement")):
+    placement = arr(json_col(r, "placement", path, []), (*path, "placement"))
+    for i, p in enumerate(placement):
+        if not isinstance(p, str):
+            # a number is SillyTavern's placement, never Marinara's
+            raise Malformed("placement entries must be strings", path=_p((*path, "placement", i)))
         ph = PHASES.get(p, p)
         if ph not in phases:
             phases.append(ph)
@@ -234,10 +238,12 @@ def row_from_rule(rule: dict[str, Any], style: Style, *, with_id: bool) -> dict[
     if style.has("applyMode"):
         row["applyMode"] = mode
     chars = list(rule.get("characterIds") or [])
-    if style.has("targetCharacterIds") or not style.has("characterId"):
+    if style.has("targetCharacterIds"):
         row["targetCharacterIds"] = chars
-    else:
+    elif style.has("characterId"):
         row["characterId"] = chars[0] if chars else None
+    elif chars:
+        row["targetCharacterIds"] = chars
     presets = list(rule.get("presetIds") or [])
     if presets or (style.columns and "targetPromptPresetIds" in style.columns):
         row["targetPromptPresetIds"] = presets
