@@ -29,6 +29,11 @@ CODECS: dict[str, str | type[Codec]] = {
     "marinara-persona": "bunzai_codecs.formats.marinara.persona:MarinaraPersonaCodec",
     "marinara-preset": "bunzai_codecs.formats.marinara.preset:MarinaraPresetCodec",
     "marinara-regex": "bunzai_codecs.formats.marinara.regex:MarinaraRegexCodec",
+    "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
+    "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
+    "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
 
