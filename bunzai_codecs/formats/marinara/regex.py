@@ -61,7 +61,7 @@ NO_PLACEMENT = frozenset({"request", "display", "slash", "lorebook", "reasoning"
 APPLY_TARGETS: dict[str, list[str]] = {
     "prompt": ["prompt"],
     "display": ["display"],
-    "both": ["prompt", "display"],
+    "both": ["display", "prompt"],  # the order SillyTavern's reader gives both flags
 }
 
 

@@ -114,7 +114,7 @@ def test_api_rows_decode_field_by_field() -> None:
     assert b.trimStrings == ["~"]
     assert b.characterIds == ["char_Vesna01"]
     assert b.minDepth == 0 and b.sortOrder == 1
-    assert c.targets == ["prompt", "display"]  # applyMode both
+    assert c.targets == ["display", "prompt"]  # applyMode both
     assert c.phases == ["input"]
 
 
@@ -128,7 +128,7 @@ def test_single_export_names_the_set_after_its_script() -> None:
     e = load("regex.single.json")
     assert e.body.name == "Curly quotes"  # type: ignore[attr-defined]
     (r,) = e.body.rules  # type: ignore[attr-defined]
-    assert r.id == "0" and r.sortOrder == 5 and r.replace == "“$1”" and r.targets == ["prompt", "display"]
+    assert r.id == "0" and r.sortOrder == 5 and r.replace == "“$1”" and r.targets == ["display", "prompt"]
 
 
 def test_bulk_export_rules_get_index_ids() -> None:
