@@ -39,7 +39,10 @@ def merge3(raw: Any, base: Any, new: Any, *, list_key: ListKey | None = None) ->
                 out[k] = v  # never mapped: carried through
             # else: the writer made it for the old body, not the new one: removed
         for k, v in new.items():
-            if k not in raw:
+            # a key the writer makes for the old body too, with the same value, that the twin never
+            # had: the body did not change there, so the twin's absence wins (a writer default such
+            # as Risu's ``bookVersion`` must not appear in a row because a sibling field was edited)
+            if k not in raw and not (k in base and base[k] == v):
                 out[k] = v
         return out
     if isinstance(new, list) and isinstance(base, list) and isinstance(raw, list) and len(raw) == len(base):
