@@ -189,10 +189,11 @@ def preset_body(tree: dict[str, Any]) -> dict[str, Any]:
         samplers["maxTokens"] = tree["maxResponse"]
     body["samplers"] = samplers
     api: dict[str, Any] = {}
-    if tree.get("reasonEffort") in EFFORT_IN and _is_num(tree.get("reasonEffort")):
-        api["reasoningEffort"] = EFFORT_IN[tree["reasonEffort"]]
-    if tree.get("verbosity") in VERBOSITY_IN and _is_num(tree.get("verbosity")):
-        api["verbosity"] = VERBOSITY_IN[tree["verbosity"]]
+    effort, verbosity = tree.get("reasonEffort"), tree.get("verbosity")
+    if _is_num(effort) and effort in EFFORT_IN:
+        api["reasoningEffort"] = EFFORT_IN[effort]
+    if _is_num(verbosity) and verbosity in VERBOSITY_IN:
+        api["verbosity"] = VERBOSITY_IN[verbosity]
     tt = tree.get("thinkingTokens")
     if _is_num(tt) and tt != UNSET:
         api["thinkingTokens"] = tt

@@ -50,3 +50,26 @@ def test_samples_are_what_the_builder_makes() -> None:
     assert built, "the builder made nothing"
     for name, data in built.items():
         assert (out / name).read_bytes() == data, f"samples/risu/{name} is stale: run make_risu_samples.py"
+
+
+SAMPLES = HERE.parents[2] / "samples" / "risu"
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("lantern_harbor.risum", "risu-regex"),
+        ("harbor_night_shift_preset.risup", "risu-preset"),
+        ("mira_holt_persona.png", "risu-persona"),
+    ],
+)
+def test_truncation_at_every_length_is_a_typed_error(name: str, fmt: str) -> None:
+    from bunzai_codecs import read
+    from bunzai_codecs.core.errors import BunzaiError
+
+    data = (SAMPLES / name).read_bytes()
+    for n in range(len(data)):
+        try:
+            read(data[:n], name, format=fmt)
+        except BunzaiError as exc:
+            assert not getattr(exc, "internal", False), (n, str(exc))
