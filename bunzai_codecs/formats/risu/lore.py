@@ -317,3 +317,90 @@ def merge_rows(
     if len(out) == len(raw_rows) and all(a is b for a, b in zip(out, raw_rows, strict=True)):
         return raw_rows
     return out
+
+
+# -- the CCv3 character_book Risu writes beside module.risum -------------------------------------
+
+
+def _split_keys(v: Any) -> list[str]:
+    if isinstance(v, list):
+        return [str(x).strip() for x in v]
+    return [k.strip() for k in str(v or "").split(",")]
+
+
+def character_book(rows: list[Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """The ``character_book`` Risu writes for a row list (formats/risu.md §4.3, createBaseV3).
+
+    ``settings`` holds the book-level values (``scan_depth``, ``token_budget``,
+    ``recursive_scanning``: each left out when absent) and ``extensions`` (the lore extension bag,
+    ``risu_fullWordMatching`` included). Folder rows are written as entries, as Risu does.
+    """
+    book: dict[str, Any] = {}
+    for k in ("scan_depth", "token_budget", "recursive_scanning"):
+        if settings.get(k) is not None:
+            book[k] = settings[k]
+    book["extensions"] = dict(settings.get("extensions") or {})
+    entries = []
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        got = row.get("extentions")
+        ext: dict[str, Any] = got if isinstance(got, dict) else {}
+        x = dict(ext)
+        if row.get("activationPercent") is not None:
+            x["risu_activationPercent"] = row["activationPercent"]
+        if "loreCache" in row:
+            x["risu_loreCache"] = row["loreCache"]
+        e: dict[str, Any] = {"keys": _split_keys(row.get("key"))}
+        if row.get("selective"):
+            e["secondary_keys"] = _split_keys(row.get("secondkey"))
+        e["content"] = row.get("content", "")
+        e["extensions"] = x
+        e["enabled"] = True
+        e["insertion_order"] = row.get("insertorder", 100)
+        e["constant"] = row.get("alwaysActive", False)
+        e["selective"] = row.get("selective", False)
+        e["name"] = row.get("comment", "")
+        e["comment"] = row.get("comment", "")
+        e["case_sensitive"] = ext.get("risu_case_sensitive", False)
+        e["use_regex"] = row.get("useRegex", False)
+        e["mode"] = row.get("mode") or "normal"
+        if row.get("folder") is not None:
+            e["folder"] = row["folder"]
+        entries.append(e)
+    book["entries"] = entries
+    return book
+
+
+def book_settings(body: LorebookBody) -> dict[str, Any]:
+    """The book-level ``character_book`` values of a canonical lorebook."""
+    ext = dict(body.extensions or {})
+    ext["risu_fullWordMatching"] = bool(body.globalMatchWholeWords)
+    return {
+        "scan_depth": body.globalScanDepth,
+        "token_budget": body.tokenBudget,
+        "recursive_scanning": body.globalRecursion,
+        "extensions": ext,
+    }
+
+
+def settings_body(cb: Any) -> dict[str, Any]:
+    """The canonical book-level fields of a ``character_book`` (the rest of the lorebook comes
+    from module.risum's rows). Values of the wrong type are left to the twin."""
+    if not isinstance(cb, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for wire, field in (("scan_depth", "globalScanDepth"), ("token_budget", "tokenBudget")):
+        v = cb.get(wire)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            out[field] = v
+    if isinstance(cb.get("recursive_scanning"), bool):
+        out["globalRecursion"] = cb["recursive_scanning"]
+    ext = cb.get("extensions")
+    if isinstance(ext, dict):
+        if isinstance(ext.get("risu_fullWordMatching"), bool):
+            out["globalMatchWholeWords"] = ext["risu_fullWordMatching"]
+        rest = {k: v for k, v in ext.items() if k != "risu_fullWordMatching"}
+        if rest:
+            out["extensions"] = rest
+    return out
