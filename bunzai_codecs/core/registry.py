@@ -29,6 +29,8 @@ CODECS: dict[str, str | type[Codec]] = {
     "risu-persona": "bunzai_codecs.formats.risu.persona:RisuPersonaCodec",
     "risu-preset": "bunzai_codecs.formats.risu.preset:RisuPresetCodec",
     "risu-regex": "bunzai_codecs.formats.risu.regex:RisuRegexCodec",
+    "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
 
