@@ -35,6 +35,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
 from bunzai_codecs.entities.regex import RegexSetBody
+from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats.risu import jsformat, risup, scripts, toggles
 
 UNSET = -1000
@@ -414,22 +415,19 @@ class RisuPresetCodec(Codec):
     ) -> dict[str, Any]:
         """Re-embed the linked regex set as ``regex`` (through its twin rows when it came from here)."""
         refs = ctx.refs(entity, "regex")
-        links = entity.links.get(KNOWLEDGE_REFS)
         old = raw.get("regex") if raw else None
         if refs:
             rows: list[Any] = []
             for ref in refs:
                 rb = ref.body
                 assert isinstance(rb, RegexSetBody)
-                t = ref.twin(self.id)
-                trows = t.get("raw") if t else None
-                rows += scripts.merge_rows(trows, rb) if isinstance(trows, list) else scripts.body_to_rows(rb)
+                rows += scripts.rows_for(ref, rb, (self.id, *scripts.ROW_SOURCES))
                 ctx.embed(ref)
             if len(refs) == 1 and isinstance(old, list) and rows == old:
                 return tree
             return {**tree, "regex": rows}
-        if links is not None and not links and old:
-            return {**tree, "regex": []}  # the link was removed: drop the stale copy
         if raw is None:
             return {**tree, "regex": []}
+        if keep_or_drop(entity, ctx, "regex", old or None) is DROP:
+            return {**tree, "regex": []}  # the link was removed: drop the stale copy
         return tree

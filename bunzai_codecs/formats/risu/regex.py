@@ -29,6 +29,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
+from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
 from bunzai_codecs.formats.risu import jsformat, lore, risum, scripts
 
 #: codecs whose twin of a regex entity is a bare customscript row list
@@ -190,12 +191,7 @@ class RisuRegexCodec(Codec):
             return orjson.dumps(raw if merged is rows else {**raw, "data": merged})
         if isinstance(raw, list):
             return orjson.dumps(scripts.merge_rows(raw, body))
-        for fid in ROW_TWINS:
-            t = entity.twin(fid)
-            trows = t.get("raw") if t else None
-            if isinstance(trows, list) and all(isinstance(r, dict) for r in trows):
-                return orjson.dumps({"type": "regex", "data": scripts.merge_rows(trows, body)})
-        return orjson.dumps({"type": "regex", "data": scripts.body_to_rows(body)})
+        return orjson.dumps({"type": "regex", "data": scripts.rows_for(entity, body, ROW_TWINS)})
 
     def _encode_module(
         self,
@@ -214,7 +210,7 @@ class RisuRegexCodec(Codec):
         )
         unchanged = merged is rows and body.name == base.name and body.description == base.description
         lore_refs = ctx.refs(entity, "lorebook")
-        if unchanged and self._lore_unchanged(entity, lore_refs, module):
+        if unchanged and self._lore_unchanged(entity, ctx, lore_refs, module):
             for ref in lore_refs:
                 ctx.embed(ref)
             blob = (twin.get("blobs") or {}).get("risum")
@@ -226,14 +222,13 @@ class RisuRegexCodec(Codec):
         return orjson.dumps({"type": "regex", "data": merged})
 
     def _lore_unchanged(
-        self, entity: CanonicalEntity, refs: list[CanonicalEntity], module: dict[str, Any]
+        self, entity: CanonicalEntity, ctx: EmitContext, refs: list[CanonicalEntity], module: dict[str, Any]
     ) -> bool:
         rows = module.get("lorebook")
         had = isinstance(rows, list) and bool(rows)
-        links = entity.links.get(KNOWLEDGE_REFS)
         if not refs:
-            # no resolvable lorebook: unchanged unless the link list was emptied on purpose
-            return not (had and links is not None and not links)
+            # no resolvable lorebook: unchanged unless the links say it was removed
+            return not had or keep_or_drop(entity, ctx, "lorebook", rows) is KEEP
         if not had or len(refs) != 1:
             return False
         ref = refs[0]
