@@ -1,7 +1,11 @@
 """``risu-lorebook``: RisuAI's lorebook export ``{"type":"risu","ver":1,"data":[rows]}``.
 
-Detection: 1.0 for the native envelope (``type == "risu"`` with a ``data`` list). Rows map through
-lore.py (folders -> categories, ids stable under repeats, decorators left in ``content``).
+Detection: 1.0 for the native envelope (``type == "risu"`` with a ``data`` list); 0.75 for a bare
+CCv3 ``character_book`` object (``entries`` an array: a card-extracted or Chub book, which Risu's
+lorebook import also takes), below the SillyTavern lorebook codec's claim on the same shape. Rows
+map through lore.py (folders -> categories, ids stable under repeats, decorators left in
+``content``); a ``character_book`` maps through the shared ``_shared/character_book.py`` and is
+written back in its own shape.
 
 Encode: Risu writes the envelope as compact JSON. The rows come from the best twin there is: this
 codec's own envelope, else the rows of a module (``risu-regex``) or a ``.charx`` (``risu``) the
@@ -18,8 +22,11 @@ import orjson
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared import character_book as cbook
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.risu import lore
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
@@ -57,18 +64,22 @@ def envelope_rows(tree: Any) -> list[Any] | None:
 
 
 def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any], Any]:
-    """(rows, the twin tree they came from or None) for a lorebook entity, overlaid with ``body``."""
+    """(rows, the envelope they came from or None) for a lorebook entity, overlaid with ``body``."""
     own = entity.twin(RisuLorebookCodec.id)
     raw = own.get("raw") if own else None
     rows = envelope_rows(raw)
     if rows is not None:
         return lore.merge_rows(rows, body), raw
-    for fid in ROW_TWINS:
-        t = entity.twin(fid)
-        trows = t.get("raw") if t else None
-        if isinstance(trows, list) and all(isinstance(r, dict) for r in trows):
-            return lore.merge_rows(trows, body), None
-    return lore.body_to_rows(body), None
+    return lore.rows_for(entity, body, ROW_TWINS), None
+
+
+def _ccv3_book(j: dict[str, Any]) -> bool:
+    """A bare CCv3 ``character_book`` (entries carry ``content``), not another app's book that
+    happens to have an ``entries`` array (NovelAI's has ``lorebookVersion`` and ``text``)."""
+    if "type" in j or "lorebookVersion" in j or not cbook.is_character_book(j):
+        return False
+    entries = j["entries"]
+    return not entries or (isinstance(entries[0], dict) and isinstance(entries[0].get("content"), str))
 
 
 class RisuLorebookCodec(Codec):
@@ -84,12 +95,19 @@ class RisuLorebookCodec(Codec):
         j = s.json_object
         if j is None:
             return 0.0
-        return 1.0 if envelope_rows(j) is not None else 0.0
+        if envelope_rows(j) is not None:
+            return 1.0
+        return 0.75 if _ccv3_book(j) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
         rows = envelope_rows(tree)
         if rows is None:
+            if isinstance(tree, dict) and cbook.is_character_book(tree):
+                ctx = MapContext("$")
+                e = self.entity(s, cbook.book_to_body(tree, ctx), raw=tree)
+                e.warnings.extend(ctx.warnings)
+                return Decoded([e])
             raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
         body = lore.rows_to_body(rows, at="$.data")
         return Decoded([self.entity(s, body, raw=tree)])
@@ -97,6 +115,23 @@ class RisuLorebookCodec(Codec):
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = entity.body
         assert isinstance(body, LorebookBody)
+        own = entity.twin(self.id)
+        raw_book = own.get("raw") if own else None
+        if (
+            isinstance(raw_book, dict)
+            and envelope_rows(raw_book) is None
+            and cbook.is_character_book(raw_book)
+        ):
+            # a character_book came in: it goes out in its own shape, overlaid with the body
+            spelling = cbook.book_spelling(raw_book)
+            base = LorebookBody.model_validate(cbook.book_to_body(raw_book, MapContext("$")))
+            tree = merge3(
+                raw_book,
+                cbook.body_to_book(base, spelling=spelling),
+                cbook.body_to_book(body, spelling=spelling),
+                list_key=cbook.ENTRY_KEY,
+            )
+            return orjson.dumps(tree)
         rows, raw = lore_rows_for(entity, body)
         if raw is not None:
             tree = raw if rows is raw["data"] else {**raw, "data": rows}

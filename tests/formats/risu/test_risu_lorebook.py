@@ -201,3 +201,23 @@ def test_corpus_folder_keys_are_u_f000(corpus: Path) -> None:
     assert all(c.id.startswith(F) for c in body.categories)
     ids = {c.id for c in body.categories}
     assert sum(1 for e in body.entries if e.categoryId in ids) == 85
+
+
+def test_a_bare_character_book_scores_075_and_keeps_its_shape() -> None:
+    book = {
+        "name": "Harbor",
+        "entries": [
+            {"id": 0, "keys": ["dock"], "content": "Wet planks.", "insertion_order": 10, "enabled": True},
+            {"id": 1, "keys": ["/pie?r/i"], "content": "Long pier.", "insertion_order": 20, "enabled": True},
+        ],
+    }
+    assert _score(book) == 0.75
+    assert _score({**book, "type": "other"}) == 0.0
+    # NovelAI's lorebook also has an entries array: not a character_book
+    assert _score({"lorebookVersion": 6, "entries": [{"keys": ["a"], "text": "b"}]}) == 0.0
+    d = read(orjson.dumps(book), "book.json", format="risu-lorebook")
+    body = d.primary.body
+    assert isinstance(body, LorebookBody)
+    assert [e.title for e in body.entries] == ["Entry 1", "Entry 2"]
+    assert body.entries[1].triggers and body.entries[1].triggers[0].isRegex
+    assert orjson.loads(write(d.primary, "risu-lorebook").data) == book
