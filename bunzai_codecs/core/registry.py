@@ -25,6 +25,7 @@ from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "risu": "bunzai_codecs.formats.risu.charx:RisuCharxCodec",
     "risu-lorebook": "bunzai_codecs.formats.risu.lorebook:RisuLorebookCodec",
     "risu-persona": "bunzai_codecs.formats.risu.persona:RisuPersonaCodec",
     "risu-preset": "bunzai_codecs.formats.risu.preset:RisuPresetCodec",

@@ -285,6 +285,132 @@ def preset_tree() -> dict[str, Any]:
     }
 
 
+#: an 8x8 baseline JPEG (made once for this sample; the front of the .jpeg hybrid card)
+JPEG_8X8 = (
+    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hn"
+    "Pk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2Nj"
+    "Y2P/wAARCAAIAAgDASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQID"
+    "AAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlq"
+    "c3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3"
+    "+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEI"
+    "FEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImK"
+    "kpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDn"
+    "KKKK9A5j/9k="
+)
+#: a 4x4 WebP (made once): what Risu's image compression writes under a .png name
+WEBP_4X4 = "UklGRjoAAABXRUJQVlA4IC4AAACwAQCdASoEAAQAAgA0JaACdLoABGaAAP7n5L/6aR/xpH/GkfMW/ztbDEE8AAAA"
+
+CHAR = "Oswin the Lamplighter"
+
+
+def charx_assets() -> list[tuple[dict[str, Any], bytes]]:
+    """(card asset row, bytes) in card order; the paths follow Risu's writer (duplicate names get _1)."""
+    import base64
+
+    webp = base64.b64decode(WEBP_4X4)
+    rows = [
+        ("icon", "lamp", "assets/icon/image/lamp.png", png_image(2, 2, (250, 200, 60))),
+        ("icon", "lamp", "assets/icon/image/lamp_1.png", webp),  # same name, second file
+        ("x-risu-asset", "harbor_map", "assets/other/image/harbor_map.png", webp),
+        ("emotion", "smile", "assets/emotion/image/smile.png", webp),
+        ("icon", "main", "assets/icon/image/main.png", png_image(4, 4, (30, 60, 120))),
+    ]
+    return [({"type": t, "uri": "embeded://" + path, "name": n, "ext": "png"}, b) for t, n, path, b in rows]
+
+
+def charx_module() -> dict[str, Any]:
+    m = module_tree()["module"]
+    return {
+        "module": {
+            "name": f"{CHAR} Module",
+            "description": f"Module for {CHAR}",
+            "id": "0b7e6a52-3c1d-4f8e-9a20-5d6c7b8a9e01",
+            "trigger": m["trigger"],
+            "regex": m["regex"],
+            "lorebook": lorebook_rows(),
+        },
+        "type": "risuModule",
+    }
+
+
+def charx_card() -> dict[str, Any]:
+    from bunzai_codecs.formats.risu import lore
+
+    settings = {"scan_depth": 4, "token_budget": 2000, "recursive_scanning": False}
+    settings["extensions"] = {"risu_fullWordMatching": False}
+    return {
+        "spec": "chara_card_v3",
+        "spec_version": "3.0",
+        "data": {
+            "name": CHAR,
+            "description": "{{char}} tends the lamps of Lantern Harbor and talks to them like old friends.",
+            "personality": "patient, dry-humoured, superstitious about fog",
+            "scenario": "A fog bank rolls in while {{user}} waits for the night ferry.",
+            "first_mes": "*Oswin lifts his lantern.* Ferry's late again. Fog ate it, I reckon.",
+            "mes_example": "<START>\n{{user}}: Is it safe?\n{{char}}: Safe as a lamp in a storm.",
+            "creator_notes": "Sample card written for bunzai's tests.",
+            "system_prompt": "",
+            "post_history_instructions": "",
+            "alternate_greetings": ["*The foghorn sounds twice.* That means trouble, or a wedding."],
+            "character_book": lore.character_book(lorebook_rows(), settings),
+            "tags": ["harbor", "slice of life"],
+            "creator": "bunzai",
+            "character_version": "1.2",
+            "extensions": {
+                "risuai": {
+                    "bias": [["fog", 5]],
+                    "viewScreen": "emotion",
+                    "utilityBot": False,
+                    "sdData": [["always", "old man, lantern"], ["negative", ""]],
+                    "backgroundHTML": "<div class='fog'></div>",
+                    "additionalText": "",
+                    "virtualscript": "",
+                    "largePortrait": True,
+                    "lorePlus": False,
+                    "inlayViewScreen": False,
+                    "newGenData": {
+                        "prompt": "",
+                        "negative": "",
+                        "instructions": "",
+                        "emotionInstructions": "",
+                    },
+                    "vits": {},
+                    "lowLevelAccess": False,
+                    "defaultVariables": "fog=1\nferry_late=0",
+                    "prebuiltAssetCommand": "",
+                    "prebuiltAssetExclude": [],
+                    "prebuiltAssetStyle": "",
+                },
+                "depth_prompt": {"depth": 0, "prompt": ""},
+            },
+            "group_only_greetings": [],
+            "nickname": "Oz",
+            "source": [],
+            "creation_date": 1745411957356,  # Risu: milliseconds
+            "modification_date": 1772896582,  # Risu: seconds
+            "assets": [row for row, _ in charx_assets()],
+        },
+    }
+
+
+def charx_members() -> list[tuple[str, bytes]]:
+    """Risu's write order: x_meta then the file for each asset, module.risum, card.json last."""
+    from bunzai_codecs.formats.risu import charx, jsformat, risum
+
+    out: list[tuple[str, bytes]] = []
+    seen: set[str] = set()
+    for row, data in charx_assets():
+        meta = f"x_meta/{row['name']}.json"
+        if meta in seen:
+            meta = f"x_meta/{row['name']}_1.json"
+        seen.add(meta)
+        out.append((meta, charx.x_meta(data)))
+        out.append((row["uri"][len("embeded://") :], data))
+    out.append(("module.risum", risum.pack_module(charx_module(), [], "indent2")))
+    out.append(("card.json", jsformat.stringify(charx_card(), 4).encode("utf-8")))
+    return out
+
+
 def persona_payload() -> dict[str, Any]:
     return {
         "name": "Mira Holt",
@@ -309,6 +435,16 @@ def build() -> dict[str, bytes]:
     files["harbor_night_shift_preset.risup"] = risup.write_preset(
         {**preset, "localStopStrings": jsformat.UNDEFINED}
     )
+    from bunzai_codecs.core.archive import ZIP_DEFLATED, ZIP_STORED, ZipMemberSpec, write_zip
+
+    members = [
+        ZipMemberSpec(n, b, ZIP_DEFLATED if n.endswith((".json", ".risum")) else ZIP_STORED)
+        for n, b in charx_members()
+    ]
+    zipped = write_zip(members)
+    files["oswin_the_lamplighter.charx"] = zipped
+    # the hybrid: a JPEG with the zip appended, offsets counted from the zip's own start (fflate)
+    files["oswin_the_lamplighter.jpeg"] = base64.b64decode(JPEG_8X8) + zipped
     payload = base64.b64encode(orjson.dumps(persona_payload()))
     files["mira_holt_persona.png"] = png.replace_text(
         png_image(3, 3, (90, 140, 200)), remove=[], add=[png.make_text_chunk("persona", payload)]
