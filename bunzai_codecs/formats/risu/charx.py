@@ -513,11 +513,17 @@ class RisuCharxCodec(Codec):
 
     def _materialise(self, card: Any, files: dict[str, bytes]) -> tuple[Any, dict[str, bytes]]:
         """``data:`` asset uris written out as archive files with ``embeded://`` uris, the way Risu
-        exports every asset; everything else is left as it is."""
+        exports every asset; an ``embeded://`` row with no file in this archive is left out (Risu's
+        reader refuses a card whose uri names no entry); everything else is left as it is."""
         data = card.get("data") if isinstance(card, dict) else None
         assets = data.get("assets") if isinstance(data, dict) else None
         if not isinstance(assets, list) or not any(
-            isinstance(a, dict) and str(a.get("uri", "")).startswith("data:") for a in assets
+            isinstance(a, dict)
+            and (
+                str(a.get("uri", "")).startswith("data:")
+                or (str(a.get("uri", "")).startswith(EMBED) and str(a["uri"])[len(EMBED) :] not in files)
+            )
+            for a in assets
         ):
             return card, {}
         taken = set(files)
@@ -525,6 +531,8 @@ class RisuCharxCodec(Codec):
         out_assets = []
         for n, a in enumerate(assets):
             uri = a.get("uri", "") if isinstance(a, dict) else ""
+            if isinstance(uri, str) and uri.startswith(EMBED) and uri[len(EMBED) :] not in files:
+                continue  # no bytes for it here (another app's archive): Risu would refuse the card
             if not (isinstance(uri, str) and uri.startswith("data:") and ";base64," in uri):
                 out_assets.append(a)
                 continue

@@ -490,3 +490,19 @@ def test_a_removed_asset_leaves_the_archive() -> None:
     got = read_like_risu(out)
     assert "assets/other/image/harbor_map.png" not in got["assets"]
     assert "assets/emotion/image/smile.png" in got["assets"]
+
+
+def test_an_embedded_uri_without_bytes_is_not_written() -> None:
+    body = CharacterBody.model_validate(
+        {
+            "identity": {"name": "Cap"},
+            "media": {
+                "assets": [
+                    {"role": "background", "ref": "embeded://assets/background/image/b.webp", "name": "b"}
+                ]
+            },
+        }
+    )
+    data = registry.get("risu").encode(CanonicalEntity(kind="character", id="c", body=body), EmitContext())
+    got = read_like_risu(data)  # would fail on a dangling embeded:// uri
+    assert got["card"]["data"]["assets"] == []
