@@ -170,20 +170,27 @@ def asset_path(atype: str, name: str, ext: str, taken: set[str], n: int) -> str:
 
 
 class RisuDialect(TavernDialect):
-    """``data.extensions.risuai`` on a Tavern card (risuai.py). ``charx`` leaves the scripts out of
-    card.json, as Risu does when it writes module.risum beside it."""
+    """``data.extensions.risuai`` on a Tavern card (risuai.py).
+
+    ``charx`` leaves the scripts out of card.json, as Risu does when it writes module.risum beside
+    it. ``always`` writes the block for every body (Risu's own export); without it the block is
+    written only for a body that has Risu data, so another app's Tavern codec can plug this dialect
+    in (e.g. for Risu's PNG cards) without adding ``risuai`` to every card it writes.
+    """
 
     name = "risu"
     claims = frozenset({risuai.KEY})
 
-    def __init__(self, *, charx: bool = True) -> None:
+    def __init__(self, *, charx: bool = True, always: bool = True) -> None:
         self.charx = charx
+        self.always = always
 
     def read(self, data: Any, body: dict[str, Any], ctx: MapContext) -> None:
         risuai.read_risuai(data, body, ctx.path)
 
     def write(self, body: CharacterBody, data: dict[str, Any]) -> None:
-        data.setdefault("extensions", {})[risuai.KEY] = risuai.write_risuai(body, charx=self.charx)
+        if self.always or risuai.has_risu_data(body):
+            data.setdefault("extensions", {})[risuai.KEY] = risuai.write_risuai(body, charx=self.charx)
 
 
 CHARX_DIALECT = RisuDialect(charx=True)

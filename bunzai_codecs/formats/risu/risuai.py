@@ -162,6 +162,23 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
         beh["prebuiltAsset"] = pre
 
 
+def has_risu_data(body: Any) -> bool:
+    """True when a ``CharacterBody`` holds anything only ``risuai`` can carry."""
+    beh = body.behavior
+    return bool(
+        body.bias
+        or body.settings.risu.model_dump(exclude_none=True)
+        or body.persona.imagePrompt.rows
+        or body.persona.imagePrompt.instructions
+        or body.persona.imagePrompt.emotionInstructions
+        or (body.persona.voice is not None and body.persona.voice.provider == "vits")
+        or body.attribution.license is not None
+        or body.prompts.additionalText
+        or beh.model_dump(exclude_none=True, exclude={"prebuiltAsset"})
+        or beh.prebuiltAsset.model_dump(exclude_none=True)
+    )
+
+
 def write_risuai(body: Any, *, scripts: list[Any] | None = None, charx: bool = True) -> dict[str, Any]:
     """A fresh ``risuai`` object for a ``CharacterBody``, in Risu's own key order (createBaseV3).
 

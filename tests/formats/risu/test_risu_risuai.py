@@ -164,3 +164,16 @@ def test_write_then_read_is_stable() -> None:
     assert once.bias == body.bias and once.attribution.license == "MIT"
     assert once.behavior.prebuiltAsset.command == "" and once.behavior.privileged is True
     assert twice == once
+
+
+def test_the_dialect_can_stay_quiet_for_cards_without_risu_data() -> None:
+    from bunzai_codecs.formats._shared.tavern import body_to_data
+    from bunzai_codecs.formats.risu.charx import RisuDialect
+
+    quiet = RisuDialect(charx=False, always=False)
+    plain = CharacterBody.model_validate({"identity": {"name": "A"}})
+    assert "risuai" not in body_to_data(plain, dialects=(quiet,))["extensions"]
+    risu = CharacterBody.model_validate({"identity": {"name": "A"}, "settings": {"risu": {"lorePlus": True}}})
+    r = body_to_data(risu, dialects=(quiet,))["extensions"]["risuai"]
+    assert r["lorePlus"] is True and r["customScripts"] == [] and r["triggerscript"] == []
+    assert "risuai" in body_to_data(plain, dialects=(RisuDialect(),))["extensions"]
