@@ -31,6 +31,9 @@ CODECS: dict[str, str | type[Codec]] = {
     "risu-preset": "bunzai_codecs.formats.risu.preset:RisuPresetCodec",
     "risu-regex": "bunzai_codecs.formats.risu.regex:RisuRegexCodec",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
+    "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 

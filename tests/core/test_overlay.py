@@ -30,12 +30,12 @@ def test_new_keys_are_appended() -> None:
     assert merge3({"a": 1}, {"a": 1}, {"a": 1, "b": 2}) == {"a": 1, "b": 2}
 
 
-def test_a_writer_default_the_twin_never_had_is_not_added_when_a_sibling_changes() -> None:
-    raw = {"name": "A"}
-    base = {"name": "A", "bookVersion": 2}
-    new = {"name": "B", "bookVersion": 2}
-    assert merge3(raw, base, new) == {"name": "B"}
-    assert merge3(raw, base, {"name": "B", "bookVersion": 3}) == {"name": "B", "bookVersion": 3}
+def test_a_default_the_twin_never_wrote_stays_unwritten_when_a_sibling_changes() -> None:
+    raw = {"content": "a"}  # an old file: no "sticky" key at all
+    base = {"content": "a", "sticky": None}
+    new = {"content": "b", "sticky": None}
+    assert merge3(raw, base, new) == {"content": "b"}
+    assert merge3(raw, base, {"content": "b", "sticky": 2}) == {"content": "b", "sticky": 2}
 
 
 def test_lists_merge_by_position_and_take_the_new_tail() -> None:
