@@ -209,6 +209,8 @@ def entry_from(
         entry["selective"] = flag(e, "selective", path, False)
     logic = e.get("selectiveLogic")
     if logic is not None:
+        if not isinstance(logic, str):
+            raise bad("selectiveLogic must be a string", (*path, "selectiveLogic"))
         if logic in LOGIC:
             entry["selectiveLogic"] = LOGIC[logic]
         elif warnings is not None:

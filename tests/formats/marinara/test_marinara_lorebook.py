@@ -223,6 +223,10 @@ def test_fresh_export_reads_back() -> None:
         (lambda d: d["entries"][0].__setitem__("position", [2]), "$.data.entries[0].position"),
         (lambda d: d["entries"][0].__setitem__("enabled", 1), "$.data.entries[0].enabled"),
         (lambda d: d["folders"].__setitem__(0, None), "$.data.folders[0]"),
+        (
+            lambda d: d["entries"][1].__setitem__("selectiveLogic", ["not"]),
+            "$.data.entries[1].selectiveLogic",
+        ),
         (lambda d: d["lorebook"].__setitem__("tags", "[bad"), "$.data.lorebook.tags"),
     ],
 )
