@@ -241,3 +241,51 @@ def test_sillytavern_card_to_marinara(name: str) -> None:
     assert [e.kind for e in mar.entities] == [e.kind for e in src.entities]
     for a, b in zip(src.entities[1:], mar.entities[1:], strict=True):
         assert a.body == b.body
+
+
+# -- regex <-> RisuAI ----------------------------------------------------------------------------
+
+RISU_SAMPLES = SAMPLES.parent / "risu"
+
+
+def test_regex_to_risu_keeps_what_a_risu_script_holds() -> None:
+    src = read(sample_bytes("regex.api-rows.json"), "regex.api-rows.json")
+    risu = _hop(src, "risu-regex", "regex.api-rows.json")
+    losses = _losses(src.primary, risu.primary, "marinara-regex", "risu-regex")
+    # Risu scripts have no id (the index is the id) and one `type`: a second phase, or the phase of
+    # a disabled script (Risu's type "disabled"), has no home
+    assert sorted(losses) == sorted(
+        [
+            "rules[0].id: 'rx_Hq3mT0aZ9vLw' -> '0'",
+            "rules[1].id: 'rx_Pc81nDkq2sYe' -> '1'",
+            "rules[2].id: 'rx_Zq0vBe4LmW7t' -> '2'",
+            "rules[0].phases[1]: removed",
+            "rules[1].phases[0]: removed",
+        ]
+    )
+    for a, b in zip(src.primary.body.rules, risu.primary.body.rules, strict=True):  # type: ignore[attr-defined]
+        assert (a.label, a.find, a.replace, a.enabled) == (b.label, b.find, b.replace, b.enabled)
+
+
+@pytest.mark.parametrize("name", ["harbor_regexscript_export.json", "lantern_harbor.risum"])
+def test_risu_regex_to_marinara(name: str) -> None:
+    from bunzai_codecs.formats.marinara.regex import NO_PLACEMENT
+
+    src = read((RISU_SAMPLES / name).read_bytes(), name)
+    rx = next(e for e in src.entities if e.kind == "regex")
+    assert rx.source is not None
+    mar = read(write(rx, "marinara-regex").data, "x.json", format="marinara-regex").primary
+    losses = _losses(rx, mar, rx.source.format, "marinara-regex")
+    src_rules = rx.body.rules  # type: ignore[attr-defined]
+    for loss in [x for x in losses if not x.startswith("name:")]:  # the set name is the file name
+        i = int(loss.split("[", 2)[1].split("]")[0])
+        # only phases Marinara has no placement for (display, request...) are dropped
+        assert ".phases[" in loss and any(p in NO_PLACEMENT for p in src_rules[i].phases), loss
+    for a, b in zip(src_rules, mar.body.rules, strict=True):  # type: ignore[attr-defined]
+        assert (a.label, a.find, a.flags, a.replace, a.enabled) == (
+            b.label,
+            b.find,
+            b.flags,
+            b.replace,
+            b.enabled,
+        )
