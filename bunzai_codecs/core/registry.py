@@ -25,6 +25,11 @@ from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "marinara-character": "bunzai_codecs.formats.marinara.character:MarinaraCharacterCodec",
+    "marinara-lorebook": "bunzai_codecs.formats.marinara.lorebook:MarinaraLorebookCodec",
+    "marinara-persona": "bunzai_codecs.formats.marinara.persona:MarinaraPersonaCodec",
+    "marinara-preset": "bunzai_codecs.formats.marinara.preset:MarinaraPresetCodec",
+    "marinara-regex": "bunzai_codecs.formats.marinara.regex:MarinaraRegexCodec",
     "backyard": "bunzai_codecs.formats.backyard.legacy:BackyardCodec",
     "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
     "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
