@@ -14,8 +14,13 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/bunzai detect samples
-	$(BIN)/bunzai inspect samples/vaud/aria.vaud.json --pretty > out-inspect.json
-	@echo "bunzai detect + inspect ran over samples/; canonical entities of aria: out-inspect.json"
+	@mkdir -p out
+	$(BIN)/bunzai inspect samples/vaud/aria.vaud.json --pretty > out/aria.inspect.json
+	$(BIN)/bunzai inspect samples/sillytavern/lighthouse-keeper.v2.json --pretty > out/lighthouse-keeper.inspect.json
+	$(BIN)/bunzai convert samples/sillytavern/tidepool.png --to sillytavern -o out/tidepool.png
+	$(BIN)/bunzai convert samples/sillytavern/lighthouse-keeper.v2.json --to vaud-json -o out/lighthouse-keeper.vaud.json
+	$(BIN)/bunzai convert out/lighthouse-keeper.vaud.json --to sillytavern -o out/lighthouse-keeper.json
+	@echo "bunzai detect ran over samples/; canonical entities and round trips are in out/"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -27,6 +27,8 @@ CODECS: dict[str, str | type[Codec]] = {
     "agnai": "bunzai_codecs.formats.agnai.codec:AgnaiCharacterCodec",
     "agnai-lorebook": "bunzai_codecs.formats.agnai.lorebook:AgnaiLorebookCodec",
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
 
