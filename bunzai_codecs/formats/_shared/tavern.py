@@ -166,6 +166,8 @@ class TavernDialect:
     name: str = "tavern"
     #: ``data.extensions`` keys this dialect reads and writes
     claims: frozenset[str] = frozenset()
+    #: canonical paths this dialect adds to the codec that applies it (its ``coverage`` is ORed in)
+    coverage: Coverage = Coverage.of()
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
         """Map this app's keys of ``data`` into ``body`` (see the class docstring)."""

@@ -41,6 +41,7 @@ from bunzai_codecs.formats.agnai.mapping import (
     persona_from_agnai,
     persona_to_agnai,
     portrait_from_agnai,
+    portrait_to_agnai,
     put,
     seconds_to_iso,
     sprite_from_agnai,
@@ -95,7 +96,8 @@ CHARACTER_COVERAGE = Coverage.of(
         "an Agnai character has no prefill: a prefill key is read when present and written only "
         "when the twin had one",
         "imageSettings carries the four prompt affixes; sampler and provider keys stay in the twin",
-        "alternate greeting titles, extra media assets and Risu settings have no place",
+        "alternate greeting titles, extra media assets and Risu settings have no place; a "
+        "container-internal portrait (ccdefault:, embeded://, __asset:) is not written as the avatar",
     ],
 )
 
@@ -196,8 +198,7 @@ def body_to_card(body: CharacterBody, *, prefill: bool = False) -> dict[str, Any
     out: dict[str, Any] = {"kind": CHARACTER, "name": body.identity.name}
     put(out, "description", body.attribution.creatorNotes)
     put(out, "appearance", p.appearance)
-    if body.media.portrait is not None:
-        out["avatar"] = body.media.portrait.ref
+    put(out, "avatar", portrait_to_agnai(body.media.portrait.ref if body.media.portrait else None))
     structured = p.structured.model_dump(exclude_none=True) if p.structured is not None else None
     out["persona"] = persona_to_agnai(structured, body.identity.description, p.personality)
     out["greeting"] = body.greetings.firstMessage or ""

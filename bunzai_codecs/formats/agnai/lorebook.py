@@ -2,8 +2,8 @@
 
 Detection (seed): 1.0 for the ``kind: "memory"`` marker; 0.9 for a kind-less book whose first entry
 still has the native ``entry`` + ``keywords`` shape; 0.7 for a standalone CCv3/Chub
-``character_book`` (entries with ``keys``/``content``), which Agnai imports and this codec re-exports
-as a real MemoryBook; 0 otherwise (a SillyTavern world has keyed ``entries``, a Risu file none).
+``character_book`` (entries with ``keys``/``content``), read through the shared CCv3 book mapper and
+re-exported as a real MemoryBook; 0 otherwise (a SillyTavern world has keyed ``entries``, a Risu file none).
 
 The field map and the per-entry overlay live in ``memory.py``, shared with the ``characterBook`` of
 a native Agnai character.
@@ -19,8 +19,10 @@ from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.character_book import book_to_body, is_character_book
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.agnai import memory
-from bunzai_codecs.formats.agnai.mapping import bad, is_num, opt_str, opt_strs, put
+from bunzai_codecs.formats.agnai.mapping import bad
 
 #: JSON.stringify(book, null, 2), as Agnai's export button writes
 JSON_OPTIONS = orjson.OPT_INDENT_2
@@ -78,53 +80,9 @@ def is_native_book(t: dict[str, Any]) -> bool:
 def is_ccv3_book(t: dict[str, Any]) -> bool:
     """A standalone CCv3/Chub ``character_book``: array entries with ``keys`` and/or ``content``,
     and no card around it."""
-    if "spec" in t or "data" in t or "kind" in t:
+    if "spec" in t or "data" in t or "kind" in t or _first_entry(t) is None:
         return False
-    first = _first_entry(t)
-    return first is not None and ("keys" in first or "content" in first)
-
-
-# --- the CCv3 soft-import path (A2.2: Agnai's own character_book -> MemoryBook mapping) ----------
-
-
-def ccv3_to_memory(book: dict[str, Any]) -> dict[str, Any]:
-    """A CCv3 ``character_book`` as the MemoryBook Agnai makes of it on import (A2.2):
-    ``insertion_order`` -> ``weight`` (default 100), ``priority`` (default 100), ``name`` (default
-    ``Unnamed``), ``content`` -> ``entry``, ``keys`` -> ``keywords``, ``secondary_keys`` ->
-    ``secondaryKeys``; ``id``, ``comment``, ``enabled``, ``selective``, ``constant``, ``position``
-    as they are. Agnai maps nothing else (case_sensitive, probability, entry extensions)."""
-    out: dict[str, Any] = {"kind": memory.MEMORY, "name": opt_str(book, "name", ()) or "Character book"}
-    put(out, "description", book.get("description"))
-    for src, dst in (
-        ("scan_depth", "scanDepth"),
-        ("token_budget", "tokenBudget"),
-        ("recursive_scanning", "recursiveScanning"),
-        ("extensions", "extensions"),
-    ):
-        put(out, dst, book.get(src))
-    rows = book.get("entries")
-    if not isinstance(rows, list):
-        raise bad("a character_book's entries must be a list", ("entries",))
-    entries = []
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise bad("an entry must be an object", ("entries", i))
-        path = ("entries", i)
-        weight = row.get("insertion_order")
-        priority = row.get("priority")
-        e: dict[str, Any] = {
-            "name": opt_str(row, "name", path) or "Unnamed",
-            "entry": opt_str(row, "content", path) or "",
-            "keywords": opt_strs(row, "keys", path) or [],
-            "weight": weight if is_num(weight) else 100,
-            "priority": priority if is_num(priority) else 100,
-        }
-        for k in ("id", "comment", "enabled", "selective", "constant", "position"):
-            put(e, k, row.get(k))
-        put(e, "secondaryKeys", opt_strs(row, "secondary_keys", path))
-        entries.append(e)
-    out["entries"] = entries
-    return out
+    return is_character_book(t)
 
 
 class AgnaiLorebookCodec(Codec):
@@ -155,7 +113,11 @@ class AgnaiLorebookCodec(Codec):
         if not isinstance(tree, dict):
             raise bad(f"a memory book must be an object, not {type(tree).__name__}", ())
         if tree.get("kind") != memory.MEMORY and not is_native_book(tree) and is_ccv3_book(tree):
-            body, warnings = memory.book_to_canonical(ccv3_to_memory(tree))
+            # the seed's soft-import path: the shared CCv3 book mapper, so the book canonicalises as
+            # it does in a Tavern card; the twin is marked so export writes a real MemoryBook
+            ctx = MapContext("$")
+            body = book_to_body(tree, ctx)
+            warnings = ctx.warnings
             e = self.entity(s, body, raw=tree, shape=CCV3_SHAPE)
         else:
             body, warnings = memory.book_to_canonical(tree)

@@ -14,7 +14,6 @@ no Agnai code is used here).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -257,6 +256,19 @@ def guess_mime(ref: str) -> str | None:
     return _EXT_MIME.get(stem[dot + 1 :].lower())
 
 
+#: portrait refs that only mean something inside another app's container (a CCv3 card's default
+#: icon, a CHARX member, a Risu asset index): Agnai's ``avatar`` cannot point at them
+CONTAINER_REFS = ("ccdefault:", "embeded://", "embedded://", "__asset:")
+
+
+def portrait_to_agnai(ref: str | None) -> str | None:
+    """The ``avatar`` for a canonical portrait ref: a ``data:`` URL, URL or path as it is; a
+    container-internal ref is not written."""
+    if ref is None or ref.startswith(CONTAINER_REFS):
+        return None
+    return ref
+
+
 def portrait_from_agnai(avatar: str | None) -> dict[str, Any] | None:
     """Agnai ``avatar`` (a ``data:`` URL for a guest, ``/assets/char-<id>.<ext>`` on a server)."""
     if not avatar:
@@ -292,5 +304,58 @@ def seconds_to_iso(value: float) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
 
 
-def first_of(seq: Sequence[Any] | None) -> Any:
-    return seq[0] if seq else None
+# --- the Agnai block of a Tavern export (A1.1: data.extensions.agnai) -----------------------------
+
+#: the keys Agnai's Tavern export writes under ``extensions.agnai``, in its order
+EXTENSION_KEYS = ("voice", "persona", "appearance", "json", "sprite")
+
+
+def extension_to_body(agnai: Any, path: Path = ()) -> dict[str, dict[str, Any]]:
+    """``extensions.agnai`` -> canonical pieces ``{section: {field: value}}`` on the same paths as a
+    native character: ``persona.structured``, ``persona.voice``, ``persona.appearance``,
+    ``settings.responseSchema``, ``media.sprite``.
+
+    A text persona sets only ``structured`` (``{kind: "text"}``): the Tavern card's own
+    ``description`` already holds that text, rendered by Agnai's export. An attribute map is taken
+    as it is (Agnai's importer reuses it only when re-rendering reproduces ``description``; bunzai
+    does not re-render). There is no ``voiceDisabled`` in this block.
+    """
+    if not isinstance(agnai, dict):
+        raise bad(f"extensions.agnai must be an object, not {type(agnai).__name__}", path)
+    persona: dict[str, Any] = {}
+    if agnai.get("persona") is not None:
+        persona["structured"] = persona_from_agnai(agnai["persona"], (*path, "persona"))[0]
+    put(persona, "voice", voice_from_agnai(agnai.get("voice"), None, (*path, "voice")))
+    put(persona, "appearance", opt_str(agnai, "appearance", path))
+    out: dict[str, dict[str, Any]] = {"persona": persona}
+    schema = opt_obj(agnai, "json", path)
+    if schema is not None:
+        out["settings"] = {"responseSchema": schema}
+    sprite = sprite_from_agnai(agnai.get("sprite"), (*path, "sprite"))
+    if sprite is not None:
+        out["media"] = {"sprite": sprite}
+    return out
+
+
+def body_to_extension(
+    *,
+    structured: dict[str, Any] | None,
+    description: str | None,
+    personality: str | None,
+    voice: dict[str, Any] | None,
+    appearance: str | None,
+    response_schema: dict[str, Any] | None,
+    sprite: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """Canonical pieces -> the ``extensions.agnai`` block, or ``None`` for a character that holds
+    nothing only Agnai writes (a structured persona, a sprite, a response schema): a voice or an
+    appearance alone comes from RisuAI or Marinara as well, and does not make a card Agnai's."""
+    if structured is None and sprite is None and response_schema is None:
+        return None
+    out: dict[str, Any] = {}
+    put(out, "voice", voice_to_agnai(voice)[0])
+    out["persona"] = persona_to_agnai(structured, description, personality)
+    put(out, "appearance", appearance)
+    put(out, "json", response_schema)
+    put(out, "sprite", sprite_to_agnai(sprite))
+    return out

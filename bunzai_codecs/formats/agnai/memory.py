@@ -19,6 +19,13 @@ from typing import Any
 
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
+from bunzai_codecs.formats._shared.lore import (
+    LOGIC_INTS,
+    LOGIC_NAMES,
+    POSITION_INTS,
+    position_name,
+    unique_ids,
+)
 from bunzai_codecs.formats.agnai.mapping import (
     Path,
     bad,
@@ -34,21 +41,6 @@ from bunzai_codecs.formats.agnai.mapping import (
 
 MEMORY = "memory"
 
-#: SillyTavern's numeric secondary-key logic, which entries imported from ST carry (A2.1)
-LOGIC_FROM_ST = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
-LOGIC_TO_ST = {v: k for k, v in LOGIC_FROM_ST.items()}
-
-#: ST's numeric positions, which an entry imported from ST world info keeps raw (A2.1)
-POSITION_FROM_ST = {
-    0: "world",
-    1: "character",
-    2: "author_note_top",
-    3: "author_note_bottom",
-    4: "depth",
-    5: "before_example",
-    6: "after_example",
-    7: "outlet",
-}
 #: Agnai's two position strings; any other canonical position falls back to ``after_char``
 POSITION_FROM_AGNAI = {"before_char": "world", "after_char": "character"}
 
@@ -72,19 +64,14 @@ def raw_id(row: dict[str, Any], index: int, path: Path) -> str:
 
 
 def assign_ids(rows: list[Any], path: Path) -> list[str]:
-    """Stable unique canonical ids for the rows, in order: a repeated id gets ``-2``, ``-3``..."""
-    used: set[str] = set()
-    out = []
+    """Stable unique canonical ids for the rows, in order: a repeated id gets ``-2``, ``-3``...
+    (the shared lore rule, so a book keeps its ids in every container)."""
+    raw_ids = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise bad(f"an entry must be an object, not {type(row).__name__}", (*path, i))
-        base = raw_id(row, i, (*path, i))
-        cid, n = base, 2
-        while cid in used:
-            cid, n = f"{base}-{n}", n + 1
-        used.add(cid)
-        out.append(cid)
-    return out
+        raw_ids.append(raw_id(row, i, (*path, i)))
+    return unique_ids(raw_ids)
 
 
 def id_to_agnai(cid: str) -> int | str:
@@ -118,8 +105,8 @@ def entry_to_canonical(row: dict[str, Any], cid: str, index: int, path: Path) ->
     put(out, "selective", opt_bool(row, "selective", path))
     logic = row.get("selectiveLogic")
     if logic is not None:
-        if is_num(logic) and logic in LOGIC_FROM_ST:
-            out["selectiveLogic"] = LOGIC_FROM_ST[int(logic)]
+        if is_num(logic) and logic in LOGIC_NAMES:
+            out["selectiveLogic"] = LOGIC_NAMES[int(logic)]
         else:
             warning = (
                 f"entry {cid}: selectiveLogic {logic!r} is not one of 0-3; read as and_any (kept in the twin)"
@@ -129,7 +116,7 @@ def entry_to_canonical(row: dict[str, Any], cid: str, index: int, path: Path) ->
         if isinstance(position, str):
             out["position"] = POSITION_FROM_AGNAI.get(position, position)
         elif is_num(position):
-            out["position"] = POSITION_FROM_ST.get(position, str(position))
+            out["position"] = position_name(position)
         else:
             raise bad("position must be a string or a number", (*path, "position"))
     put(out, "sortOrder", opt_num(row, "weight", path))
@@ -190,10 +177,10 @@ def entry_to_agnai(e: LoreEntry, *, logic: bool = False) -> dict[str, Any]:
         out["constant"] = True
     put(out, "selective", e.selective)
     if logic:
-        out["selectiveLogic"] = LOGIC_TO_ST[e.selectiveLogic]
+        out["selectiveLogic"] = LOGIC_INTS[e.selectiveLogic]
     if e.position != "world":
         # Agnai has two positions; ST's finer ones fall back to after_char (the loss is reported)
-        out["position"] = "after_char" if e.position in POSITION_FROM_ST.values() else e.position
+        out["position"] = "after_char" if e.position in POSITION_INTS else e.position
     if e.probability != 100:
         out["probability"] = e.probability
         out["useProbability"] = True

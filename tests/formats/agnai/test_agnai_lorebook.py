@@ -159,7 +159,7 @@ def test_entry_defaults_and_probability_gate() -> None:
     assert c.comment is None and d.comment == "note"  # a comment equal to the title is not a second note
 
 
-def test_ccv3_book_is_read_the_way_agnai_imports_it_and_written_as_a_memory_book() -> None:
+def test_ccv3_book_is_read_by_the_shared_mapper_and_written_as_a_memory_book() -> None:
     t = {
         "name": "W",
         "scan_depth": 8,
@@ -173,11 +173,12 @@ def test_ccv3_book_is_read_the_way_agnai_imports_it_and_written_as_a_memory_book
     b = book.body
     assert isinstance(b, LorebookBody) and b.globalScanDepth == 8
     alpha, beta = b.entries
+    # CCv3 insertion_order is placement, priority eviction: the same axes as weight and priority
     assert (alpha.id, alpha.title, alpha.sortOrder, alpha.priority) == ("3", "Alpha", 5, 7)
-    assert (beta.title, beta.sortOrder, beta.priority) == ("Unnamed", 100, 100)  # Agnai's import defaults
+    assert beta.title == "Entry 2" and beta.caseSensitive is True
     assert [x.text for x in beta.secondaryTriggers or []] == ["c"]
-    out = encode(book, "agnai-lorebook")
-    assert out["kind"] == "memory" and out["scanDepth"] == 8
+    out = encode(book, "agnai-lorebook")  # a real MemoryBook, not the CCv3 tree
+    assert out["kind"] == "memory" and out["scanDepth"] == 8 and "scan_depth" not in out
     assert out["entries"][0] == {
         "id": 3,
         "name": "Alpha",
@@ -186,7 +187,9 @@ def test_ccv3_book_is_read_the_way_agnai_imports_it_and_written_as_a_memory_book
         "priority": 7,
         "weight": 5,
         "enabled": True,
+        "position": "after_char",  # a CCv3 entry without position is after the character
     }
+    assert decode(out).primary.body.entries[1].caseSensitive is None  # type: ignore[union-attr]
 
 
 # --- round trip and canonical stability ---------------------------------------------------------
