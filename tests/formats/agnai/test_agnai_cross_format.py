@@ -162,6 +162,20 @@ def test_agnai_tavern_export_round_trips_through_sillytavern(path: Path) -> None
     assert again.primary.body == d.primary.body
 
 
+def test_agnai_png_export_reads_like_its_json_and_keeps_its_image() -> None:
+    """Agnai's Tavern PNG: the avatar with one ``chara`` tEXt chunk (base64 CCv2) before IEND."""
+    png_path = SAMPLES / "Pip.card.png"
+    d = read(png_path.read_bytes(), png_path.name)
+    assert d.primary.source is not None and d.primary.source.format == "sillytavern"
+    as_json = read(TAVERN_EXPORTS[PIP].read_bytes(), "pip.json").primary.body
+    for path in ("persona.structured", "persona.voice", "media.sprite", "greetings", "prompts"):
+        section, _, leaf = path.partition(".")
+        a, b = getattr(d.primary.body, section), getattr(as_json, section)
+        assert (getattr(a, leaf) if leaf else a) == (getattr(b, leaf) if leaf else b), path
+    out = write(d.primary, "sillytavern", linked=d.entities).data
+    assert out == png_path.read_bytes()  # unedited: the same bytes
+
+
 def test_an_edit_rewrites_only_the_edited_part_of_the_agnai_block() -> None:
     d = read(TAVERN_EXPORTS[PIP].read_bytes(), "pip.json")
     sprite = d.primary.body.model_dump()["media"]["sprite"]
