@@ -14,7 +14,9 @@ Pure functions, no I/O:
   ``LorebookBody``; a same-format export merges it with the escrow twin (``core.overlay.merge3``
   with ``list_key=ENTRY_KEY``), so unknown keys and odd spellings of an unedited entry survive;
 - :func:`entry_to_body` / :func:`body_to_entry` for one entry;
-- :func:`is_character_book` — the cheap shape test detectors use for a standalone book.
+- :func:`is_character_book` — the cheap shape test detectors use for a standalone book;
+- :func:`embed_book` ``(lorebook_entity, codec_id) -> dict`` — a linked lorebook entity as the
+  ``character_book`` to embed, through its twin under ``codec_id`` when it has one.
 
 Decode rules worth knowing (each pinned by a test):
 
@@ -45,6 +47,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
@@ -75,7 +79,7 @@ from bunzai_codecs.formats._shared.wire import (
 )
 
 if TYPE_CHECKING:
-    from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
+    from bunzai_codecs.core.entity import CanonicalEntity
 
 Spelling = Literal["snake", "camel"]
 
@@ -605,6 +609,27 @@ def body_to_entry(e: LoreEntry, *, spelling: Spelling = "snake") -> dict[str, An
     return out
 
 
+def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
+    """A linked lorebook as a ``character_book``: its twin under ``codec_id`` with the body's edits
+    applied (the twin itself when unedited), else a fresh book."""
+    body = book.body
+    assert isinstance(body, LorebookBody)
+    twin = book.twin(codec_id)
+    raw = twin.get("raw") if twin else None
+    if not isinstance(raw, dict):
+        return body_to_book(body)
+    base_body = LorebookBody.model_validate(book_to_body(raw))
+    if body == base_body:
+        return raw
+    spelling = book_spelling(raw)
+    return merge3(
+        raw,
+        body_to_book(base_body, spelling=spelling),
+        body_to_book(body, spelling=spelling),
+        list_key=ENTRY_KEY,
+    )
+
+
 def book_spelling(book: Any) -> Spelling:
     """The ``entry.extensions`` spelling a native book uses: ``camel`` when its entries carry ST's
     world-info names (``excludeRecursion``) and none of the snake_case ones, else ``snake``."""
@@ -694,6 +719,7 @@ __all__ = [
     "body_to_entry",
     "book_spelling",
     "book_to_body",
+    "embed_book",
     "entry_to_body",
     "is_character_book",
     "require_book",

@@ -11,7 +11,9 @@ Pure functions:
   validated) for an array of scripts; :func:`script_to_rule` for one script;
 - :func:`body_to_scripts` ``(body) -> list`` and :func:`rule_to_script` ``(rule) -> dict`` — fresh
   native scripts; a same-format export merges them with the twin (``merge3(..., list_key=SCRIPT_KEY)``);
-- :func:`split_find` / :func:`join_find` — the ``/pattern/flags`` literal.
+- :func:`split_find` / :func:`join_find` — the ``/pattern/flags`` literal;
+- :func:`embed_scripts` ``(regex_entity, codec_id) -> list`` — a linked regex set as the script array
+  to embed (``regex_scripts``), through its twin under ``codec_id`` when it has one.
 
 Mapping (each rule pinned by a test):
 
@@ -41,6 +43,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.lore import unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
@@ -53,7 +57,7 @@ from bunzai_codecs.formats._shared.wire import (
 )
 
 if TYPE_CHECKING:
-    from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+    from bunzai_codecs.core.entity import CanonicalEntity
 
 #: ST ``placement`` ints -> canonical phases
 PLACEMENT_PHASES: dict[int, str] = {
@@ -287,6 +291,20 @@ def body_to_scripts(body: RegexSetBody) -> list[dict[str, Any]]:
     return [rule_to_script(r, i) for i, r in enumerate(rules)]
 
 
+def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
+    """A linked regex set as ``regex_scripts`` (its twin under ``codec_id`` when it has one)."""
+    body = regex.body
+    assert isinstance(body, RegexSetBody)
+    twin = regex.twin(codec_id)
+    raw = twin.get("raw") if twin else None
+    if not isinstance(raw, list):
+        return body_to_scripts(body)
+    base_body = RegexSetBody.model_validate(scripts_to_body(raw))
+    if body.rules == base_body.rules:
+        return raw
+    return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
+
+
 #: canonical regex paths an ST script array can hold
 ST_REGEX_COVERAGE = Coverage.of(
     "name",
@@ -320,6 +338,7 @@ __all__ = [
     "SUBSTITUTE_INTS",
     "SUBSTITUTE_NAMES",
     "body_to_scripts",
+    "embed_scripts",
     "is_script",
     "join_find",
     "rule_to_script",

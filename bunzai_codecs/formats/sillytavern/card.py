@@ -40,18 +40,10 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
-from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
-from bunzai_codecs.formats._shared.character_book import (
-    ENTRY_KEY,
-    body_to_book,
-    book_spelling,
-    book_to_body,
-)
-from bunzai_codecs.formats._shared.st_regex import (
-    SCRIPT_KEY,
-    body_to_scripts,
-    scripts_to_body,
-)
+from bunzai_codecs.entities import CharacterBody, RegexSetBody
+from bunzai_codecs.formats._shared.character_book import book_to_body, embed_book
+from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
 from bunzai_codecs.formats._shared.tavern import (
     CARD_SPECS,
     SPEC_V2,
@@ -83,9 +75,8 @@ _WEAK_FLAT = (
     "post_history_instructions",
 )
 
-#: an absent key vs. one a re-embed removes
-_KEEP: Any = object()
-_DROP: Any = object()
+#: "absent" in a twin lookup (distinct from a present null)
+_ABSENT: Any = object()
 
 
 def card_score(t: dict[str, Any]) -> float:
@@ -286,8 +277,8 @@ class SillyTavernCard(Codec):
             body,
             V3_SHAPE,
             dialects=self.dialects,
-            book=None if book is _KEEP or book is _DROP else book,
-            regex_scripts=None if scripts is _KEEP or scripts is _DROP else scripts,
+            book=None if book is KEEP or book is DROP else book,
+            regex_scripts=None if scripts is KEEP or scripts is DROP else scripts,
         )
 
     def base_body(self, raw: dict[str, Any]) -> CharacterBody:
@@ -316,22 +307,22 @@ class SillyTavernCard(Codec):
         data = tree.get("data") if shape.wrapped else tree
         if not isinstance(data, dict):
             return tree, delta
-        old_book = data.get("character_book", _KEEP)
-        book = self._book(entity, ctx, None if old_book is _KEEP else old_book)
+        old_book = data.get("character_book", _ABSENT)
+        book = self._book(entity, ctx, None if old_book is _ABSENT else old_book)
         ext = data.get("extensions")
-        old_scripts = ext.get("regex_scripts", _KEEP) if isinstance(ext, dict) else _KEEP
-        scripts = self._scripts(entity, ctx, None if old_scripts is _KEEP else old_scripts)
+        old_scripts = ext.get("regex_scripts", _ABSENT) if isinstance(ext, dict) else _ABSENT
+        scripts = self._scripts(entity, ctx, None if old_scripts is _ABSENT else old_scripts)
         return _apply_links(tree, shape, book, scripts), delta
 
     def _book(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
         """The ``character_book`` to embed: a linked lorebook (through its twin when it has one),
-        ``_KEEP`` the twin's copy, or ``_DROP`` it (the links say there is no lorebook any more)."""
+        ``KEEP`` the twin's copy, or ``DROP`` it (the links say there is no lorebook any more)."""
         books = ctx.refs(entity, "lorebook")
         if books:
             b = books[0]
             ctx.embed(b)
             return embed_book(b, self.id)
-        return _keep_or_drop(entity, ctx, "lorebook-", old)
+        return keep_or_drop(entity, ctx, "lorebook", old)
 
     def _scripts(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
         sets = ctx.refs(entity, "regex")
@@ -345,8 +336,8 @@ class SillyTavernCard(Codec):
                 out.extend(body_to_scripts(_regex(r)))
             return out
         if isinstance(old, list) and not old:
-            return _KEEP  # an empty list is not an embedded set
-        return _keep_or_drop(entity, ctx, "regex-", old)
+            return KEEP  # an empty list is not an embedded set
+        return keep_or_drop(entity, ctx, "regex", old)
 
     def _png_with_twin(
         self, twin: dict[str, Any], blob: bytes, tree: dict[str, Any], delta: tuple[Any, Any] | None
@@ -372,40 +363,6 @@ class SillyTavernCard(Codec):
             payload = tree if kw == primary else _backfill(t, c, tree, delta, kw)
             chunks.append(_rewrite_chunk(c, t, payload))
         return png.build(chunks, pf.trailing)
-
-
-def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
-    """A linked lorebook as a ``character_book``: its twin under ``codec_id`` with the body's edits
-    applied (the twin itself when unedited), else a fresh book."""
-    body = book.body
-    assert isinstance(body, LorebookBody)
-    twin = book.twin(codec_id)
-    raw = twin.get("raw") if twin else None
-    if not isinstance(raw, dict):
-        return body_to_book(body)
-    base_body = LorebookBody.model_validate(book_to_body(raw))
-    if body == base_body:
-        return raw
-    spelling = book_spelling(raw)
-    return merge3(
-        raw,
-        body_to_book(base_body, spelling=spelling),
-        body_to_book(body, spelling=spelling),
-        list_key=ENTRY_KEY,
-    )
-
-
-def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
-    """A linked regex set as ``regex_scripts`` (its twin under ``codec_id`` when it has one)."""
-    body = _regex(regex)
-    twin = regex.twin(codec_id)
-    raw = twin.get("raw") if twin else None
-    if not isinstance(raw, list):
-        return body_to_scripts(body)
-    base_body = RegexSetBody.model_validate(scripts_to_body(raw))
-    if body.rules == base_body.rules:
-        return raw
-    return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
 
 
 def write_png(image: bytes, tree: dict[str, Any]) -> bytes:
@@ -436,42 +393,31 @@ def _regex(entity: CanonicalEntity) -> RegexSetBody:
     return body
 
 
-def _keep_or_drop(entity: CanonicalEntity, ctx: EmitContext, prefix: str, old: Any) -> Any:
-    """No resolvable link of this kind: keep the twin's embedded copy when the entity has no link
-    list or a link of this kind that this context cannot resolve; otherwise the copy is stale."""
-    if old is None:
-        return _KEEP
-    refs = entity.links.get(KNOWLEDGE_REFS)
-    if refs is None or any(r.startswith(prefix) and r not in ctx.linked for r in refs):
-        return _KEEP
-    return _DROP
-
-
 def _apply_links(tree: dict[str, Any], shape: CardShape, book: Any, scripts: Any) -> dict[str, Any]:
     """Set or drop the embedded book and scripts, copying only the dicts on the way (``tree`` may be
     the twin, which is never mutated)."""
     data: dict[str, Any] = tree["data"] if shape.wrapped else tree
     raw_ext = data.get("extensions")
     ext: dict[str, Any] = raw_ext if isinstance(raw_ext, dict) else {}
-    book_changed = book is _DROP and "character_book" in data
-    if book is not _KEEP and book is not _DROP:
-        old = data.get("character_book", _KEEP)
+    book_changed = book is DROP and "character_book" in data
+    if book is not KEEP and book is not DROP:
+        old = data.get("character_book", _ABSENT)
         book_changed = book is not old and book != old
-    scripts_changed = scripts is _DROP and "regex_scripts" in ext
-    if scripts is not _KEEP and scripts is not _DROP:
-        old_s = ext.get("regex_scripts", _KEEP)
+    scripts_changed = scripts is DROP and "regex_scripts" in ext
+    if scripts is not KEEP and scripts is not DROP:
+        old_s = ext.get("regex_scripts", _ABSENT)
         scripts_changed = scripts is not old_s and scripts != old_s
     if not book_changed and not scripts_changed:
         return tree
     data = dict(data)
     if book_changed:
-        if book is _DROP:
+        if book is DROP:
             del data["character_book"]
         else:
             data["character_book"] = book
     if scripts_changed:
         ext = dict(ext)
-        if scripts is _DROP:
+        if scripts is DROP:
             ext.pop("regex_scripts", None)
         else:
             ext["regex_scripts"] = scripts
@@ -543,9 +489,9 @@ def _same_links(backfill: dict[str, Any], primary: dict[str, Any]) -> dict[str, 
     pd = primary.get("data")
     pdata: dict[str, Any] = pd if isinstance(pd, dict) else primary
     bshape = card_shape(backfill)
-    book = pdata.get("character_book", _DROP)
+    book = pdata.get("character_book", DROP)
     pext = pdata.get("extensions")
-    scripts = pext.get("regex_scripts", _DROP) if isinstance(pext, dict) else _DROP
+    scripts = pext.get("regex_scripts", DROP) if isinstance(pext, dict) else DROP
     return _apply_links(backfill, bshape, book, scripts)
 
 
@@ -576,8 +522,6 @@ __all__ = [
     "SillyTavernCard",
     "apply_delta",
     "card_score",
-    "embed_book",
-    "embed_scripts",
     "encode_payload",
     "payload_tree",
     "relabel",
