@@ -26,6 +26,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats.agnai import memory
 from bunzai_codecs.formats.agnai.lorebook import CCV3_SHAPE, JSON_OPTIONS
 from bunzai_codecs.formats.agnai.mapping import (
@@ -349,17 +350,14 @@ class AgnaiCharacterCodec(Codec):
     ) -> dict[str, Any]:
         """Embed the linked lorebook as ``characterBook`` (through its own twin); an explicitly
         empty link list drops a stale copy; unresolvable links keep the twin's copy."""
-        ids = entity.links.get(KNOWLEDGE_REFS)
-        if ids is None:
-            return out
         books = ctx.refs(entity, "lorebook")
         if books:
-            book = books[0]
+            book = books[0]  # an Agnai character holds one book; bundle.write puts the rest beside
             assert isinstance(book.body, LorebookBody)
             tree = memory.write_book(book.body, _book_twin(book))
             ctx.embed(book)
             return _placed(out, raw, BOOK_KEY, tree)
-        if BOOK_KEY in out and all(i in ctx.linked for i in ids):
+        if keep_or_drop(entity, ctx, "lorebook", out.get(BOOK_KEY)) is DROP:
             return _placed(out, raw, BOOK_KEY, None)  # the book was unlinked: no stale copy
         return out
 
