@@ -28,6 +28,9 @@ CODECS: dict[str, str | type[Codec]] = {
     "agnai-lorebook": "bunzai_codecs.formats.agnai.lorebook:AgnaiLorebookCodec",
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
+    "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
