@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
@@ -38,7 +39,6 @@ from bunzai_codecs.formats.agnai.mapping import (
     opt_obj,
     opt_str,
     opt_strs,
-    overlay,
     persona_from_agnai,
     persona_to_agnai,
     portrait_from_agnai,
@@ -329,7 +329,7 @@ class AgnaiCharacterCodec(Codec):
         else:
             raw, base = twin
             prefill = "prefill" in raw
-            out = overlay(raw, body_to_card(base, prefill=prefill), body_to_card(body, prefill=prefill))
+            out = merge3(raw, body_to_card(base, prefill=prefill), body_to_card(body, prefill=prefill))
             out = reconcile_image_settings(out, raw, body)
         out = self._with_book(entity, ctx, out, raw)
         return orjson.dumps(out, option=JSON_OPTIONS)

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, json_path
-from bunzai_codecs.core.overlay import merge3
 
 #: a JSON path under construction: ``("persona", "attributes", "text", 0)``
 Path = tuple[str | int, ...]
@@ -93,15 +92,6 @@ def put(out: dict[str, Any], key: str, value: Any) -> None:
     """Set ``out[key]`` only for a present value: absent canonical fields are not emitted."""
     if value is not None:
         out[key] = value
-
-
-def overlay(raw: dict[str, Any], base: dict[str, Any], new: dict[str, Any]) -> Any:
-    """``merge3`` plus one rule at the top level: a key the twin lacks stays absent while the body
-    did not change it (a row without ``id`` does not grow one because another field was edited)."""
-    out = merge3(raw, base, new)
-    if out is raw or not isinstance(out, dict):
-        return out
-    return {k: v for k, v in out.items() if k in raw or k not in base or base[k] != new.get(k)}
 
 
 # --- persona (A1.2) -----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.lore import (
     LOGIC_INTS,
@@ -35,7 +36,6 @@ from bunzai_codecs.formats.agnai.mapping import (
     opt_obj,
     opt_str,
     opt_strs,
-    overlay,
     put,
 )
 
@@ -220,7 +220,7 @@ def write_book(body: LorebookBody, raw: dict[str, Any] | None) -> dict[str, Any]
         if row is None:
             entries.append(new)
         else:
-            merged = overlay(row, entry_to_agnai(base_entries[e.id], logic=keep), new)
+            merged = merge3(row, entry_to_agnai(base_entries[e.id], logic=keep), new)
             # an id-less or nameless row is named by its index: once moved, write the name out
             i = len(entries)
             if "id" not in merged and e.id != str(i):
@@ -232,7 +232,7 @@ def write_book(body: LorebookBody, raw: dict[str, Any] | None) -> dict[str, Any]
     head_base = book_to_agnai(base_body.model_copy(update={"entries": []}))
     head_new = book_to_agnai(body.model_copy(update={"entries": []}))
     del head_base["entries"], head_new["entries"]
-    head = overlay(head_raw, head_base, head_new)
+    head = merge3(head_raw, head_base, head_new)
     out: dict[str, Any] = {}
     for k in raw:
         if k == "entries":

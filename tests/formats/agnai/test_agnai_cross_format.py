@@ -9,7 +9,18 @@ from typing import Any
 
 import orjson
 import pytest
-from agnai_helpers import MIRELLE, PIP, SAMPLES, decode, edited, encode, tree, without_twins
+from agnai_helpers import (
+    HARBOR,
+    LANTERNFALL,
+    MIRELLE,
+    PIP,
+    SAMPLES,
+    decode,
+    edited,
+    encode,
+    tree,
+    without_twins,
+)
 
 from bunzai_codecs import Malformed, read, write
 from bunzai_codecs.core import registry
@@ -217,3 +228,71 @@ def test_a_book_read_from_agnai_keeps_its_axes_through_a_tavern_card() -> None:
     assert [(e.sortOrder, e.priority) for e in st_book.entries] == [(100, 10), (90, 5)]
     assert [e.comment for e in st_book.entries] == ["", "Faction"]
     assert [e.position for e in st_book.entries] == ["world", "character"]
+
+
+# --- Agnai book <-> SillyTavern world info ------------------------------------------------------
+
+WORLDS = sorted((SAMPLES.parent / "sillytavern").glob("world-*.json"))
+
+
+def _as_world(book: CanonicalEntity) -> Decoded:
+    """The book written as a world-info file and read back under its own name (ST names a world
+    by its file, as bunzai's bundle writer does)."""
+    assert isinstance(book.body, LorebookBody)
+    data = write(book, "sillytavern-lorebook").data
+    return read(data, f"{book.body.name}.json")
+
+
+@pytest.mark.parametrize("path", [LANTERNFALL, HARBOR], ids=lambda p: p.name)
+def test_agnai_book_to_world_info_keeps_what_world_info_holds(path: Path) -> None:
+    src = read(path.read_bytes(), path.name).primary
+    world = _as_world(src).primary
+    assert world.source is not None and world.source.format == "sillytavern-lorebook"
+    assert _uncovered(_losses(src.body, world.body), "sillytavern-lorebook") == []
+    a, b = src.body, world.body
+    assert isinstance(a, LorebookBody) and isinstance(b, LorebookBody)
+    # placement survives as ST's order; eviction priority has no world-info home
+    assert [e.sortOrder for e in b.entries] == [e.sortOrder for e in a.entries]
+    assert [(e.title, e.content, e.enabled) for e in b.entries] == [
+        (e.title, e.content, e.enabled) for e in a.entries
+    ]
+    assert [e.triggers for e in b.entries] == [e.triggers for e in a.entries]
+
+
+def test_agnai_st_residue_goes_home_to_world_info() -> None:
+    """An entry Agnai imported from SillyTavern gets its ST position and logic back."""
+    world = _as_world(read(HARBOR.read_bytes(), HARBOR.name).primary)
+    raw = orjson.loads(write(world.primary, "sillytavern-lorebook").data)
+    smugglers = next(e for e in raw["entries"].values() if e["comment"] == "Smugglers")
+    assert smugglers["position"] == 4 and smugglers["selectiveLogic"] == 2
+    assert smugglers["keysecondary"] == ["night", "fog"] and smugglers["excludeRecursion"] is True
+    assert world.primary.body.name == "Harbor Ward"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("path", [LANTERNFALL, HARBOR], ids=lambda p: p.name)
+def test_agnai_book_comes_back_from_world_info_losing_only_what_either_cannot_hold(path: Path) -> None:
+    src = read(path.read_bytes(), path.name).primary
+    back = read(write(_as_world(src).primary, "agnai-lorebook").data, "back.json").primary
+    wi, ag = registry.get("sillytavern-lorebook").coverage, registry.get("agnai-lorebook").coverage
+    lost = _losses(src.body, back.body)
+    # priority and the book description have no world-info home; a fresh MemoryBook holds no ST
+    # position or logic (the residue the Harbor book carried)
+    assert [str(c) for c in lost if wi.covers(c.path) and ag.covers(c.path)] == []
+    assert {c.path.rsplit(".", 1)[-1] for c in lost} <= {
+        "priority",
+        "description",
+        "position",
+        "selectiveLogic",
+    }
+
+
+@pytest.mark.parametrize("path", WORLDS, ids=lambda p: p.name)
+def test_world_info_to_agnai_book_keeps_what_agnai_holds(path: Path) -> None:
+    src = read(path.read_bytes(), path.name).primary
+    out = write(src, "agnai-lorebook").data
+    book = orjson.loads(out)
+    assert book["kind"] == "memory" and "_id" not in book and "userId" not in book
+    assert all("selectiveLogic" not in e for e in book["entries"])  # never authored fresh
+    back = read(out, "book.json").primary
+    assert back.source is not None and back.source.format == "agnai-lorebook"
+    assert _uncovered(_losses(src.body, back.body), "agnai-lorebook") == []

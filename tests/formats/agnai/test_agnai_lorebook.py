@@ -168,7 +168,11 @@ def test_ccv3_book_is_read_by_the_shared_mapper_and_written_as_a_memory_book() -
             {"keys": ["b"], "secondary_keys": ["c"], "content": "B.", "case_sensitive": True},
         ],
     }
-    book = decode(t).primary
+    # a dedicated CCv3 book reader outbids the 0.7 soft path; asked for by name, Agnai reads it
+    assert score("agnai-lorebook", t) == 0.7
+    winner = registry.detect(Sniff(orjson.dumps(t), "w.json"))
+    assert winner is not None and winner.id != "agnai-lorebook" and winner.score > 0.7
+    book = decode(t, fmt="agnai-lorebook").primary
     assert book.source is not None and book.source.format == "agnai-lorebook"
     b = book.body
     assert isinstance(b, LorebookBody) and b.globalScanDepth == 8
