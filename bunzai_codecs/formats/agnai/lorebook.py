@@ -79,8 +79,9 @@ def is_native_book(t: dict[str, Any]) -> bool:
 
 def is_ccv3_book(t: dict[str, Any]) -> bool:
     """A standalone CCv3/Chub ``character_book``: array entries with ``keys`` and/or ``content``,
-    and no card around it."""
-    if "spec" in t or "data" in t or "kind" in t or _first_entry(t) is None:
+    no card around it, and not a NovelAI lorebook (``lorebookVersion``, whose entries have
+    ``keys`` too)."""
+    if any(k in t for k in ("spec", "data", "kind", "lorebookVersion")) or _first_entry(t) is None:
         return False
     return is_character_book(t)
 
