@@ -24,6 +24,8 @@ from bunzai_codecs.core.errors import NotRecognized, Unsupported
 from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
+    "agnai": "bunzai_codecs.formats.agnai.codec:AgnaiCharacterCodec",
+    "agnai-lorebook": "bunzai_codecs.formats.agnai.lorebook:AgnaiLorebookCodec",
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
     "marinara-character": "bunzai_codecs.formats.marinara.character:MarinaraCharacterCodec",
     "marinara-lorebook": "bunzai_codecs.formats.marinara.lorebook:MarinaraLorebookCodec",
