@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import operator
 from typing import Any, ClassVar
 
 import orjson
@@ -55,6 +57,7 @@ from bunzai_codecs.formats._shared.tavern import (
     card_to_body,
 )
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.agnai.tavern_ext import AgnaiDialect
 
 CCV3 = "ccv3"
 CHARA = "chara"
@@ -138,10 +141,10 @@ class SillyTavernCard(Codec):
     label = "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)"
     suffixes = (".png", ".json", ".apng")
     extension = ".json"
-    coverage = TAVERN_COVERAGE
     #: app layers applied on top of the shared Tavern mapping (e.g. Agnai's ``extensions.agnai``):
     #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards
-    dialects: ClassVar[tuple[TavernDialect, ...]] = ()
+    dialects: ClassVar[tuple[TavernDialect, ...]] = (AgnaiDialect(),)
+    coverage = functools.reduce(operator.or_, (d.coverage for d in dialects), TAVERN_COVERAGE)
 
     # -- detect ----------------------------------------------------------------------------------
 
