@@ -528,7 +528,7 @@ def _matrix(kind: str, k: dict[str, Any]) -> str:
                     f"{c['unexpected']} unexpected, {c['errors']} errors of {c['entities']}"
                 )
                 exp = (
-                    f'<div class="n">{c["expected_loss_pct"]:g}% expected loss</div>' if c["expected"] else ""
+                    f'<div class="n">{c["expected_loss_pct"]:g}% expected</div>' if c["expected"] else ""
                 )
                 out.append(
                     f'<td class="cell" data-kind="{_e(kind)}" data-source="{_e(s)}" data-target="{_e(t)}" '
