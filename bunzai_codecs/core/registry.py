@@ -25,6 +25,11 @@ from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "chub-lorebook": "bunzai_codecs.formats.chub.lorebook:ChubLorebook",
+    "rolecall": "bunzai_codecs.formats.rolecall.card:RoleCallCard",
+    "rolecall-lorebook": "bunzai_codecs.formats.rolecall.lorebook:RoleCallLorebook",
+    "rolecall-persona": "bunzai_codecs.formats.rolecall.persona:RoleCallPersona",
+    "rolecall-regex": "bunzai_codecs.formats.rolecall.regex:RoleCallRegex",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }

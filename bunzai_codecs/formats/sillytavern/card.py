@@ -55,6 +55,7 @@ from bunzai_codecs.formats._shared.tavern import (
     card_to_body,
 )
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.chub.dialect import ChubDialect
 
 CCV3 = "ccv3"
 CHARA = "chara"
@@ -140,8 +141,9 @@ class SillyTavernCard(Codec):
     extension = ".json"
     coverage = TAVERN_COVERAGE
     #: app layers applied on top of the shared Tavern mapping (e.g. Agnai's ``extensions.agnai``):
-    #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards
-    dialects: ClassVar[tuple[TavernDialect, ...]] = ()
+    #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards. Chub's
+    #: ``extensions.chub`` is a lens onto media (``formats/chub/dialect.py``)
+    dialects: ClassVar[tuple[TavernDialect, ...]] = (ChubDialect(),)
 
     # -- detect ----------------------------------------------------------------------------------
 
