@@ -25,12 +25,19 @@ from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "backyard": "bunzai_codecs.formats.backyard.legacy:BackyardCodec",
+    "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
     "chub-lorebook": "bunzai_codecs.formats.chub.lorebook:ChubLorebook",
+    "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
+    "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
     "rolecall": "bunzai_codecs.formats.rolecall.card:RoleCallCard",
     "rolecall-lorebook": "bunzai_codecs.formats.rolecall.lorebook:RoleCallLorebook",
     "rolecall-persona": "bunzai_codecs.formats.rolecall.persona:RoleCallPersona",
     "rolecall-regex": "bunzai_codecs.formats.rolecall.regex:RoleCallRegex",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
+    "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
