@@ -34,11 +34,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bunzai_codecs.core.codec import Coverage
-from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.formats._shared.tavern import CARD_SPECS, TAVERN_COVERAGE, TavernDialect
+from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
+from bunzai_codecs.formats._shared.tavern import TAVERN_COVERAGE, TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
-from bunzai_codecs.formats.sillytavern.card import CARD_KEYWORDS, SillyTavernCard, payload_tree
+from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody
@@ -49,42 +49,11 @@ DETAILS_ORIGIN = "rolecall_details"
 _ROLES = frozenset({"system", "user", "assistant"})
 
 
-def card_extensions(tree: Any) -> Mapping[str, Any] | None:
-    """The extensions object of a Tavern card tree: ``data.extensions`` of a V2/V3 card, or
-    ``extensions`` of a bare ``data`` object (RoleCall's flat PNG payload); else ``None``."""
-    if not isinstance(tree, dict):
-        return None
-    if "spec" in tree:
-        data = tree.get("data")
-        if tree.get("spec") not in CARD_SPECS or not isinstance(data, dict):
-            return None
-    elif "data" in tree or not isinstance(tree.get("name"), str):
-        return None
-    else:
-        data = tree
-    ext = data.get("extensions")
-    return ext if isinstance(ext, dict) else None
-
-
 def rolecall_bag(tree: Any) -> dict[str, Any] | None:
     """The ``rolecall`` bag of a card tree, or ``None``."""
     ext = card_extensions(tree)
     bag = ext.get(ROLECALL) if ext is not None else None
     return bag if isinstance(bag, dict) else None
-
-
-def png_card_trees(s: Sniff) -> list[Any]:
-    """The decodable ``ccv3`` then ``chara`` payloads of a PNG (detection helper; never raises)."""
-    out = []
-    for kw in CARD_KEYWORDS:
-        t = s.png_text(kw)
-        if t is None:
-            continue
-        try:
-            out.append(payload_tree(t, 0))
-        except BunzaiError:
-            continue
-    return out
 
 
 class RoleCallDialect(TavernDialect):
@@ -253,7 +222,5 @@ __all__ = [
     "ROLECALL",
     "RoleCallCard",
     "RoleCallDialect",
-    "card_extensions",
-    "png_card_trees",
     "rolecall_bag",
 ]

@@ -63,9 +63,10 @@ from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Uns
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.formats._shared.card_probe import card_extensions
 from bunzai_codecs.formats._shared.tavern import SPEC_V2
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
-from bunzai_codecs.formats.rolecall.card import ROLECALL, card_extensions
+from bunzai_codecs.formats.rolecall.card import ROLECALL
 from bunzai_codecs.formats.sillytavern.card import payload_tree
 
 SPEC = "rolecall_persona"

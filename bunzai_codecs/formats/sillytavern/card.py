@@ -137,7 +137,7 @@ class SillyTavernCard(Codec):
     kind = "character"
     family = "sillytavern"
     label = "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)"
-    suffixes = (".png", ".json", ".apng")
+    suffixes: ClassVar[tuple[str, ...]] = (".png", ".json", ".apng")
     extension = ".json"
     coverage = TAVERN_COVERAGE
     #: app layers applied on top of the shared Tavern mapping (e.g. Agnai's ``extensions.agnai``):
