@@ -24,7 +24,14 @@ from bunzai_codecs.core.errors import NotRecognized, Unsupported
 from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
+    "agnai": "bunzai_codecs.formats.agnai.codec:AgnaiCharacterCodec",
+    "agnai-lorebook": "bunzai_codecs.formats.agnai.lorebook:AgnaiLorebookCodec",
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "marinara-character": "bunzai_codecs.formats.marinara.character:MarinaraCharacterCodec",
+    "marinara-lorebook": "bunzai_codecs.formats.marinara.lorebook:MarinaraLorebookCodec",
+    "marinara-persona": "bunzai_codecs.formats.marinara.persona:MarinaraPersonaCodec",
+    "marinara-preset": "bunzai_codecs.formats.marinara.preset:MarinaraPresetCodec",
+    "marinara-regex": "bunzai_codecs.formats.marinara.regex:MarinaraRegexCodec",
     "backyard": "bunzai_codecs.formats.backyard.legacy:BackyardCodec",
     "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
     "chub-lorebook": "bunzai_codecs.formats.chub.lorebook:ChubLorebook",
@@ -34,6 +41,11 @@ CODECS: dict[str, str | type[Codec]] = {
     "lumiverse-regex": "bunzai_codecs.formats.lumiverse.regex:LumiverseRegex",
     "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
     "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
+    "risu": "bunzai_codecs.formats.risu.charx:RisuCharxCodec",
+    "risu-lorebook": "bunzai_codecs.formats.risu.lorebook:RisuLorebookCodec",
+    "risu-persona": "bunzai_codecs.formats.risu.persona:RisuPersonaCodec",
+    "risu-preset": "bunzai_codecs.formats.risu.preset:RisuPresetCodec",
+    "risu-regex": "bunzai_codecs.formats.risu.regex:RisuRegexCodec",
     "rolecall": "bunzai_codecs.formats.rolecall.card:RoleCallCard",
     "rolecall-lorebook": "bunzai_codecs.formats.rolecall.lorebook:RoleCallLorebook",
     "rolecall-persona": "bunzai_codecs.formats.rolecall.persona:RoleCallPersona",

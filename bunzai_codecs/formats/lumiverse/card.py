@@ -56,7 +56,7 @@ from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_t
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
 from bunzai_codecs.formats._shared.st_regex import body_to_scripts as st_body_to_scripts
 from bunzai_codecs.formats._shared.st_regex import embed_scripts
-from bunzai_codecs.formats._shared.tavern import TAVERN_COVERAGE, TavernDialect
+from bunzai_codecs.formats._shared.tavern import TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
@@ -102,7 +102,7 @@ class LumiverseCard(SillyTavernCard):
     #: above ``risu`` (0): both are certain on a zip with card.json; only this one checks the modules file
     priority = 10
     dialects: ClassVar[tuple[TavernDialect, ...]] = SillyTavernCard.dialects
-    coverage = TAVERN_COVERAGE | Coverage.of(
+    coverage = SillyTavernCard.coverage | Coverage.of(
         notes=[
             "alternate fields/avatars, expression packs, LoRA, TTS voice and world/databank ids ride in"
             " `extensions` verbatim (no canonical home)",

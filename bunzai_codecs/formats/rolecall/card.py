@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
-from bunzai_codecs.formats._shared.tavern import TAVERN_COVERAGE, TavernDialect
+from bunzai_codecs.formats._shared.tavern import TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
 from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
 
@@ -63,6 +63,16 @@ class RoleCallDialect(TavernDialect):
 
     name = ROLECALL
     claims = frozenset({ROLECALL})
+    coverage = Coverage.of(
+        "greetings.alternateGreetings[].title",
+        "prompts.depthInjections[].origin",
+        "prompts.depthInjections[].enabled",
+        notes=[
+            "several depth injections: the casting card's (`origin: rolecall_details`) plus one ST `depth_prompt`",
+            "tagline, genre, fandom, content rating, casting-card details and recommendations ride in"
+            " `extensions.rolecall` (no canonical home)",
+        ],
+    )
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
         ext = data.get("extensions")
@@ -161,7 +171,7 @@ def _read_injections(v: Any, ctx: MapContext, path: tuple[str, ...]) -> list[dic
         if not isinstance(row, dict):
             raise wrong(ctx.at(*path, i), "a depth injection object", row)
         role = row.get("role")
-        if role is not None and role not in _ROLES:
+        if role is not None and (not isinstance(role, str) or role not in _ROLES):
             ctx.warn(f"{ctx.at(*path, i, 'role')}: unknown role {role!r}; read as unset")
             role = None
         depth = num_at(row.get("depth"), ctx, *path, i, "depth")
@@ -197,16 +207,7 @@ class RoleCallCard(SillyTavernCard):
     family = "rolecall"
     label = "RoleCall character (CCv2/v3 + extensions.rolecall; JSON, PNG)"
     dialects: ClassVar[tuple[TavernDialect, ...]] = (*SillyTavernCard.dialects, RoleCallDialect())
-    coverage = TAVERN_COVERAGE | Coverage.of(
-        "greetings.alternateGreetings[].title",
-        "prompts.depthInjections[].origin",
-        "prompts.depthInjections[].enabled",
-        notes=[
-            "several depth injections: the casting card's (`origin: rolecall_details`) plus one ST `depth_prompt`",
-            "tagline, genre, fandom, content rating, casting-card details and recommendations ride in"
-            " `extensions.rolecall` (no canonical home)",
-        ],
-    )
+    coverage = SillyTavernCard.coverage | RoleCallDialect.coverage
 
     def detect(self, s: Sniff) -> float:
         trees = png_card_trees(s) if s.is_png else [s.json_object]

@@ -184,7 +184,7 @@ def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, A
     row["secondaryTriggers"] = _triggers(trig.get("secondary"), ctx, "triggers", "secondary")
     logic = trig.get("selectiveLogic")
     if logic is not None:
-        if logic in LOGIC_INTS:
+        if isinstance(logic, str) and logic in LOGIC_INTS:
             row["selectiveLogic"] = logic
         else:
             ctx.warn(

@@ -81,7 +81,8 @@ def test_flat_and_png_cards_with_the_fingerprint() -> None:
 
 
 def test_the_zip_with_a_modules_file_is_certain_and_others_are_not_claimed() -> None:
-    assert scores(sample(ZIP), "q.zip") == {LV: 1.0}
+    assert scores(sample(ZIP), "q.zip")[LV] == 1.0
+    assert winner(sample(ZIP), "q.zip") == LV
     assert LV not in scores(rezip({"lumiverse_modules.json": None}), "q.charx")  # a plain charx
     assert LV not in scores(rezip({"module.risum": b"\0"}), "q.charx")  # cedes to RisuAI
 

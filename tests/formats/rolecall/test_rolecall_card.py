@@ -271,3 +271,18 @@ def test_bad_bag_values_are_typed_errors_with_their_path(ext: dict[str, Any], pa
         read(dumps(v3(ext)), "bad.json", format=RC)
     assert err.value.path == path
     assert not getattr(err.value, "internal", False)
+
+
+def test_tavern_shaped_detectors_never_crash_on_an_unhashable_spec() -> None:
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.codec import Codec
+    from bunzai_codecs.core.sniff import Sniff
+
+    Codec.detect_errors.clear()
+    for spec in ({"a": 1}, [1], None, 3):
+        for tree in (
+            {"spec": spec, "data": {"name": "n", "extensions": {"rolecall": {}, "ttsVoice": "v"}}},
+            {"spec": spec, "name": "n", "first_mes": "x"},
+        ):
+            registry.detect_all(Sniff(dumps(tree), "x.json"))
+    assert Codec.detect_errors == []
