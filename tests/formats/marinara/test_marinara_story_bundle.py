@@ -11,7 +11,9 @@ from bunzai_codecs import Malformed, read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
 
-SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "marinara" / "story-bundle.lanternfall.marinara.json"
+SAMPLE = (
+    Path(__file__).resolve().parents[3] / "samples" / "marinara" / "story-bundle.lanternfall.marinara.json"
+)
 
 
 def test_detects_only_the_story_bundle_envelope() -> None:
