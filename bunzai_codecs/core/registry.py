@@ -32,6 +32,7 @@ CODECS: dict[str, str | type[Codec]] = {
     "marinara-persona": "bunzai_codecs.formats.marinara.persona:MarinaraPersonaCodec",
     "marinara-preset": "bunzai_codecs.formats.marinara.preset:MarinaraPresetCodec",
     "marinara-regex": "bunzai_codecs.formats.marinara.regex:MarinaraRegexCodec",
+    "marinara-story-bundle": "bunzai_codecs.formats.marinara.story_bundle:MarinaraStoryBundleCodec",
     "backyard": "bunzai_codecs.formats.backyard.legacy:BackyardCodec",
     "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
     "chub-lorebook": "bunzai_codecs.formats.chub.lorebook:ChubLorebook",
