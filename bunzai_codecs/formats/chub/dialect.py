@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.formats._shared.tavern import TavernDialect, _assets
 from bunzai_codecs.formats._shared.wire import MapContext
 
@@ -75,6 +76,12 @@ class ChubDialect(TavernDialect):
 
     name = CHUB
     claims = frozenset()
+    coverage = Coverage.of(
+        notes=[
+            "Chub's extensions.chub background_image and expressions also read as media assets (a lens:"
+            " the bag itself is written back verbatim from extensions)"
+        ]
+    )
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
         ext = data.get("extensions")

@@ -47,6 +47,8 @@ ROLECALL = "rolecall"
 #: ``origin`` of a depth injection that came from the casting card
 DETAILS_ORIGIN = "rolecall_details"
 _ROLES = frozenset({"system", "user", "assistant"})
+#: how the Tavern coverage notes that RoleCall's dialect lifts begin
+_LIFTED_NOTES = ("one depth injection", "greeting titles are not held")
 
 
 def rolecall_bag(tree: Any) -> dict[str, Any] | None:
@@ -207,7 +209,13 @@ class RoleCallCard(SillyTavernCard):
     family = "rolecall"
     label = "RoleCall character (CCv2/v3 + extensions.rolecall; JSON, PNG)"
     dialects: ClassVar[tuple[TavernDialect, ...]] = (*SillyTavernCard.dialects, RoleCallDialect())
-    coverage = SillyTavernCard.coverage | RoleCallDialect.coverage
+    suffixes: ClassVar[tuple[str, ...]] = (".json", ".png")
+    coverage = Coverage(
+        SillyTavernCard.coverage.paths | RoleCallDialect.coverage.paths,
+        # the Tavern notes this dialect lifts (it holds titles and several injections) are left out
+        tuple(n for n in SillyTavernCard.coverage.notes if not n.startswith(_LIFTED_NOTES))
+        + RoleCallDialect.coverage.notes,
+    )
 
     def detect(self, s: Sniff) -> float:
         trees = png_card_trees(s) if s.is_png else [s.json_object]

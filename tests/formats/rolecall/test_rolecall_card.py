@@ -286,3 +286,14 @@ def test_tavern_shaped_detectors_never_crash_on_an_unhashable_spec() -> None:
         ):
             registry.detect_all(Sniff(dumps(tree), "x.json"))
     assert Codec.detect_errors == []
+
+
+def test_coverage_holds_titles_and_several_injections_without_the_tavern_caveats() -> None:
+    from bunzai_codecs.core.registry import get
+
+    cov = get(RC).coverage
+    assert cov.covers("greetings.alternateGreetings[1].title")
+    assert cov.covers("prompts.depthInjections[2].enabled")
+    assert not any(n.startswith(("one depth injection", "greeting titles are not held")) for n in cov.notes)
+    assert any("rolecall_details" in n for n in cov.notes)
+    assert cov.covers("identity.name") and cov.covers("extensions")
