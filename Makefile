@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean
+.PHONY: run test lint format schema docs clean reliability
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -35,3 +35,6 @@ schema: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info out
+
+reliability: $(STAMP)
+	$(BIN)/python -m tests.hostile.report

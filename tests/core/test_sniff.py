@@ -1,0 +1,87 @@
+"""Sniff: lazy, cached, typed-error parsing of one input."""
+
+from __future__ import annotations
+
+import base64
+
+import orjson
+import pytest
+
+from bunzai_codecs.core import sniff as sniff_mod
+from bunzai_codecs.core.errors import LimitExceeded, Malformed
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from tests.hostile.generate import png_chunk, text, tiny_png
+
+
+def test_json_is_parsed_once_and_errors_are_cached() -> None:
+    before = Sniff.parse_counts["json"]
+    s = Sniff(b'{"a": 1}', "x.json")
+    assert s.json == {"a": 1} and s.json_object == {"a": 1} and s.json_error is None
+    assert s.json is s.json
+    bad = Sniff(b"{oops", "y.json")
+    assert bad.json is None and isinstance(bad.json_error, Malformed)
+    assert bad.json_error.uri == "y.json" and bad.json_error.offset is not None
+    _ = bad.json, bad.json_error
+    assert Sniff.parse_counts["json"] - before == 2
+    with pytest.raises(Malformed):
+        bad.require_json()
+
+
+def test_non_json_prefix_is_never_parsed() -> None:
+    before = Sniff.parse_counts["json"]
+    s = Sniff(b"\x89PNG\r\n\x1a\n....", "a.png")
+    assert s.json is None and s.json_error is not None
+    assert Sniff.parse_counts["json"] == before
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'\xef\xbb\xbf{"name": "bom"}',
+        '{"name": "bom"}'.encode("utf-16"),
+        b' \n\t{"name": "bom"}',
+    ],
+)
+def test_bom_utf16_and_leading_whitespace(data: bytes) -> None:
+    assert Sniff(data).json == {"name": "bom"}
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_both_parsers_keep_the_same_rules(big: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if big:
+        monkeypatch.setattr(sniff_mod, "BIG_JSON", 0)
+    assert parse_json(b'{"a": [1, 2.5, "x", null, true]}') == {"a": [1, 2.5, "x", None, True]}
+    assert parse_json(b'{"a": ' + b"9" * 30 + b"}") == {"a": 1e30}  # beyond 64 bits: a float
+    for bad in (b'{"a": NaN}', b'{"a": Infinity}', b'{"a": 1'):
+        with pytest.raises(Malformed):
+            parse_json(bad)
+    with pytest.raises(LimitExceeded):
+        parse_json(b"[" * 5000 + b"]" * 5000)
+
+
+def test_png_texts_skip_a_broken_chunk_without_hiding_the_card() -> None:
+    payload = base64.b64encode(orjson.dumps({"name": "x"}))
+    data = tiny_png(png_chunk(b"tEXt", b"no separator here"), text("Chara", payload))
+    s = Sniff(data, "c.png")
+    assert s.png is not None and s.png_error is None
+    found = s.png_text("chara")
+    assert found is not None and found.text == payload
+    assert len(s.png_text_errors) == 1 and isinstance(s.png_text_errors[0][2], Malformed)
+
+
+def test_container_flags() -> None:
+    from bunzai_codecs.core.archive import write_zip
+
+    z = write_zip([("card.json", b"{}")])
+    assert Sniff(z).is_zip and Sniff(z).zip is not None
+    hybrid = write_zip([("card.json", b"{}")], prefix=b"\xff\xd8\xff\xe0" + bytes(100))
+    s = Sniff(hybrid, "card.jpeg")
+    assert s.is_jpeg and s.is_zip and s.zip is not None and list(s.zip.names) == ["card.json"]
+    assert not Sniff(b"\xff\xd8\xff\xe0 plain jpeg").is_zip
+    assert Sniff(b"x" * 10, "A.Card.PNG").suffix == ".png"
+
+
+def test_inputs_over_the_limit_are_refused_before_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sniff_mod, "MAX_INPUT_BYTES", 10)
+    with pytest.raises(LimitExceeded):
+        Sniff(b"x" * 11, "big.json")

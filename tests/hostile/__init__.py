@@ -1,0 +1,1 @@
+"""Hostile-input suite: adversarial files for every container and codec (see generate.py)."""

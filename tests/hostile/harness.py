@@ -1,0 +1,83 @@
+"""Run one hostile input through bunzai the way a user and the pipeline would.
+
+For each case: ``read()`` (detect + decode, as the CLI does) and every codec's ``decode`` forced on
+the input (as ``--from FORMAT`` does). Each call must either succeed or raise one of the typed
+errors; a typed error marked ``internal`` (a decoder let a KeyError or TypeError escape) and any
+other exception are crashes.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bunzai_codecs import BunzaiError, read
+from bunzai_codecs.core import registry
+from bunzai_codecs.core.sniff import Sniff
+
+from .generate import Case
+
+
+@dataclass
+class Outcome:
+    case: Case
+    detected: str | None = None
+    status: str = "decoded"  # decoded | rejected | crash
+    error: str | None = None
+    crashes: list[str] = field(default_factory=list)
+    forced: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    peak_bytes: int = 0
+
+
+def _classify(exc: BaseException) -> str | None:
+    """None for an acceptable typed error, else a description of the crash."""
+    if isinstance(exc, BunzaiError):
+        if getattr(exc, "internal", False):
+            return f"internal {type(exc).__name__}: {exc}"
+        return None
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run(case: Case, *, measure: bool = False) -> Outcome:
+    out = Outcome(case)
+    if measure:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        decoded = read(case.data, case.filename, uri=f"hostile://{case.category}/{case.filename}")
+        out.detected = decoded.entities[0].source.format if decoded.entities[0].source else None
+        # a decoded entity must also survive the way out: vaud-json (the canonical line) and its own format
+        from bunzai_codecs import write
+
+        for e in decoded.entities:
+            write(e, "vaud-json", linked=decoded.entities)
+            fmt = e.source.format if e.source else None
+            if fmt and fmt in registry.CODECS and registry.get(fmt).kind == e.kind:
+                write(e, fmt, linked=decoded.entities)
+    except Exception as exc:
+        crash = _classify(exc)
+        if crash:
+            out.crashes.append(f"read: {crash}")
+        else:
+            out.status = "rejected"
+            out.error = type(exc).__name__
+    for codec in registry.all_codecs():
+        try:
+            codec.decode(Sniff(case.data, case.filename))
+            out.forced["decoded"] += 1
+        except Exception as exc:
+            crash = _classify(exc)
+            if crash:
+                out.crashes.append(f"{codec.id}: {crash}")
+            else:
+                out.forced["rejected"] += 1
+    out.seconds = time.perf_counter() - t0
+    if measure:
+        out.peak_bytes = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    if out.crashes:
+        out.status = "crash"
+    return out
