@@ -13,9 +13,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/bunzai detect samples
-	$(BIN)/bunzai inspect samples/vaud/aria.vaud.json --pretty > out-inspect.json
-	@echo "bunzai detect + inspect ran over samples/; canonical entities of aria: out-inspect.json"
+	$(BIN)/bunzai normalize
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

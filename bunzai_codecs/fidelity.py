@@ -23,7 +23,9 @@ The row (one JSON object per line in the pipeline's ``fidelity/rows-*.jsonl``)::
 Paths name the native tree for ``native`` (``$.data.character_book.entries[3].keys``,
 ``png[chara].data.name``, ``zip[card.json].data.name``) and the canonical entity for ``canonical``
 (``$.body.entries[3].content``). At most ``MAX_PATHS`` paths are listed per row; ``truncated`` counts
-the rest.
+the rest. A row is ``lossy`` when a path was lost or changed; paths a round trip only adds (defaults
+a writer fills in, the ``source`` a read stamps on a vaud-json entity that had none) are listed in
+``added`` and leave it ``lossless``. ``failed`` means the check could not run (``error`` says why).
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ def _row(
         check=check,
         source=source,
         target=target,
-        status="lossy" if changes else "lossless",
+        status="lossy" if lost or changed else "lossless",
         lost=parts[0],
         added=parts[1],
         changed=parts[2],

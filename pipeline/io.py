@@ -64,17 +64,21 @@ class Storage:
 
     def fs(self, url: str) -> tuple[AbstractFileSystem, str]:
         """The filesystem and path for ``url`` (chained URLs included)."""
-        fs, path = url_to_fs(url, **self.kwargs_for(url))
+        kwargs = self.kwargs_for(url)
+        if "::" in url:
+            # an archive filesystem holds the archive open: a cached one would serve the bytes the
+            # archive had when first opened in this process
+            kwargs["skip_instance_cache"] = True
+        fs, path = url_to_fs(url, **kwargs)
         return fs, path
 
 
 def _protocol_names(protocol: str) -> set[str]:
-    try:
-        cls = fsspec.get_filesystem_class(protocol)
-    except (ValueError, ImportError):
-        return {protocol}
-    names = cls.protocol if isinstance(cls.protocol, tuple | list) else (cls.protocol,)
-    return {protocol, *names}
+    """``protocol`` and its aliases (``gs``/``gcs``, ``s3``/``s3a``), without importing the backend."""
+    from fsspec.registry import known_implementations
+
+    cls = known_implementations.get(protocol, {}).get("class")
+    return {protocol} | {p for p, spec in known_implementations.items() if cls and spec.get("class") == cls}
 
 
 def _keyed_by_protocol(options: Mapping[str, Any]) -> bool:
@@ -245,9 +249,14 @@ def _walk_s3(
             yield full, info
 
 
-def read_bounded(fs: AbstractFileSystem, path: str, limit: int) -> bytes:
-    """At most ``limit`` bytes of the file; ``OverflowError`` when it is longer (sizes can lie)."""
-    data: bytes = fs.cat_file(path, start=0, end=limit + 1)
+def read_bounded(fs: AbstractFileSystem, path: str, limit: int, size: int | None = None) -> bytes:
+    """At most ``limit`` bytes of the file; ``OverflowError`` when it is longer (a listed size can
+    be stale, so the read itself is bounded). An empty object is read without a range: S3 answers
+    a range on it with 416."""
+    if size == 0:
+        data: bytes = fs.cat_file(path)
+    else:
+        data = fs.cat_file(path, start=0, end=limit + 1)
     if len(data) > limit:
         raise OverflowError(limit)
     return data

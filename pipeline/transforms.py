@@ -316,7 +316,7 @@ class _ReadBytes(beam.DoFn):
             yield from self._fail(pending, status, exc)
             return
         try:
-            data = read_bounded(self.fss[ref.root], ref.path, self.max_bytes)
+            data = read_bounded(self.fss[ref.root], ref.path, self.max_bytes, ref.size)
         except OverflowError:
             exc = LimitExceeded(f"input is over --max-file-bytes ({self.max_bytes})", uri=ref.uri)
             yield from self._fail(pending, status, exc)
@@ -510,7 +510,9 @@ class _RoundTrip(beam.DoFn):
             if row.entity not in keep:
                 continue
             if row.status == "failed" and row.error and row.error.split(":")[0] not in _EXPECTED_FAILURES:
-                bug = RuntimeError(f"{row.check} round trip through {row.target} of {row.entity}: {row.error}")
+                bug = RuntimeError(
+                    f"{row.check} round trip through {row.target} of {row.entity}: {row.error}"
+                )
                 yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", bug))
             count("fidelity_rows")
             natural = [row.entity, row.check, row.target, row.uri]
