@@ -99,7 +99,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     listing = (
         p
         | "Inputs" >> beam.Create(list(range(len(cfg.inputs))))
-        | "List" >> ListFiles(cfg.inputs, cfg.storage)
+        | "List" >> ListFiles(cfg.inputs, cfg.storage, cfg.output)
     )
     prev_rows = previous_inventory(p, reuse, cfg.storage) if reuse else p | "NoPrevious" >> beam.Create([])
     paired = listing.files | "PairWithPrevious" >> PairWithPrevious(prev_rows)

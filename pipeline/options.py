@@ -19,6 +19,7 @@ from typing import Any
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from bunzai_codecs.core import registry
+from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 from pipeline.io import Storage
 
@@ -148,19 +149,26 @@ def parse_storage_options(text: str | None) -> dict[str, Any]:
     return dict(value)
 
 
+def writable(format_id: str) -> bool:
+    """Whether the format's codec can encode (some formats are read-only)."""
+    return type(registry.get(format_id)).encode is not Codec.encode
+
+
 def export_formats(text: str) -> tuple[str, ...]:
+    """``--export``: format ids (each checked), or ``all`` = every format bunzai can write."""
     if not text.strip():
         return ()
     if text.strip() == "all":
-        return tuple(sorted(registry.CODECS))
+        return tuple(f for f in sorted(registry.CODECS) if writable(f))
     out: list[str] = []
     for f in (x.strip() for x in text.split(",")):
         if not f:
             continue
         if f not in registry.CODECS:
-            raise UsageError(
-                f"--export: unknown format {f!r}; known: {', '.join(sorted(registry.CODECS))}, all"
-            )
+            known = ", ".join(sorted(registry.CODECS))
+            raise UsageError(f"--export: unknown format {f!r}; known: {known}, all")
+        if not writable(f):
+            raise UsageError(f"--export: bunzai reads {f} but cannot write it")
         if f not in out:
             out.append(f)
     return tuple(out)

@@ -79,6 +79,8 @@ def reject(uri: str, stage: str, exc: BaseException, *, prefix: str = "") -> dic
         rec = exc.to_record()
         if getattr(exc, "internal", False):
             count("internal_errors")
+    elif isinstance(exc, NotImplementedError):  # a codec that reads a format but cannot write it
+        rec = {"error": "Unsupported", "message": f"not supported: {exc}".rstrip(": "), "path": None}
     elif isinstance(exc, OSError):
         rec = {"error": type(exc).__name__, "message": " ".join(str(exc).split()), "path": None}
     else:
@@ -211,9 +213,24 @@ class ExportCandidate:
 
 
 class _ListFiles(beam.DoFn):
-    def __init__(self, inputs: tuple[str, ...], storage: Storage) -> None:
+    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None) -> None:
         self.inputs = inputs
         self.storage = storage
+        self.output = output
+
+    def setup(self) -> None:
+        self.out_fs: Any = None
+        self.out_root = ""
+        if self.output is not None:
+            try:
+                self.out_fs, root = self.storage.fs(self.output)
+                self.out_root = root.rstrip("/") + "/"
+            except Exception:  # the output is checked where it is written
+                pass
+
+    def _is_output(self, fs: Any, path: str) -> bool:
+        """A file under the output folder (``--input . --output out``): never read back as input."""
+        return fs is self.out_fs and (path + "/").startswith(self.out_root)
 
     def process(self, index: int) -> Iterator[Any]:
         url = self.inputs[index]
@@ -224,6 +241,8 @@ class _ListFiles(beam.DoFn):
             fs, path = self.storage.fs(url)
             root = spec.root_path(fs)
             for p, info in list_files(fs, path, on_error=errors.append):
+                if self._is_output(fs, p):
+                    continue
                 n += 1
                 count("inputs_listed")
                 yield FileRef(spec.uri_for(root, p), index, p, info.get("size"), checksum(info))
@@ -238,16 +257,17 @@ class ListFiles(beam.PTransform):
     """Input indexes -> ``FileRef`` per file (main), ``rejects``, ``patterns`` ((index, matched)).
 
     Globs are expanded on the workers, one input per element, streamed: the listing of one folder
-    (or one S3 page) is in memory at a time.
+    (or one S3 page) is in memory at a time. Files under ``output`` are never listed.
     """
 
-    def __init__(self, inputs: tuple[str, ...], storage: Storage) -> None:
+    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None = None) -> None:
         super().__init__()
         self.inputs = inputs
         self.storage = storage
+        self.output = output
 
     def expand(self, indexes: Any) -> Any:
-        return indexes | beam.ParDo(_ListFiles(self.inputs, self.storage)).with_outputs(
+        return indexes | beam.ParDo(_ListFiles(self.inputs, self.storage, self.output)).with_outputs(
             REJECTS, PATTERNS, main="files"
         )
 

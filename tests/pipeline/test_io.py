@@ -179,3 +179,17 @@ def test_canonical_keys_match_a_full_parse() -> None:
     )
     line = dumps(tricky)
     assert canonical_keys(line) == ("lorebook-abc", "s3://b/k.json")
+
+
+def test_export_all_means_every_format_bunzai_can_write() -> None:
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.codec import Codec
+
+    class ReadOnly(Codec):
+        id = "read-only"
+        kind = "character"
+
+    with registry.using({**registry.CODECS, "read-only": ReadOnly}):
+        assert "read-only" not in export_formats("all") and "vaud-json" in export_formats("all")
+        with pytest.raises(UsageError, match="cannot write"):
+            export_formats("read-only")

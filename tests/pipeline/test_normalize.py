@@ -289,3 +289,11 @@ def test_corpus(tmp_path: Path) -> None:
             assert row["format"] == want, (rel, row)
             assert row["entities"], (rel, row)
     same_outputs(run, normalize("--input", str(root), "--output", str(tmp_path / "b"), "--export", "all"))
+
+
+def test_the_output_folder_is_never_read_back_as_input(tmp_path: Path) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "aria.vaud.json").write_bytes((SAMPLES / "vaud" / "aria.vaud.json").read_bytes())
+    first = normalize("--input", str(tmp_path), "--output", str(tmp_path / "out"))
+    second = normalize("--input", str(tmp_path), "--output", str(tmp_path / "out"))
+    assert first.manifest["inputs"]["listed"] == second.manifest["inputs"]["listed"] == 1
