@@ -25,6 +25,8 @@ from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 
 

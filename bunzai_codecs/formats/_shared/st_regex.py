@@ -1,0 +1,348 @@
+"""SillyTavern regex script <-> canonical regex rule (CANONICAL.md §3, "ST" column).
+
+One ST script (the built-in Regex extension's object) is one ``RegexRule``. The same objects live
+in a script file (``sillytavern-regex``), a card's ``data.extensions.regex_scripts``, a preset's
+``extensions.regex_scripts`` and ``settings.json``'s ``extension_settings.regex``; every codec that
+meets them calls this module.
+
+Pure functions:
+
+- :func:`scripts_to_body` ``(scripts, *, name, ctx) -> dict`` — a ``RegexSetBody`` dict (not yet
+  validated) for an array of scripts; :func:`script_to_rule` for one script;
+- :func:`body_to_scripts` ``(body) -> list`` and :func:`rule_to_script` ``(rule) -> dict`` — fresh
+  native scripts; a same-format export merges them with the twin (``merge3(..., list_key=SCRIPT_KEY)``);
+- :func:`split_find` / :func:`join_find` — the ``/pattern/flags`` literal;
+- :func:`embed_scripts` ``(regex_entity, codec_id) -> list`` — a linked regex set as the script array
+  to embed (``regex_scripts``), through its twin under ``codec_id`` when it has one.
+
+Mapping (each rule pinned by a test):
+
+- ``findRegex`` ``/pattern/flags`` -> ``find`` + ``flags``. Like ST's ``regexFromString``, the split
+  happens only when the text starts with ``/``, a later ``/`` closes a non-empty pattern and what
+  follows is letters with no repeat; otherwise the whole string is the pattern and ``flags`` is
+  ``""``. Written back as ``/find/flags`` (a bare pattern therefore comes back delimited after an
+  edit of that rule; an unedited rule keeps its twin's text).
+- ``placement`` ints -> ``phases``: 0 ``display`` (deprecated), 1 ``input``, 2 ``output``, 3 ``slash``,
+  5 ``lorebook``, 6 ``reasoning``; any other number (4 = legacy "sendAs") is kept as its digits. On
+  write ``display`` becomes 1 + 2 with ``markdownOnly`` (ST's own migration of 0); phases ST has no
+  number for (``request``) are dropped.
+- ``markdownOnly`` -> target ``display``, ``promptOnly`` -> target ``prompt``; neither -> ``targets``
+  absent (the stored message is edited).
+- ``substituteRegex`` 0/1/2 -> ``none``/``raw``/``escaped``; ``true`` (community files) is ``raw``,
+  ``false`` is ``none``; other numbers are kept as digits.
+- ``disabled`` -> ``enabled`` (negated); ``trimStrings`` (an empty list is absent); ``minDepth`` /
+  ``maxDepth`` (``null`` = no bound); ``runOnEdit``.
+- ``id``: a missing id or ST's placeholder ``-1`` becomes the row index (and is not written back:
+  ST gives such a script a uuid on import); repeats get ``-2``...
+  ``sortOrder`` is the row index (ST runs scripts in array order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from bunzai_codecs.core.codec import Coverage
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats._shared.lore import unique_ids
+from bunzai_codecs.formats._shared.wire import (
+    MapContext,
+    js_number_text,
+    opt_bool,
+    opt_num,
+    opt_str,
+    opt_str_list,
+    wrong,
+)
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.entity import CanonicalEntity
+
+#: ST ``placement`` ints -> canonical phases
+PLACEMENT_PHASES: dict[int, str] = {
+    0: "display",
+    1: "input",
+    2: "output",
+    3: "slash",
+    5: "lorebook",
+    6: "reasoning",
+}
+PHASE_PLACEMENTS: dict[str, int] = {v: k for k, v in PLACEMENT_PHASES.items() if k != 0}
+
+#: ST ``substituteRegex`` ints -> canonical ``substituteFind``
+SUBSTITUTE_NAMES: dict[int, str] = {0: "none", 1: "raw", 2: "escaped"}
+SUBSTITUTE_INTS: dict[str, int] = {v: k for k, v in SUBSTITUTE_NAMES.items()}
+
+#: the flag letters ST's ``regexFromString`` accepts (JavaScript's plus the PCRE-style ones it lets through)
+_FLAG_LETTERS = frozenset("dgimsuvyxXUAJ")
+
+#: the keys of an ST script this mapper reads
+SCRIPT_KEYS: frozenset[str] = frozenset(
+    {
+        "id",
+        "scriptName",
+        "findRegex",
+        "replaceString",
+        "trimStrings",
+        "placement",
+        "disabled",
+        "markdownOnly",
+        "promptOnly",
+        "runOnEdit",
+        "substituteRegex",
+        "minDepth",
+        "maxDepth",
+    }
+)
+
+
+def SCRIPT_KEY(item: Any) -> Any:
+    """``merge3`` list key: pairs scripts by ``id`` (positional when ids are missing or repeat)."""
+    if isinstance(item, dict):
+        v = item.get("id")
+        return v if isinstance(v, str) and v else None
+    return None
+
+
+def is_script(v: Any) -> bool:
+    """A dict that looks like an ST regex script: a string ``findRegex`` plus ``scriptName`` or
+    ``replaceString``."""
+    return (
+        isinstance(v, dict)
+        and isinstance(v.get("findRegex"), str)
+        and (isinstance(v.get("scriptName"), str) or isinstance(v.get("replaceString"), str))
+    )
+
+
+def split_find(find_regex: str) -> tuple[str, str]:
+    """``"/a+b/gi"`` -> ``("a+b", "gi")``; a string that is not a ``/pattern/flags`` literal is
+    the whole pattern with no flags (see the module docstring)."""
+    if len(find_regex) >= 3 and find_regex[0] == "/":
+        j = find_regex.rfind("/")
+        if j >= 2:
+            flags = find_regex[j + 1 :]
+            if all(c in _FLAG_LETTERS for c in flags) and len(set(flags)) == len(flags):
+                return find_regex[1:j], flags
+    return find_regex, ""
+
+
+def join_find(find: str, flags: str) -> str:
+    """The ``/pattern/flags`` literal ST stores."""
+    return f"/{find}/{flags}"
+
+
+def _phase(v: Any, path: str) -> str:
+    if isinstance(v, bool) or not isinstance(v, int | float | str):
+        raise wrong(path, "a placement number", v)
+    if isinstance(v, str):
+        return v  # not ST's own spelling, but an open enum keeps what it is given
+    if isinstance(v, float) and not v.is_integer():
+        return js_number_text(v)
+    n = int(v)
+    return PLACEMENT_PHASES.get(n) or str(n)
+
+
+def _substitute(v: Any, path: str) -> str | None:
+    if v is None:
+        return None
+    if v is True:
+        return "raw"
+    if v is False:
+        return "none"
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        n = int(v) if float(v).is_integer() else None
+        if n is not None and n in SUBSTITUTE_NAMES:
+            return SUBSTITUTE_NAMES[n]
+        return js_number_text(v)
+    if isinstance(v, str):
+        return v
+    raise wrong(path, "a substituteRegex number", v)
+
+
+def _script_id(v: Any, index: int, path: str) -> str:
+    if v is None or v == -1 or v == "" or v == "-1":
+        return str(index)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return js_number_text(v)
+    raise wrong(path, "a string id", v)
+
+
+def script_to_rule(script: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
+    """One ST script as a ``RegexRule`` dict; ``index`` is its position (id fallback, sortOrder)."""
+    at = ctx.at
+    find_regex = opt_str(script.get("findRegex"), at("findRegex")) or ""
+    find, flags = split_find(find_regex)
+
+    placement = script.get("placement")
+    phases: list[str] = []
+    if placement is not None:
+        if not isinstance(placement, list):
+            raise wrong(at("placement"), "an array of placement numbers", placement)
+        for i, p in enumerate(placement):
+            ph = _phase(p, at("placement", i))
+            if ph not in phases:
+                phases.append(ph)
+
+    md = opt_bool(script.get("markdownOnly"), at("markdownOnly"))
+    po = opt_bool(script.get("promptOnly"), at("promptOnly"))
+    targets = None
+    if md or po:
+        targets = []
+        if md:
+            targets.append("display")
+        if po:
+            targets.append("prompt")
+
+    disabled = opt_bool(script.get("disabled"), at("disabled"))
+    trim = opt_str_list(script.get("trimStrings"), at("trimStrings"))
+    return {
+        "id": _script_id(script.get("id"), index, at("id")),
+        "label": opt_str(script.get("scriptName"), at("scriptName")) or "",
+        "find": find,
+        "flags": flags,
+        "replace": opt_str(script.get("replaceString"), at("replaceString")) or "",
+        "trimStrings": trim or None,
+        "phases": phases,
+        "targets": targets,
+        "substituteFind": _substitute(script.get("substituteRegex"), at("substituteRegex")),
+        "minDepth": opt_num(script.get("minDepth"), at("minDepth")),
+        "maxDepth": opt_num(script.get("maxDepth"), at("maxDepth")),
+        "runOnEdit": opt_bool(script.get("runOnEdit"), at("runOnEdit")),
+        "enabled": not disabled,
+        "sortOrder": index,
+    }
+
+
+def scripts_to_body(scripts: Any, *, name: str = "", ctx: MapContext | None = None) -> dict[str, Any]:
+    """An array of ST scripts as a ``RegexSetBody`` dict named ``name``.
+
+    ``ctx.path`` is the array's JSON path (``$.data.extensions.regex_scripts``); an item that is not
+    an object, or a field of the wrong type, raises ``Malformed`` with its path.
+    """
+    ctx = ctx or MapContext()
+    if not isinstance(scripts, list):
+        raise wrong(ctx.path, "an array of regex scripts", scripts)
+    rules = []
+    for i, s in enumerate(scripts):
+        if not isinstance(s, dict):
+            raise wrong(ctx.at(i), "a regex script object", s)
+        rules.append(script_to_rule(s, i, ctx.child(i)))
+    ids = [r["id"] for r in rules]
+    if len(set(ids)) != len(ids):
+        for r, uid in zip(rules, unique_ids(ids), strict=True):
+            r["id"] = uid
+    return {"name": name, "rules": rules}
+
+
+def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
+    """A fresh ST script for a canonical rule, in the key order ST's editor saves.
+
+    ``index`` is the rule's position in its array: an id that is just that position (what a
+    script without an id decodes to) is not written, and ST gives the script a fresh one on import.
+    """
+    placement: list[int | float] = []
+    markdown = False
+    for ph in rule.phases:
+        n = PHASE_PLACEMENTS.get(ph)
+        if n is None:
+            if ph == "display":  # ST's migration of the deprecated 0: both directions, display only
+                markdown = True
+                for m in (1, 2):
+                    if m not in placement:
+                        placement.append(m)
+            elif ph.isdigit():
+                placement.append(int(ph))
+            continue
+        if n not in placement:
+            placement.append(n)
+    targets = rule.targets or ()
+    out: dict[str, Any] = {}
+    if index is None or rule.id != str(index):
+        out["id"] = rule.id
+    out |= {
+        "scriptName": rule.label,
+        "findRegex": join_find(rule.find, rule.flags),
+        "replaceString": rule.replace,
+        "trimStrings": list(rule.trimStrings) if rule.trimStrings else [],
+        "placement": placement,
+        "disabled": not rule.enabled,
+        "markdownOnly": markdown or "display" in targets,
+        "promptOnly": "prompt" in targets,
+    }
+    if rule.runOnEdit is not None:
+        out["runOnEdit"] = rule.runOnEdit
+    if rule.substituteFind is not None:
+        sub = rule.substituteFind
+        n = SUBSTITUTE_INTS.get(sub)
+        out["substituteRegex"] = n if n is not None else int(sub) if sub.isdigit() else 0
+    out["minDepth"] = rule.minDepth
+    out["maxDepth"] = rule.maxDepth
+    return out
+
+
+def body_to_scripts(body: RegexSetBody) -> list[dict[str, Any]]:
+    """A regex set as ST scripts, in run order (``sortOrder``, then list order)."""
+    rules = body.rules
+    if any(r.sortOrder != i for i, r in enumerate(rules)):
+        rules = sorted(rules, key=lambda r: r.sortOrder)  # stable: ties keep list order
+    return [rule_to_script(r, i) for i, r in enumerate(rules)]
+
+
+def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
+    """A linked regex set as ``regex_scripts`` (its twin under ``codec_id`` when it has one)."""
+    body = regex.body
+    assert isinstance(body, RegexSetBody)
+    twin = regex.twin(codec_id)
+    raw = twin.get("raw") if twin else None
+    if not isinstance(raw, list):
+        return body_to_scripts(body)
+    base_body = RegexSetBody.model_validate(scripts_to_body(raw))
+    if body.rules == base_body.rules:
+        return raw
+    return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
+
+
+#: canonical regex paths an ST script array can hold
+ST_REGEX_COVERAGE = Coverage.of(
+    "name",
+    "rules[].id",
+    "rules[].label",
+    "rules[].find",
+    "rules[].flags",
+    "rules[].replace",
+    "rules[].trimStrings",
+    "rules[].phases",
+    "rules[].targets",
+    "rules[].substituteFind",
+    "rules[].minDepth",
+    "rules[].maxDepth",
+    "rules[].runOnEdit",
+    "rules[].enabled",
+    notes=[
+        "phase `request` has no ST placement and is dropped; `display` is written as 1+2 with markdownOnly",
+        "sortOrder is the array order",
+        "useFlags, characterIds, presetIds and extras are not held",
+    ],
+)
+
+
+__all__ = [
+    "PHASE_PLACEMENTS",
+    "PLACEMENT_PHASES",
+    "SCRIPT_KEY",
+    "SCRIPT_KEYS",
+    "ST_REGEX_COVERAGE",
+    "SUBSTITUTE_INTS",
+    "SUBSTITUTE_NAMES",
+    "body_to_scripts",
+    "embed_scripts",
+    "is_script",
+    "join_find",
+    "rule_to_script",
+    "script_to_rule",
+    "scripts_to_body",
+    "split_find",
+]

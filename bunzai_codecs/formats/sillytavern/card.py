@@ -1,0 +1,526 @@
+"""``sillytavern``: Tavern character cards — CCv1 flat JSON, CCv2/CCv3 JSON, PNG and APNG cards.
+
+Detection (0.9, the generic Tavern reader; app-specific readers of the same shape bid higher):
+
+- a PNG with a ``ccv3`` or ``chara`` text chunk (any of tEXt/zTXt/iTXt, keyword in any case);
+- JSON with ``spec`` ``chara_card_v2``/``chara_card_v3`` (``data`` is checked by the decoder, so a
+  card missing it is reported, not ignored);
+- a flat object with a string ``name`` plus ``first_mes`` or ``mes_example`` (0.9) or only other
+  character text fields (0.6).
+
+Decode: the card tree maps through ``_shared/tavern.py``; an embedded ``character_book`` becomes a
+linked lorebook entity and ``extensions.regex_scripts`` a linked regex-set entity (both via
+``knowledgeRefs``; their twins are stored under this codec's id). PNG: ``ccv3`` is read before
+``chara``; when ``ccv3`` cannot be decoded the card is read from ``chara`` and the entity carries a
+warning. Payloads are decoded by their shape, never by their label. The PNG file itself rides in the
+escrow blobs (``blobs.image``); it is ``media.portrait`` (CCv3's ``ccdefault:``) unless the card
+lists ``assets``.
+
+Encode: a same-format export overlays the body's edits on the twin (``core.overlay.merge3``) and
+re-embeds the linked lorebook and regex set; a PNG keeps every chunk, its chunk layout, and the
+twin's bytes outright when nothing changed. A fresh export is a CCv3 JSON card, or a PNG (both
+``chara`` and ``ccv3``, as SillyTavern writes them) when ``EmitContext.options["image"]`` holds PNG
+bytes. ``options["container"]`` (``"json"``/``"png"``) picks the container explicitly.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, ClassVar
+
+import orjson
+from pydantic import ValidationError
+
+from bunzai_codecs.core import png
+from bunzai_codecs.core.codec import Codec, EmitContext, validation_failed
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.entities import CharacterBody, RegexSetBody
+from bunzai_codecs.formats._shared.character_book import book_to_body, embed_book
+from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
+from bunzai_codecs.formats._shared.tavern import (
+    CARD_SPECS,
+    SPEC_V2,
+    SPEC_V3,
+    TAVERN_COVERAGE,
+    V3_SHAPE,
+    CardShape,
+    TavernDialect,
+    body_to_card,
+    card_shape,
+    card_to_body,
+)
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
+
+CCV3 = "ccv3"
+CHARA = "chara"
+CARD_KEYWORDS = (CCV3, CHARA)
+
+#: strings that make a flat object a character (with a string ``name``)
+_STRONG_FLAT = ("first_mes", "mes_example")
+_WEAK_FLAT = (
+    "description",
+    "personality",
+    "scenario",
+    "creator_notes",
+    "creatorcomment",
+    "system_prompt",
+    "post_history_instructions",
+)
+
+#: "absent" in a twin lookup (distinct from a present null)
+_ABSENT: Any = object()
+
+
+def card_score(t: dict[str, Any]) -> float:
+    """The detection score of a parsed JSON object as a Tavern card (see the module docstring)."""
+    spec = t.get("spec")
+    if spec is not None:
+        return 0.9 if spec in CARD_SPECS else 0.0
+    if "data" in t or "entries" in t or not isinstance(t.get("name"), str):
+        return 0.0  # `entries`: a lorebook ({name, description, entries}), never a flat card
+    for k in _STRONG_FLAT:
+        if isinstance(t.get(k), str):
+            return 0.9
+    for k in _WEAK_FLAT:
+        if isinstance(t.get(k), str):
+            return 0.6
+    return 0.6 if isinstance(t.get("alternate_greetings"), list) else 0.0
+
+
+def payload_tree(t: png.TextChunk, offset: int) -> Any:
+    """A card text chunk's JSON: base64 as Tavern apps write it (whitespace and missing padding
+    tolerated), or bare JSON text (``{``...) as some tools do. Typed errors name the chunk."""
+    raw = t.text.strip()
+    kw = t.keyword
+    if raw[:1] == b"{":
+        data = raw
+    else:
+        b64 = b"".join(raw.split())
+        if len(b64) % 4:
+            b64 += b"=" * (-len(b64) % 4)
+        try:
+            data = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError):
+            raise Malformed(f"{t.chunk_type} {kw!r} chunk is not valid base64", offset=offset) from None
+    try:
+        return parse_json(data, what=f"{kw} chunk JSON")
+    except Malformed as exc:
+        exc.offset = offset
+        raise
+
+
+def encode_payload(tree: Any, *, base64_form: bool = True) -> bytes:
+    """A card tree as a text-chunk value: base64 of compact UTF-8 JSON (SillyTavern's form)."""
+    data = orjson.dumps(tree)
+    return base64.b64encode(data) if base64_form else data
+
+
+def relabel(tree: dict[str, Any], spec: str, version: str) -> dict[str, Any]:
+    """``tree`` with only ``spec``/``spec_version`` changed (SillyTavern's ``chara``/``ccv3`` pair)."""
+    out = dict(tree)
+    if "spec" in out or "data" in out:
+        out["spec"] = spec
+        out["spec_version"] = version
+    return out
+
+
+class SillyTavernCard(Codec):
+    """SillyTavern and the Tavern card lineage: CCv1/V2/V3 JSON and PNG/APNG cards."""
+
+    id = "sillytavern"
+    kind = "character"
+    family = "sillytavern"
+    label = "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)"
+    suffixes = (".png", ".json", ".apng")
+    extension = ".json"
+    coverage = TAVERN_COVERAGE
+    #: app layers applied on top of the shared Tavern mapping (e.g. Agnai's ``extensions.agnai``):
+    #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards
+    dialects: ClassVar[tuple[TavernDialect, ...]] = ()
+
+    # -- detect ----------------------------------------------------------------------------------
+
+    def detect(self, s: Sniff) -> float:
+        if s.is_png:
+            # keywords only: nothing is inflated here (an unrelated zTXt bomb costs nothing), and a
+            # card chunk that will not decode is still claimed so the decoder can say what is wrong
+            pf = s.png
+            if pf is None:
+                return 0.0
+            return 0.9 if any(_card_keyword(c) is not None for c in pf.chunks) else 0.0
+        t = s.json_object
+        return card_score(t) if t is not None else 0.0
+
+    # -- decode ----------------------------------------------------------------------------------
+
+    def decode(self, s: Sniff) -> Decoded:
+        if s.is_png:
+            return self._decode_png(s)
+        tree = s.require_json()
+        if not isinstance(tree, dict):
+            raise wrong("$", "a character card object", tree)
+        return Decoded(self.decode_tree(s, tree))
+
+    def decode_tree(self, s: Sniff, tree: dict[str, Any], **escrow: Any) -> list[CanonicalEntity]:
+        """A parsed card tree as the card entity plus its linked lorebook and regex set."""
+        ctx = MapContext("$")
+        body, shape = card_to_body(tree, ctx, dialects=self.dialects)
+        data = tree["data"] if shape.wrapped else tree
+        linked: list[CanonicalEntity] = []
+        data_path = ("data",) if shape.wrapped else ()
+        book = data.get("character_book")
+        if book is not None:
+            bctx = ctx.child(*data_path, "character_book")
+            if not isinstance(book, dict):
+                raise wrong(bctx.path, "a character_book object", book)
+            bbody = book_to_body(book, bctx)
+            be = self.entity(s, bbody, raw=book, part=("lorebook", "character_book"), kind="lorebook")
+            be.warnings.extend(bctx.warnings)
+            linked.append(be)
+        ext = data.get("extensions")
+        scripts = ext.get("regex_scripts") if isinstance(ext, dict) else None
+        if scripts is not None and scripts != []:
+            rctx = MapContext(ctx.at(*data_path, "extensions", "regex_scripts"))
+            rbody = scripts_to_body(scripts, name="", ctx=rctx)
+            re_ = self.entity(s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex")
+            re_.warnings.extend(rctx.warnings)
+            linked.append(re_)
+
+        card = self.entity(s, body, raw=tree, **escrow)
+        card.warnings.extend(ctx.warnings)
+        if linked:
+            card.links = {KNOWLEDGE_REFS: [e.id for e in linked]}
+        return [card, *linked]
+
+    def _decode_png(self, s: Sniff) -> Decoded:
+        pf = s.require_png()
+        errors: list[tuple[int, str | None, Malformed]] = []
+        texts = png.text_chunks(pf.chunks, keywords=CARD_KEYWORDS, errors=errors)
+        found: list[png.TextChunk | Malformed] = []
+        for kw in CARD_KEYWORDS:
+            t = next((t for t in texts if t.keyword.lower() == kw), None)
+            if t is not None:
+                found.append(t)
+            else:
+                broken = next((e for _, k, e in errors if k == kw), None)
+                if broken is not None:
+                    found.append(broken)
+        if not found:
+            raise NotRecognized("PNG has no chara or ccv3 text chunk: not a character card")
+        first_error: BunzaiError | None = None
+        for item in found:
+            try:
+                if isinstance(item, Malformed):
+                    raise item
+                kw = item.keyword.lower()
+                tree = payload_tree(item, pf.chunks[item.index].offset)
+                if not isinstance(tree, dict):
+                    raise wrong("$", f"the {kw} chunk to hold a card object", tree)
+                entities = self.decode_tree(s, tree, blobs={"image": s.data}, png={"payload": kw})
+            except (BunzaiError, ValidationError) as exc:
+                err = (
+                    validation_failed(exc, uri=s.uri, codec=self.id)
+                    if isinstance(exc, ValidationError)
+                    else exc
+                )
+                if first_error is None:
+                    first_error = err
+                continue
+            if first_error is not None:
+                entities[0].warnings.insert(
+                    0, f"ccv3 chunk unusable ({_one_line(first_error)}); the card was read from chara"
+                )
+            return Decoded(entities)
+        assert first_error is not None
+        raise first_error
+
+    # -- encode ----------------------------------------------------------------------------------
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        if not isinstance(raw, dict):
+            twin = raw = None
+        want = ctx.options.get("container")
+        blob = (twin.get("blobs") or {}).get("image") if twin else None
+        if want not in (None, "json", "png"):
+            raise Unsupported(f"sillytavern writes json or png containers, not {want!r}")
+
+        if raw is not None:
+            tree, delta = self.overlay_tree(entity, raw, ctx)
+        else:
+            tree, delta = self.fresh_tree(entity, ctx), None
+
+        image = ctx.options.get("image")
+        if want == "json" or (want is None and blob is None and image is None):
+            return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
+        if blob is not None and twin is not None and image is None:
+            return self._png_with_twin(twin, blob, tree, delta)
+        if not isinstance(image, bytes | bytearray):
+            raise Unsupported("a PNG card needs image bytes: pass options['image'] or export as json")
+        return write_png(bytes(image), tree)
+
+    def fresh_tree(self, entity: CanonicalEntity, ctx: EmitContext) -> dict[str, Any]:
+        """A CCv3 card for the entity with its linked lorebook and regex set embedded."""
+        body = _character(entity)
+        book = self._book(entity, ctx, None)
+        scripts = self._scripts(entity, ctx, None)
+        return body_to_card(
+            body,
+            V3_SHAPE,
+            dialects=self.dialects,
+            book=None if book is KEEP or book is DROP else book,
+            regex_scripts=None if scripts is KEEP or scripts is DROP else scripts,
+        )
+
+    def base_body(self, raw: dict[str, Any]) -> CharacterBody:
+        """The body the twin's own tree decodes to (what an unedited entity holds)."""
+        body, _ = card_to_body(raw, dialects=self.dialects)
+        return CharacterBody.model_validate(body)
+
+    def overlay_tree(
+        self, entity: CanonicalEntity, raw: dict[str, Any], ctx: EmitContext
+    ) -> tuple[dict[str, Any], tuple[Any, Any] | None]:
+        """The twin with the body's edits and the re-embedded links applied; ``raw`` itself when
+        nothing changed. Also returns the ``(base, new)`` native trees of an edit (for the PNG
+        backfill), or ``None``."""
+        body = _character(entity)
+        shape = card_shape(raw)
+        base_body = self.base_body(raw)
+        delta = None
+        if body == base_body:
+            tree = raw
+        else:
+            base = body_to_card(base_body, shape, dialects=self.dialects)
+            new = body_to_card(body, shape, dialects=self.dialects)
+            tree = merge3(raw, base, new)
+            delta = (base, new)
+
+        data = tree.get("data") if shape.wrapped else tree
+        if not isinstance(data, dict):
+            return tree, delta
+        old_book = data.get("character_book", _ABSENT)
+        book = self._book(entity, ctx, None if old_book is _ABSENT else old_book)
+        ext = data.get("extensions")
+        old_scripts = ext.get("regex_scripts", _ABSENT) if isinstance(ext, dict) else _ABSENT
+        scripts = self._scripts(entity, ctx, None if old_scripts is _ABSENT else old_scripts)
+        return _apply_links(tree, shape, book, scripts), delta
+
+    def _book(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
+        """The ``character_book`` to embed: a linked lorebook (through its twin when it has one),
+        ``KEEP`` the twin's copy, or ``DROP`` it (the links say there is no lorebook any more)."""
+        books = ctx.refs(entity, "lorebook")
+        if books:
+            b = books[0]
+            ctx.embed(b)
+            return embed_book(b, self.id)
+        return keep_or_drop(entity, ctx, "lorebook", old)
+
+    def _scripts(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
+        sets = ctx.refs(entity, "regex")
+        if sets:
+            for r in sets:
+                ctx.embed(r)
+            if len(sets) == 1:
+                return embed_scripts(sets[0], self.id)
+            out: list[Any] = []
+            for r in sets:
+                out.extend(body_to_scripts(_regex(r)))
+            return out
+        if isinstance(old, list) and not old:
+            return KEEP  # an empty list is not an embedded set
+        return keep_or_drop(entity, ctx, "regex", old)
+
+    def _png_with_twin(
+        self, twin: dict[str, Any], blob: bytes, tree: dict[str, Any], delta: tuple[Any, Any] | None
+    ) -> bytes:
+        if tree is twin["raw"]:
+            return blob  # nothing changed: the file as it was read
+        pf = png.parse(blob)
+        primary = str((twin.get("png") or {}).get("payload", CCV3))
+        errors: list[Any] = []
+        texts = png.text_chunks(pf.chunks, keywords=CARD_KEYWORDS, errors=errors)
+        by_index = {t.index: t for t in texts}
+        seen: set[str] = set()
+        chunks: list[png.Chunk] = []
+        for i, c in enumerate(pf.chunks):
+            kw = _card_keyword(c)
+            if kw is None:
+                chunks.append(c)
+                continue
+            if kw in seen:
+                continue  # a stale duplicate: SillyTavern keeps one chunk per keyword
+            seen.add(kw)
+            t = by_index.get(i)
+            payload = tree if kw == primary else _backfill(t, c, tree, delta, kw)
+            chunks.append(_rewrite_chunk(c, t, payload))
+        return png.build(chunks, pf.trailing)
+
+
+def write_png(image: bytes, tree: dict[str, Any]) -> bytes:
+    """``image`` with a fresh card in it, as SillyTavern writes one: every existing ``chara``/``ccv3``
+    chunk removed, then ``chara`` (V2 label) and ``ccv3`` (V3 label) inserted before ``IEND``."""
+    chara = relabel(tree, SPEC_V2, "2.0")
+    ccv3 = relabel(tree, SPEC_V3, "3.0")
+    return png.replace_text(
+        image,
+        remove=CARD_KEYWORDS,
+        add=[
+            png.make_text_chunk(CHARA, encode_payload(chara)),
+            png.make_text_chunk(CCV3, encode_payload(ccv3)),
+        ],
+    )
+
+
+def _character(entity: CanonicalEntity) -> CharacterBody:
+    body = entity.body
+    if not isinstance(body, CharacterBody):
+        raise Unsupported(f"sillytavern holds characters, not {entity.kind}")
+    return body
+
+
+def _regex(entity: CanonicalEntity) -> RegexSetBody:
+    body = entity.body
+    assert isinstance(body, RegexSetBody)
+    return body
+
+
+def _apply_links(tree: dict[str, Any], shape: CardShape, book: Any, scripts: Any) -> dict[str, Any]:
+    """Set or drop the embedded book and scripts, copying only the dicts on the way (``tree`` may be
+    the twin, which is never mutated)."""
+    data: dict[str, Any] = tree["data"] if shape.wrapped else tree
+    raw_ext = data.get("extensions")
+    ext: dict[str, Any] = raw_ext if isinstance(raw_ext, dict) else {}
+    book_changed = book is DROP and "character_book" in data
+    if book is not KEEP and book is not DROP:
+        old = data.get("character_book", _ABSENT)
+        book_changed = book is not old and book != old
+    scripts_changed = scripts is DROP and "regex_scripts" in ext
+    if scripts is not KEEP and scripts is not DROP:
+        old_s = ext.get("regex_scripts", _ABSENT)
+        scripts_changed = scripts is not old_s and scripts != old_s
+    if not book_changed and not scripts_changed:
+        return tree
+    data = dict(data)
+    if book_changed:
+        if book is DROP:
+            del data["character_book"]
+        else:
+            data["character_book"] = book
+    if scripts_changed:
+        ext = dict(ext)
+        if scripts is DROP:
+            ext.pop("regex_scripts", None)
+        else:
+            ext["regex_scripts"] = scripts
+        data["extensions"] = ext
+    if not shape.wrapped:
+        return data
+    out = dict(tree)
+    out["data"] = data
+    return out
+
+
+def _card_keyword(c: png.Chunk) -> str | None:
+    if c.type not in (b"tEXt", b"zTXt", b"iTXt"):
+        return None
+    sep = c.data.find(b"\0")
+    if sep < 0:
+        return None
+    kw = c.data[:sep].decode("latin-1").lower()
+    return kw if kw in CARD_KEYWORDS else None
+
+
+def _backfill(
+    t: png.TextChunk | None,
+    c: png.Chunk,
+    tree: dict[str, Any],
+    delta: tuple[Any, Any] | None,
+    kw: str,
+) -> dict[str, Any]:
+    """The other card chunk's new payload: its own tree with the same edit and the same embedded
+    links applied, or (when it does not decode) the primary tree relabelled as SillyTavern writes it."""
+    own = None
+    if t is not None:
+        try:
+            own = payload_tree(t, c.offset)
+        except Malformed:
+            own = None
+    if isinstance(own, dict):
+        merged = apply_delta(own, delta[0], delta[1]) if delta is not None else own
+        return _same_links(merged, tree)
+    if kw == CHARA:
+        return relabel(tree, SPEC_V2, "2.0")
+    return relabel(tree, SPEC_V3, "3.0")
+
+
+def apply_delta(raw: Any, base: Any, new: Any) -> Any:
+    """Apply only what differs between ``base`` and ``new`` to ``raw`` (which may be a different
+    tree, e.g. a card's V2 backfill): keys ``new`` adds or changes are set, keys it removes are
+    dropped, everything else of ``raw`` stays. ``raw`` is never mutated."""
+    if new == base:
+        return raw
+    if not (isinstance(raw, dict) and isinstance(base, dict) and isinstance(new, dict)):
+        return new
+    out = dict(raw)
+    for k, v in new.items():
+        if k in base:
+            if v == base[k]:
+                continue
+            out[k] = apply_delta(raw[k], base[k], v) if k in raw else v
+        else:
+            out[k] = v
+    for k in base:
+        if k not in new:
+            out.pop(k, None)
+    return out
+
+
+def _same_links(backfill: dict[str, Any], primary: dict[str, Any]) -> dict[str, Any]:
+    """Give the backfill the primary's embedded book and scripts (SillyTavern writes one card twice)."""
+    pd = primary.get("data")
+    pdata: dict[str, Any] = pd if isinstance(pd, dict) else primary
+    bshape = card_shape(backfill)
+    book = pdata.get("character_book", DROP)
+    pext = pdata.get("extensions")
+    scripts = pext.get("regex_scripts", DROP) if isinstance(pext, dict) else DROP
+    return _apply_links(backfill, bshape, book, scripts)
+
+
+def _rewrite_chunk(c: png.Chunk, t: png.TextChunk | None, tree: dict[str, Any]) -> png.Chunk:
+    sep = c.data.find(b"\0")
+    keyword = c.data[:sep].decode("latin-1")
+    bare = t is not None and t.text.lstrip()[:1] == b"{"
+    value = encode_payload(tree, base64_form=not bare)
+    if t is None:
+        return png.make_text_chunk(keyword, value)
+    return png.make_text_chunk(
+        keyword,
+        value,
+        t.chunk_type,
+        compress=t.compressed,
+        language=t.language,
+        translated_keyword=t.translated_keyword,
+    )
+
+
+def _one_line(e: BunzaiError) -> str:
+    where = e.where()
+    msg = " ".join(e.message.split())
+    return f"{msg} at {where}" if where else msg
+
+
+__all__ = [
+    "SillyTavernCard",
+    "apply_delta",
+    "card_score",
+    "encode_payload",
+    "payload_tree",
+    "relabel",
+    "write_png",
+]
