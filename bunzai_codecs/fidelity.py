@@ -273,12 +273,13 @@ def check_decoded(s: Sniff, decoded: Decoded, source: str) -> list[FidelityRow]:
         data = None
     if data is not None:
         try:
-            back = read_sniff(Sniff(data, f"roundtrip{codec.extension}"), format=source, score=1.0)
+            # the same file name: some formats take a value from it (an ST lorebook's name)
+            back = read_sniff(Sniff(data, s.name or f"roundtrip{codec.extension}"), format=source, score=1.0)
             rows.append(_stability(primary, back.primary, uri, source, source))
         except Exception as exc:
             rows.append(_failed(primary, uri, "canonical", source, source, exc))
     for ent in decoded.entities[1:]:
-        rows.append(_linked_stability(ent, decoded, back, codec, uri))
+        rows.append(_linked_stability(ent, decoded, back, codec, uri, _stem(s.name)))
     return rows
 
 
@@ -291,8 +292,13 @@ def _stability(e: CanonicalEntity, again: CanonicalEntity, uri: str, source: str
     return _row(e, uri, "canonical", source, target, changes)
 
 
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    return base.split(".", 1)[0] or "roundtrip"
+
+
 def _linked_stability(
-    ent: CanonicalEntity, decoded: Decoded, back: Decoded | None, codec: Codec, uri: str
+    ent: CanonicalEntity, decoded: Decoded, back: Decoded | None, codec: Codec, uri: str, stem: str
 ) -> FidelityRow:
     """A linked entity usually comes back embedded in its parent: the n-th linked entity of its
     kind in the re-decoded file is its counterpart. When the parent's format does not carry it, it
@@ -305,7 +311,7 @@ def _linked_stability(
     target = linked_target(ent, codec)
     try:
         data = write(ent, target.id, linked=decoded.entities).data
-        alone = read_sniff(Sniff(data, f"roundtrip{target.extension}"), format=target.id, score=1.0)
+        alone = read_sniff(Sniff(data, f"{stem}{target.extension}"), format=target.id, score=1.0)
         return _stability(ent, alone.primary, uri, codec.id, target.id)
     except Exception as exc:
         return _failed(ent, uri, "canonical", codec.id, target.id, exc)

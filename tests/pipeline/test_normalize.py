@@ -12,7 +12,8 @@ import pytest
 from bunzai_codecs.core import registry
 from bunzai_codecs.formats.vaud.codec import from_tree
 from jobs.normalize import run as run_job
-from pipeline.options import parse, runner_name
+from pipeline.options import export_formats, parse, runner_name
+from pipeline.transforms import export_formats_for
 from tests.conftest import corpus_root, expect_rows
 
 from .conftest import PINNED, SAMPLES, Run, normalize, same_outputs
@@ -109,16 +110,25 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     for tree in canonical:
         e = from_tree(tree)
         assert e.source is not None and e.source.uri in rows
-        assert e.source.sha256 == rows[e.source.uri]["sha256"] and e.source.format == "vaud-json"
+        assert (
+            e.source.sha256 == rows[e.source.uri]["sha256"]
+            and e.source.format == rows[e.source.uri]["format"]
+        )
     quiet = _by_uri(run, "canonical")[uri("books/quiet.vaud.json")][0]
     assert any(w.startswith("lorebook.entry-no-trigger:") for w in quiet["warnings"])
 
     # exports: one file per entity and requested format of its kind; nothing escapes the folder
     files = run.files()
     exports = sorted(rel for rel in files if rel.startswith("exports/"))
-    assert exports == sorted(
-        f"exports/vaud-json/{t['id']}.vaud.json" for t in {t["id"]: t for t in canonical}.values()
-    )
+    kinds = {t["id"]: t["kind"] for t in canonical}
+    expected = {
+        f"exports/{f}/{eid}{registry.get(f).extension}"
+        for eid, kind in kinds.items()
+        for f in export_formats_for(kind, export_formats("all"))
+    }
+    refused = [r for r in run.lines("rejects") if r["stage"] == "export"]
+    assert set(exports) <= expected and len(exports) == len(expected) - len(refused)
+    assert {f"exports/vaud-json/{eid}.vaud.json" for eid in kinds} <= set(exports)
     assert not any("escaped" in rel for rel in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
     card = from_tree(
@@ -136,6 +146,7 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     assert checks["native"] == sum(1 for r in rows.values() if r["entities"])
     assert checks["canonical"] == len(canonical)
     assert all(r["status"] == "lossless" for r in fid if r["source"] == "vaud-json")
+    assert not [r for r in fid if r["status"] == "failed"]
 
     # the manifest's counts and the Beam counters say the same
     m = run.manifest
