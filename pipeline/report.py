@@ -241,7 +241,8 @@ def build_manifest(
         stages[st] = _sorted(row)
     stages["list"]["out"] = listed
     exports = _nest(c, "exports")
-    stages["export"]["in"] = c.get(("stage", "export", "in"), 0)
+    # export: in = this run's attempts (staged + refused); out = files committed, carried ones included
+    stages["export"]["in"] = c.get(("stage", "export", "in"), 0) + stages["export"]["rejected"]
     stages["export"]["out"] = sum(exports.values())
     fidelity = _nest(c, "fidelity")
     stages["roundtrip"]["rows"] = sum(sum(v.values()) for v in fidelity.values())

@@ -29,6 +29,7 @@ from apache_beam.pvalue import TaggedOutput
 
 import bunzai_codecs
 from bunzai_codecs.core import registry
+from bunzai_codecs.lint import ID_PATTERN
 from pipeline.io import Storage, join
 from pipeline.options import NormalizeConfig, UsageError
 from pipeline.shards import record
@@ -252,6 +253,8 @@ def unchanged_row(p: Pending) -> dict[str, Any]:
 def carried_exports(p: Pending, previous_root: str, formats: tuple[str, ...]) -> Iterator[ExportCandidate]:
     """The previous run's export files of an unchanged input's entities."""
     for eid in (p.prev or {}).get("entities") or ():
+        if not isinstance(eid, str) or not ID_PATTERN.match(eid):
+            continue  # a doctored inventory: its ids become file names
         kind = eid.split("-", 1)[0]
         for fmt in export_formats_for(kind, formats):
             rel = export_rel(fmt, eid, registry.get(fmt).extension)

@@ -26,7 +26,7 @@ from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.bundle import VAUD, read_sniff, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
-from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, NotRecognized
+from bunzai_codecs.core.errors import ERRORS, BunzaiError, LimitExceeded, Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.fidelity import check_decoded
 from bunzai_codecs.formats.vaud.codec import dumps
@@ -48,7 +48,7 @@ STAGES = ("list", "read", "detect", "decode", "validate", "export", "roundtrip")
 #: every counter the stages bump (namespace ``bunzai``)
 COUNTERS = {
     "inputs_listed": "files the listing found",
-    "inputs_unchanged": "inputs --since found unchanged (not read or decoded)",
+    "inputs_unchanged": "inputs --since found unchanged (not decoded again)",
     "inputs_read": "inputs read",
     "bytes_read": "bytes read",
     "inputs_detected": "inputs a codec recognised",
@@ -529,7 +529,7 @@ class _RoundTrip(beam.DoFn):
         for row in rows:
             if row.entity not in keep:
                 continue
-            if row.status == "failed" and row.error and row.error.split(":")[0] not in _EXPECTED_FAILURES:
+            if row.status == "failed" and row.error and row.error.split(":")[0] not in _TYPED_FAILURES:
                 bug = RuntimeError(
                     f"{row.check} round trip through {row.target} of {row.entity}: {row.error}"
                 )
@@ -539,17 +539,9 @@ class _RoundTrip(beam.DoFn):
             yield record(row.entity, natural, orjson.dumps(row.to_json()))
 
 
-#: round-trip failures that are facts about a format (a decode-only codec), not bunzai bugs
-_EXPECTED_FAILURES = frozenset(
-    {
-        "Unsupported",
-        "EditedExportBlocked",
-        "NotImplementedError",
-        "Malformed",
-        "LimitExceeded",
-        "ValidationFailed",
-    }
-)
+#: a check that failed with one of these is a fact about a format (a read-only codec, a file its own
+#: codec cannot write back), recorded in its row; anything else is a crash, and also a reject
+_TYPED_FAILURES = frozenset({c.__name__ for c in ERRORS} | {"NotImplementedError"})
 
 
 class RoundTrip(beam.PTransform):
@@ -593,6 +585,10 @@ def export_formats_for(kind: str, formats: tuple[str, ...]) -> list[str]:
 
 
 def export_rel(fmt: str, entity_id: str, extension: str) -> str:
+    """``exports/<format>/<entity-id><ext>``; an id that is not a plain name never gets this far
+    (lint rule ``entity.id``), and is refused here too: ids come from input files."""
+    if not lint_rules.ID_PATTERN.match(entity_id):
+        raise ValueError(f"not an entity id: {entity_id!r}")
     return f"exports/{fmt}/{entity_id}{extension}"
 
 

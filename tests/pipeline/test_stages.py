@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import apache_beam as beam
+import orjson
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
@@ -13,6 +14,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from bunzai_codecs.core.sniff import Sniff
 from pipeline.io import FileRef, Storage
+from pipeline.shards import line_of
 from pipeline.transforms import (
     Decode,
     Detect,
@@ -175,4 +177,49 @@ def test_detect_decode_validate_roundtrip_chain(tmp_path: Path) -> None:
                 ]
             ),
             label="inventory",
+        )
+
+
+def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Path) -> None:
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.codec import Codec, EmitContext
+    from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+    from pipeline.io import Output
+    from pipeline.transforms import Export
+
+    class Buggy(Codec):
+        id = "buggy"
+        kind = "character"
+
+        def detect(self, s: Sniff) -> float:
+            return 1.0 if s.json_object and "buggy" in s.json_object else 0.0
+
+        def decode(self, s: Sniff) -> Decoded:
+            return Decoded([self.entity(s, {"identity": {"name": "B"}}, raw=s.json)])
+
+        def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+            raise KeyError("oops")
+
+    data = b'{"buggy": 1}'
+    f = InputFile(_ref("b.json", len(data)), Sniff(data, "b.json", uri="b.json"), "new")
+    with registry.using({**registry.CODECS, "buggy": Buggy}), pipeline() as p:
+        valid = p | beam.Create([f]) | Detect()
+        valid = valid.detected | Decode()
+        valid = valid.decoded | Validate()
+        rows = valid.valid | RoundTrip()
+        exported = valid.valid | Export(("buggy",), Output(str(tmp_path), Storage()), "staging")
+        assert_that(
+            rows.rows | beam.Map(lambda rec: orjson.loads(line_of(rec))["status"]),
+            equal_to(["failed"]),
+            label="rows",
+        )
+        assert_that(
+            rows.rejects | "RT" >> beam.Map(lambda r: (r["stage"], r["error"])),
+            equal_to([("roundtrip", "InternalError")]),
+            label="rt",
+        )
+        assert_that(
+            exported.rejects | "EX" >> beam.Map(lambda r: (r["stage"], r["error"])),
+            equal_to([("export", "InternalError")]),
+            label="ex",
         )
