@@ -99,7 +99,7 @@ def test_results_are_not_reused_when_this_run_asks_for_more(tmp_path: Path) -> N
     }
     assert again.counters.get("inputs_unchanged", 0) == 0
     assert again.manifest["inputs"]["new"] == again.manifest["inputs"]["listed"]
-    assert again.counters["inputs_detected"] == again.manifest["inputs"]["listed"]
+    assert again.counters["inputs_read"] == again.manifest["inputs"]["listed"]
 
 
 def test_same_size_edit_is_caught_by_the_digest(tmp_path: Path) -> None:
