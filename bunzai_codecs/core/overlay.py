@@ -9,7 +9,8 @@ carry the edits a user made to the canonical body. ``merge3`` is the three-way m
 - ``new``  — what the same writer makes of the entity's current body.
 
 Wherever ``new`` equals ``base`` the body did not change there, so ``raw`` is kept verbatim;
-elsewhere ``new`` wins. Keys only ``raw`` has (unmapped) survive; keys the writer produced for the
+elsewhere ``new`` wins. A key the writer produces but ``raw`` never had stays absent while its value
+is unchanged (an edit elsewhere in the same object does not spell out the twin's defaults). Keys only ``raw`` has (unmapped) survive; keys the writer produced for the
 old body but not for the new one are removed. Unchanged subtrees are shared with ``raw``, never
 copied, and ``raw`` is never mutated.
 """
@@ -39,8 +40,8 @@ def merge3(raw: Any, base: Any, new: Any, *, list_key: ListKey | None = None) ->
                 out[k] = v  # never mapped: carried through
             # else: the writer made it for the old body, not the new one: removed
         for k, v in new.items():
-            if k not in raw:
-                out[k] = v
+            if k not in raw and not (k in base and base[k] == v):
+                out[k] = v  # new, or changed; a default the twin never spelled out stays unwritten
         return out
     if isinstance(new, list) and isinstance(base, list) and isinstance(raw, list) and len(raw) == len(base):
         if list_key is not None:

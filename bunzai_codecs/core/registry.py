@@ -25,7 +25,24 @@ from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
     "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
+    "marinara-character": "bunzai_codecs.formats.marinara.character:MarinaraCharacterCodec",
+    "marinara-lorebook": "bunzai_codecs.formats.marinara.lorebook:MarinaraLorebookCodec",
+    "marinara-persona": "bunzai_codecs.formats.marinara.persona:MarinaraPersonaCodec",
+    "marinara-preset": "bunzai_codecs.formats.marinara.preset:MarinaraPresetCodec",
+    "marinara-regex": "bunzai_codecs.formats.marinara.regex:MarinaraRegexCodec",
+    "backyard": "bunzai_codecs.formats.backyard.legacy:BackyardCodec",
+    "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
+    "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
+    "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
+    "risu": "bunzai_codecs.formats.risu.charx:RisuCharxCodec",
+    "risu-lorebook": "bunzai_codecs.formats.risu.lorebook:RisuLorebookCodec",
+    "risu-persona": "bunzai_codecs.formats.risu.persona:RisuPersonaCodec",
+    "risu-preset": "bunzai_codecs.formats.risu.preset:RisuPresetCodec",
+    "risu-regex": "bunzai_codecs.formats.risu.regex:RisuRegexCodec",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
+    "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
 

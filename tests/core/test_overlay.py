@@ -30,6 +30,14 @@ def test_new_keys_are_appended() -> None:
     assert merge3({"a": 1}, {"a": 1}, {"a": 1, "b": 2}) == {"a": 1, "b": 2}
 
 
+def test_a_default_the_twin_never_wrote_stays_unwritten_when_a_sibling_changes() -> None:
+    raw = {"content": "a"}  # an old file: no "sticky" key at all
+    base = {"content": "a", "sticky": None}
+    new = {"content": "b", "sticky": None}
+    assert merge3(raw, base, new) == {"content": "b"}
+    assert merge3(raw, base, {"content": "b", "sticky": 2}) == {"content": "b", "sticky": 2}
+
+
 def test_lists_merge_by_position_and_take_the_new_tail() -> None:
     raw = [{"k": "x", "raw": 1}, {"k": "y", "raw": 2}]
     base = [{"k": "x"}, {"k": "y"}]

@@ -1,0 +1,1 @@
+"""Backyard.ai (formerly Faraday): the legacy EXIF character PNG (``backyard``) and the ``.byaf`` archive (``byaf``)."""

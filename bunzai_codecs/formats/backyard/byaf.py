@@ -1,0 +1,595 @@
+"""byaf: the Backyard Archive Format (``.byaf``, v1): a zip of one character and its scenarios.
+
+Layout (ahoylabs/byaf v1 specs)::
+
+    manifest.json                        {schemaVersion, createdAt, author?, characters: [1 path], scenarios: [paths]}
+    characters/<id>/character.json       {schemaVersion, id, name, displayName, isNSFW, persona, createdAt,
+                                          updatedAt, loreItems: [{key, value}], images: [{path, label}]}
+    characters/<id>/images/<file>        image paths in character.json are relative to characters/<id>/
+    scenarios/<name>.json                samplers, formattingInstructions, narrative, firstMessages (0-1),
+                                          exampleMessages, messages, backgroundImage? (archive-root path)
+
+Canonical: ``displayName`` is the name and ``name`` the nickname when they differ; ``persona`` the
+description; the first scenario gives the system prompt (``formattingInstructions``), the scenario
+(``narrative``), the first message and the example dialogue (each example message a ``<START>``
+block); each further scenario's first message is an alternate greeting titled by the scenario's
+``title``; images are the portrait (label ``avatar``, else the first) and other assets, referenced
+by their path; ``author.name`` is the creator. ``loreItems`` are a linked lorebook. Samplers,
+``isNSFW``, chat ``messages``, ``model``, ``grammar``, ``promptTemplate``, the other scenarios'
+settings, ids and every file's bytes ride in the escrow twin.
+
+Same-format export keeps the member names and order, every non-JSON member's bytes and every JSON
+key the body does not decide. Archives are read within ``core/archive`` bounds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import posixpath
+import re
+from typing import Any, cast
+
+import orjson
+
+from bunzai_codecs.core import archive
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.entities.character import CharacterBody, MediaAsset
+from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats.backyard.common import (
+    book_to_lore_items,
+    card_date,
+    from_backyard,
+    get_list,
+    get_str,
+    lore_fallback,
+    lore_items_to_book,
+    opt_text,
+    to_backyard,
+    unix_to_iso,
+)
+
+MANIFEST = "manifest.json"
+_CHARACTER_PATH = re.compile(r"^characters/([^/]+)/character\.json$")
+_SCENARIO_PATH = re.compile(r"^scenarios/[^/]+\.json$")
+_START = "<START>"
+_MIME = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+    ".gif": "image/gif",
+}
+_EXT = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}
+
+#: scenario keys in the order Backyard writes them, with what a fresh scenario holds
+_SCENARIO_DEFAULTS: dict[str, Any] = {
+    "schemaVersion": 1,
+    "formattingInstructions": "",
+    "minP": 0.1,
+    "minPEnabled": True,
+    "temperature": 0.8,
+    "repeatPenalty": 1.05,
+    "repeatLastN": 256,
+    "topK": 30,
+    "topP": 0.9,
+    "exampleMessages": [],
+    "canDeleteExampleMessages": True,
+    "firstMessages": [],
+    "narrative": "",
+    "promptTemplate": None,
+    "grammar": None,
+    "messages": [],
+}
+#: what a new scenario (an added greeting) copies from the first scenario
+_SHARED_SCENARIO_KEYS = (
+    "formattingInstructions",
+    "minP",
+    "minPEnabled",
+    "temperature",
+    "repeatPenalty",
+    "repeatLastN",
+    "topK",
+    "topP",
+    "exampleMessages",
+    "canDeleteExampleMessages",
+    "narrative",
+    "promptTemplate",
+    "grammar",
+    "model",
+)
+
+
+# -- examples: one example message per <START> block -----------------------------------------
+
+
+def examples_from_messages(texts: list[str]) -> str | None:
+    return "\n".join(f"{_START}\n{t}" for t in texts) if texts else None
+
+
+def examples_to_messages(text: str | None) -> list[str]:
+    """Split example dialogue at ``<START>`` lines (the inverse of ``examples_from_messages``)."""
+    if not text:
+        return []
+    blocks: list[list[str]] = []
+    head: list[str] = []
+    current = head
+    for line in text.split("\n"):
+        if line.strip() == _START:
+            current = []
+            blocks.append(current)
+        else:
+            current.append(line)
+    out = ["\n".join(b) for b in blocks]
+    if any(line.strip() for line in head):
+        out.insert(0, "\n".join(head))
+    return out
+
+
+# -- native <-> canonical ----------------------------------------------------------------------
+
+
+def _texts(sc: dict[str, Any], key: str, where: tuple[str | int, ...]) -> list[str]:
+    out = []
+    for i, m in enumerate(get_list(sc, key, where)):
+        if not isinstance(m, dict):
+            raise Malformed(f"{key} items must be objects", path=json_path((*where, key, i)))
+        out.append(get_str(m, "text", (*where, key, i)) or "")
+    return out
+
+
+def body_from_archive(raw: dict[str, Any]) -> dict[str, Any]:
+    """The canonical character of a parsed archive ``{manifest, character, scenarios}``."""
+    c, manifest, scenarios = raw["character"], raw["manifest"], raw["scenarios"]
+    display = get_str(c, "displayName", ()) or ""
+    short = get_str(c, "name", ())
+    name = display or short or ""
+    author = manifest.get("author")
+    creator = author.get("name") if isinstance(author, dict) else None
+
+    images: list[dict[str, Any]] = []
+    for i, img in enumerate(get_list(c, "images", ())):
+        if not isinstance(img, dict):
+            raise Malformed("images items must be objects", path=json_path(("images", i)))
+        path = get_str(img, "path", ("images", i)) or ""
+        label = get_str(img, "label", ("images", i))
+        ext = posixpath.splitext(path)[1].lower()
+        images.append(
+            {
+                "role": "other",
+                "ref": path,
+                "name": posixpath.basename(path) or None,
+                "label": label or None,
+                "mime": _MIME.get(ext),
+            }
+        )
+    portrait = next((a for a in images if a["label"] == "avatar"), images[0] if images else None)
+    if portrait is not None:
+        portrait["role"] = "portrait"
+
+    body: dict[str, Any] = {
+        "identity": {
+            "name": name,
+            "nickname": short if short is not None and short != name else None,
+            "description": opt_text(from_backyard(get_str(c, "persona", ()) or "")),
+        },
+        "media": {"portrait": portrait, "assets": [a for a in images if a is not portrait] or None},
+        "attribution": {
+            "creator": creator if isinstance(creator, str) and creator else None,
+            "createdAt": card_date(c.get("createdAt")),
+            "updatedAt": card_date(c.get("updatedAt")),
+        },
+    }
+    if scenarios:
+        first = scenarios[0]
+        greeting = _texts(first, "firstMessages", ())
+        body["prompts"] = {
+            "systemPrompt": opt_text(from_backyard(get_str(first, "formattingInstructions", ()) or ""))
+        }
+        body["persona"] = {"scenario": opt_text(from_backyard(get_str(first, "narrative", ()) or ""))}
+        body["greetings"] = {
+            "firstMessage": from_backyard(greeting[0]) if greeting else None,
+            "alternateGreetings": [
+                {
+                    "text": from_backyard(next(iter(_texts(sc, "firstMessages", ())), "")),
+                    "title": get_str(sc, "title", ()),
+                }
+                for sc in scenarios[1:]
+            ]
+            or None,
+        }
+        body["examples"] = {
+            "exampleMessages": examples_from_messages(
+                [from_backyard(t) for t in _texts(first, "exampleMessages", ())]
+            )
+        }
+    return body
+
+
+def _image_entry(a: MediaAsset, portrait: bool) -> dict[str, Any]:
+    label = a.label if a.label is not None else ("avatar" if portrait else "")
+    return {"path": a.ref, "label": label}
+
+
+def mapped_archive(body: CharacterBody, char_id: str) -> dict[str, Any]:
+    """The parts of ``{manifest, character, scenarios}`` the canonical body decides."""
+    ident, media = body.identity, body.media
+    images = [_image_entry(media.portrait, True)] if media.portrait is not None else []
+    images += [_image_entry(a, False) for a in media.assets or []]
+
+    def said(text: str) -> list[dict[str, Any]]:
+        return [{"characterID": char_id, "text": to_backyard(text)}]
+
+    first = body.greetings.firstMessage
+    scenarios: list[dict[str, Any]] = [
+        {
+            "formattingInstructions": to_backyard(body.prompts.systemPrompt or ""),
+            "exampleMessages": [
+                m for t in examples_to_messages(body.examples.exampleMessages) for m in said(t)
+            ],
+            "firstMessages": said(first) if first is not None else [],
+            "narrative": to_backyard(body.persona.scenario or ""),
+        }
+    ]
+    for g in body.greetings.alternateGreetings or []:
+        sc: dict[str, Any] = {"firstMessages": said(g.text) if g.text else []}
+        if g.title is not None:
+            sc = {"title": g.title, **sc}
+        scenarios.append(sc)
+    creator = body.attribution.creator
+    return {
+        "manifest": {"author": {"name": creator}} if creator else {},
+        "character": {
+            "name": ident.nickname if ident.nickname is not None else ident.name,
+            "displayName": ident.name,
+            "persona": to_backyard(ident.description or ""),
+            "createdAt": unix_to_iso(body.attribution.createdAt),
+            "updatedAt": unix_to_iso(body.attribution.updatedAt),
+            "images": images,
+        },
+        "scenarios": scenarios,
+    }
+
+
+def full_scenario(mapped: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
+    """A complete scenario: ``mapped`` keys, then ``template``'s shared settings, then defaults."""
+    out: dict[str, Any] = {}
+    if "title" in mapped:
+        out["title"] = mapped["title"]
+    for k, default in _SCENARIO_DEFAULTS.items():
+        if k in mapped:
+            out[k] = mapped[k]
+        elif k in _SHARED_SCENARIO_KEYS and k in template:
+            out[k] = template[k]
+        else:
+            out[k] = default
+    if "model" in template:
+        out["model"] = template["model"]
+    return out
+
+
+def byaf_lore_items(book: LorebookBody) -> list[dict[str, Any]]:
+    """Lore items for a BYAF character: ``{key, value}`` only, keys unique (a repeated key's text
+    is appended to the first item with that key)."""
+    out: list[dict[str, Any]] = []
+    by_key: dict[str, dict[str, Any]] = {}
+    for item in book_to_lore_items(book, with_ids=False):
+        first = by_key.get(item["key"])
+        if first is None:
+            by_key[item["key"]] = item
+            out.append(item)
+        else:
+            first["value"] = f"{first['value']}\n\n{item['value']}"
+    return out
+
+
+def _dumps(tree: Any) -> bytes:
+    return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+
+
+def _data_uri(ref: str) -> tuple[bytes, str] | None:
+    """(bytes, extension) of a base64 ``data:image/...`` reference, else ``None``."""
+    m = re.match(r"^data:(image/[a-z+.-]+);base64,", ref)
+    if m is None or m.group(1) not in _EXT:
+        return None
+    try:
+        return base64.b64decode(ref[m.end() :], validate=True), _EXT[m.group(1)]
+    except (binascii.Error, ValueError):
+        return None
+
+
+# -- the codec -------------------------------------------------------------------------------
+
+
+class ByafCodec(Codec):
+    id = "byaf"
+    kind = "character"
+    family = "backyard"
+    label = "Backyard.ai archive (.byaf)"
+    suffixes = (".byaf",)
+    extension = ".byaf"
+    coverage = Coverage.of(
+        "identity.name",
+        "identity.nickname",
+        "identity.description",
+        "persona.scenario",
+        "prompts.systemPrompt",
+        "greetings.firstMessage",
+        "greetings.alternateGreetings",
+        "examples.exampleMessages",
+        "attribution.creator",
+        "attribution.createdAt",
+        "attribution.updatedAt",
+        notes=[
+            "the first scenario holds the system prompt, scenario, first message and examples;"
+            " each further scenario is an alternate greeting titled by its `title`",
+            "example dialogue: one example message per `<START>` block",
+            "placeholders `{character}`/`{user}` become `{{char}}`/`{{user}}` and back",
+            "images: the portrait and other assets by path; the bytes stay in escrow, so only a"
+            " `data:` image reaches another format's export and only a `data:` image enters a fresh archive",
+            "samplers, `isNSFW`, chat `messages`, `model`, `grammar`, `promptTemplate`, `backgroundImage`"
+            " and the further scenarios' own settings: escrow only",
+            "`loreItems` are a linked lorebook (keywords, text); keys are unique, so repeated keys merge",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        if not s.is_zip:
+            return 0.0
+        z = s.zip
+        if z is None:
+            return 0.5 if s.suffix == ".byaf" else 0.0
+        if MANIFEST not in z:
+            return 0.0
+        if any(_CHARACTER_PATH.match(n) for n in z.names):
+            return 1.0
+        return 0.6 if s.suffix == ".byaf" else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        z = s.require_zip()
+        manifest = _read_json(z, MANIFEST)
+        chars = manifest.get("characters")
+        if not isinstance(chars, list) or not chars or not all(isinstance(p, str) for p in chars):
+            raise Malformed(
+                "manifest.json: characters must be a non-empty array of paths", path="$.characters"
+            )
+        if len(chars) != 1:
+            raise Unsupported(
+                f"manifest.json lists {len(chars)} characters; a BYAF archive holds exactly one",
+                path="$.characters",
+            )
+        cpath = chars[0]
+        m = _CHARACTER_PATH.match(cpath)
+        if m is None:
+            raise Malformed(
+                f"manifest.json: {cpath!r} is not characters/<id>/character.json", path="$.characters[0]"
+            )
+        if cpath not in z:
+            raise Malformed(f"manifest.json names a missing file: {cpath}", path="$.characters[0]")
+        character = _read_json(z, cpath)
+        scen_paths = manifest.get("scenarios", [])
+        if not isinstance(scen_paths, list) or not all(isinstance(p, str) for p in scen_paths):
+            raise Malformed("manifest.json: scenarios must be an array of paths", path="$.scenarios")
+        scenarios = []
+        for i, p in enumerate(scen_paths):
+            if not _SCENARIO_PATH.match(p):
+                raise Malformed(
+                    f"manifest.json: {p!r} is not scenarios/<name>.json", path=json_path(("scenarios", i))
+                )
+            if p not in z:
+                raise Malformed(f"manifest.json names a missing file: {p}", path=json_path(("scenarios", i)))
+            sc = _read_json(z, p)
+            bg = sc.get("backgroundImage")
+            if bg is not None and (not isinstance(bg, str) or bg not in z):
+                raise Malformed(f"{p} names a missing background image: {bg!r}", path="$.backgroundImage")
+            scenarios.append(sc)
+
+        cdir = posixpath.dirname(cpath)
+        for i, img in enumerate(get_list(character, "images", ())):
+            where = json_path(("images", i, "path"))
+            rel = img.get("path") if isinstance(img, dict) else None
+            if not isinstance(rel, str):
+                raise Malformed(f"{cpath}: an image needs a string path", path=where)
+            member = f"{cdir}/{rel}"
+            try:
+                archive.safe_member_name(member)
+            except Malformed:
+                raise Malformed(f"{cpath}: unsafe image path {rel!r}", path=where) from None
+            if member not in z:
+                raise Malformed(f"{cpath} names a missing image: {member}", path=where)
+
+        raw = {"manifest": manifest, "character": character, "scenarios": scenarios}
+        json_members = {MANIFEST, cpath, *scen_paths}
+        members = [[mm.name, mm.method] for mm in z.members]
+        blobs = {
+            mm.name: z.read(mm.name) for mm in z.members if not mm.is_dir and mm.name not in json_members
+        }
+        warnings = []
+        if character.get("id") != m.group(1):
+            warnings.append(f"character id {character.get('id')!r} differs from its folder {m.group(1)!r}")
+        try:
+            body = body_from_archive(raw)
+        except Malformed as exc:
+            raise _within(exc, cpath) from None
+        primary = self.entity(s, body, raw=raw, members=members, blobs=blobs)
+        primary.warnings.extend(warnings)
+        entities = [primary]
+        items = get_list(character, "loreItems", ())
+        if items:
+            try:
+                book_body = lore_items_to_book(items, ("loreItems",))
+            except Malformed as exc:
+                raise _within(exc, cpath) from None
+            book = self.entity(s, book_body, raw=items, part=("lorebook", "loreItems"), kind="lorebook")
+            primary.links = {KNOWLEDGE_REFS: [book.id]}
+            entities.append(book)
+        return Decoded(entities)
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = cast(CharacterBody, entity.body)
+        twin = entity.twin(self.id) or {}
+        raw = twin.get("raw")
+        if not _is_archive_tree(raw):
+            return self._fresh(entity, body, ctx)
+        assert isinstance(raw, dict)
+        char_id = raw["character"].get("id")
+        char_id = char_id if isinstance(char_id, str) else ""
+        base = mapped_archive(CharacterBody.model_validate(body_from_archive(raw)), char_id)
+        merged = merge3(raw, base, mapped_archive(body, char_id))
+
+        manifest = merged["manifest"]
+        cpath = raw["manifest"]["characters"][0]
+        cdir = posixpath.dirname(cpath)
+        blobs: dict[str, bytes] = twin.get("blobs") or {}
+        extra: list[tuple[str, bytes]] = []
+        character = dict(merged["character"])
+        character["images"] = _resolve_images(character.get("images", []), cdir, blobs, extra)
+        lore = self._lore(entity, ctx, raw["character"].get("loreItems", []))
+        if "loreItems" in character or lore:
+            character["loreItems"] = lore
+
+        raw_paths: list[str] = raw["manifest"].get("scenarios", [])
+        scenarios = list(merged["scenarios"])
+        paths = list(raw_paths[: len(scenarios)])
+        taken = set(raw_paths)
+        for i in range(len(paths), len(scenarios)):
+            scenarios[i] = full_scenario(scenarios[i], scenarios[0] if i else {})
+            n = i + 1
+            while f"scenarios/scenario{n}.json" in taken:
+                n += 1
+            paths.append(f"scenarios/scenario{n}.json")
+            taken.add(paths[-1])
+        if paths != raw_paths:
+            manifest = {**manifest, "scenarios": paths}
+
+        out: list[archive.ZipMemberSpec] = []
+        written: set[str] = set()
+        for name, method in twin.get("members", []):
+            data: bytes | None
+            if name == MANIFEST:
+                data = _dumps(manifest)
+            elif name == cpath:
+                data = _dumps(character)
+            elif name in raw_paths:
+                data = _dumps(scenarios[paths.index(name)]) if name in paths else None
+            elif name.endswith("/"):
+                data = b""
+            else:
+                data = blobs.get(name)
+            if data is not None:
+                out.append(archive.ZipMemberSpec(name, data, method))
+                written.add(name)
+        for name, data in [*extra, *((p, _dumps(scenarios[i])) for i, p in enumerate(paths))]:
+            if name not in written:
+                out.append(archive.ZipMemberSpec(name, data, archive.ZIP_STORED))
+                written.add(name)
+        return archive.write_zip(out, method=archive.ZIP_STORED)
+
+    def _fresh(self, entity: CanonicalEntity, body: CharacterBody, ctx: EmitContext) -> bytes:
+        char_id = "c" + entity.id.rsplit("-", 1)[-1][:24]
+        mapped = mapped_archive(body, char_id)
+        cdir = f"characters/{char_id}"
+        extra: list[tuple[str, bytes]] = []
+        images = _resolve_images(mapped["character"]["images"], cdir, {}, extra)
+        c = mapped["character"]
+        character = {
+            "schemaVersion": 1,
+            "id": char_id,
+            "name": c["name"],
+            "displayName": c["displayName"],
+            "isNSFW": False,
+            "persona": c["persona"],
+            "createdAt": c["createdAt"],
+            "updatedAt": c["updatedAt"],
+            "loreItems": self._lore(entity, ctx, []),
+            "images": images,
+        }
+        first = full_scenario(mapped["scenarios"][0], {})
+        scenarios = [first, *(full_scenario(sc, first) for sc in mapped["scenarios"][1:])]
+        paths = [f"scenarios/scenario{i + 1}.json" for i in range(len(scenarios))]
+        manifest: dict[str, Any] = {
+            "schemaVersion": 1,
+            "createdAt": unix_to_iso(body.attribution.updatedAt or body.attribution.createdAt),
+            **mapped["manifest"],
+            "characters": [f"{cdir}/character.json"],
+            "scenarios": paths,
+        }
+        members: list[tuple[str, bytes]] = [
+            (MANIFEST, _dumps(manifest)),
+            ("characters/", b""),
+            (f"{cdir}/", b""),
+            (f"{cdir}/images/", b""),
+            *extra,
+            (f"{cdir}/character.json", _dumps(character)),
+            ("scenarios/", b""),
+            *((p, _dumps(sc)) for p, sc in zip(paths, scenarios, strict=True)),
+        ]
+        return archive.write_zip(members, method=archive.ZIP_STORED)
+
+    def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
+        """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
+        refs = ctx.refs(entity, "lorebook")
+        if refs:
+            book = refs[0]
+            ctx.embed(book)
+            fresh = byaf_lore_items(cast(LorebookBody, book.body))
+            twin = book.twin(self.id)
+            items = twin.get("raw") if twin else None
+            if isinstance(items, list):
+                old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
+                return list(merge3(items, byaf_lore_items(old), fresh))
+            return fresh
+        return lore_fallback(entity, ctx, kept)
+
+
+def _read_json(z: archive.ZipReader, name: str) -> dict[str, Any]:
+    if name not in z:
+        raise Malformed(f"the archive has no {name}", path=name)
+    tree = parse_json(z.read(name), what=name)
+    if not isinstance(tree, dict):
+        raise Malformed(f"{name} is not a JSON object", path="$")
+    return tree
+
+
+def _within(exc: Malformed, member: str) -> Malformed:
+    exc.message = f"{member}: {exc.message}"
+    exc.args = (exc.message,)
+    return exc
+
+
+def _is_archive_tree(raw: Any) -> bool:
+    return (
+        isinstance(raw, dict)
+        and isinstance(raw.get("manifest"), dict)
+        and isinstance(raw.get("character"), dict)
+        and isinstance(raw.get("scenarios"), list)
+        and isinstance(raw["manifest"].get("characters"), list)
+        and bool(raw["manifest"]["characters"])
+    )
+
+
+def _resolve_images(
+    images: list[Any], cdir: str, blobs: dict[str, bytes], extra: list[tuple[str, bytes]]
+) -> list[Any]:
+    """Images whose file the archive will hold: a member already escrowed, or a ``data:`` image
+    written as ``images/<name>``. Others (URLs, another app's paths) cannot be packed: left out."""
+    out = []
+    for img in images:
+        path = img.get("path") if isinstance(img, dict) else None
+        if not isinstance(path, str):
+            continue
+        if f"{cdir}/{path}" in blobs:
+            out.append(img)
+            continue
+        inline = _data_uri(path)
+        if inline is None:
+            continue
+        data, ext = inline
+        rel = f"images/image{len(extra) + 1}{ext}"
+        extra.append((f"{cdir}/{rel}", data))
+        out.append({**img, "path": rel})
+    return out

@@ -1,0 +1,324 @@
+"""backyard: the legacy Backyard.ai / Faraday character PNG (before BYAF).
+
+The character rides in the PNG's ``eXIf`` chunk, not a text chunk: EXIF ``UserComment`` =
+``ASCII\\0\\0\\0`` + JSON ``{"character": {...}, "version": 1..4}``, raw in versions 1-2 and base64
+in version 4 (Backyard's exporter runs exiftool with a base64 comment). ``basePrompt`` is the system
+prompt, ``customDialogue`` the example chat with ``#{user}:`` / ``#{character}:`` turns, and the
+placeholders are single-brace. Samplers, ``model``, ``grammar``, ``promptTemplate``, ``isNSFW``,
+ids and the ``Chat`` history ride in the escrow twin; ``loreItems`` become a linked lorebook.
+
+Same-format export returns the input bytes when nothing changed, else rewrites only the
+UserComment inside the eXIf chunk (same raw/base64 encoding) and keeps every other chunk and EXIF
+byte. The PNG is the character's picture: the body gets the card-image portrait (``ccdefault:``,
+as ``sillytavern`` does for its PNG cards). A fresh export writes a version-4 character into a
+minimal EXIF block on the image ``_shared/carrier.py`` picks (the caller's ``options["image"]``, an
+inline PNG portrait, the PNG of the card the entity was read from, or a 1x1 placeholder).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any, cast
+
+import orjson
+
+from bunzai_codecs.core import png
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import BunzaiError, Malformed
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.entities.character import CharacterBody
+from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
+from bunzai_codecs.formats.backyard import exif
+from bunzai_codecs.formats.backyard.common import (
+    book_to_lore_items,
+    card_date,
+    dialogue_from_backyard,
+    dialogue_to_backyard,
+    from_backyard,
+    get_list,
+    get_str,
+    item_id,
+    lore_fallback,
+    lore_items_to_book,
+    opt_text,
+    to_backyard,
+    unix_to_iso,
+)
+
+EXIF_CHUNK = b"eXIf"
+_BASE64 = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_CHAR = ("character",)
+
+#: what a fresh export writes for the keys no canonical field maps (Backyard's own defaults)
+_FRESH_CHARACTER: dict[str, Any] = {
+    "model": "",
+    "temperature": 0.8,
+    "topK": 30,
+    "topP": 0.9,
+    "minP": 0.1,
+    "minPEnabled": True,
+    "repeatPenalty": 1.05,
+    "repeatLastN": 256,
+    "promptTemplate": None,
+    "canDeleteCustomDialogue": False,
+    "grammar": None,
+    "isNSFW": False,
+    "loreItems": [],
+    "Chat": [],
+}
+FRESH_VERSION = 4
+
+
+# -- the payload -----------------------------------------------------------------------------
+
+
+def exif_chunk(pf: png.PngFile) -> png.Chunk | None:
+    return next((c for c in pf.chunks if c.type == EXIF_CHUNK), None)
+
+
+def read_comment(chunk: png.Chunk) -> tuple[exif.UserComment, bytes] | None:
+    """The UserComment of the chunk and its text; offsets in errors are file offsets."""
+    try:
+        uc = exif.find_user_comment(chunk.data)
+        return None if uc is None else (uc, exif.comment_text(uc))
+    except BunzaiError as exc:
+        if exc.offset is not None and chunk.offset >= 0:
+            exc.offset += chunk.offset + 8
+        raise
+
+
+def parse_payload(text: bytes) -> tuple[Any, str]:
+    """The JSON tree of a UserComment and how it was stored (``raw`` or ``base64``)."""
+    if text.startswith(b"{"):
+        return parse_json(text, what="EXIF UserComment JSON"), "raw"
+    if text and _BASE64.fullmatch(text):
+        try:
+            decoded = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise Malformed("EXIF UserComment is not valid base64") from None
+        return parse_json(decoded, what="base64 JSON in the EXIF UserComment"), "base64"
+    raise Malformed("EXIF UserComment is neither JSON nor base64 JSON")
+
+
+def _starts_like_json(text: bytes) -> bool:
+    if text.startswith(b"{"):
+        return True
+    try:
+        return base64.b64decode(text[:4], validate=True).startswith(b"{")
+    except (binascii.Error, ValueError):
+        return False
+
+
+# -- native <-> canonical ----------------------------------------------------------------------
+
+
+def body_from_native(tree: dict[str, Any]) -> dict[str, Any]:
+    """The canonical character of a ``{character, version}`` export."""
+    c = tree["character"]
+    display = get_str(c, "aiDisplayName", _CHAR) or ""
+    short = get_str(c, "aiName", _CHAR)
+    name = display or short or ""
+    return {
+        "identity": {
+            "name": name,
+            "nickname": short if short is not None and short != name else None,
+            "description": opt_text(from_backyard(get_str(c, "aiPersona", _CHAR) or "")),
+        },
+        "persona": {"scenario": opt_text(from_backyard(get_str(c, "scenario", _CHAR) or ""))},
+        "prompts": {"systemPrompt": opt_text(from_backyard(get_str(c, "basePrompt", _CHAR) or ""))},
+        "greetings": {
+            "firstMessage": opt_text(from_backyard(get_str(c, "firstMessage", _CHAR, null=True) or ""))
+        },
+        "examples": {
+            "exampleMessages": opt_text(dialogue_from_backyard(get_str(c, "customDialogue", _CHAR) or ""))
+        },
+        "attribution": {
+            "createdAt": card_date(c.get("createdAt")),
+            "updatedAt": card_date(c.get("updatedAt")),
+        },
+        # the PNG the export lives in is the character's picture
+        "media": {"portrait": card_image_portrait()},
+    }
+
+
+def mapped_native(body: CharacterBody) -> dict[str, Any]:
+    """The keys of a ``{character}`` export the canonical body decides (and nothing else)."""
+    ident = body.identity
+    first = body.greetings.firstMessage
+    return {
+        "character": {
+            "aiDisplayName": ident.name,
+            "aiName": ident.nickname if ident.nickname is not None else ident.name,
+            "aiPersona": to_backyard(ident.description or ""),
+            "basePrompt": to_backyard(body.prompts.systemPrompt or ""),
+            "scenario": to_backyard(body.persona.scenario or ""),
+            "firstMessage": None if first is None else to_backyard(first),
+            "customDialogue": dialogue_to_backyard(body.examples.exampleMessages or ""),
+            "createdAt": unix_to_iso(body.attribution.createdAt),
+            "updatedAt": unix_to_iso(body.attribution.updatedAt),
+        }
+    }
+
+
+def fresh_native(entity: CanonicalEntity) -> dict[str, Any]:
+    """A complete version-4 export for a body that did not come from this format."""
+    mapped = mapped_native(cast(CharacterBody, entity.body))["character"]
+    char_id = "c" + entity.id.rsplit("-", 1)[-1][:24]
+    return {"character": {"id": char_id, **mapped, **_FRESH_CHARACTER}, "version": FRESH_VERSION}
+
+
+# -- the carrier image -----------------------------------------------------------------------
+
+
+def with_exif(carrier: bytes, block: bytes) -> bytes:
+    """``carrier`` with its eXIf chunks replaced by one holding ``block``, right after IHDR."""
+    pf = png.parse(carrier)
+    chunks = [c for c in pf.chunks if c.type != EXIF_CHUNK]
+    chunks.insert(1, png.Chunk(EXIF_CHUNK, block))
+    return png.build(chunks, pf.trailing)
+
+
+# -- the codec -------------------------------------------------------------------------------
+
+
+class BackyardCodec(Codec):
+    id = "backyard"
+    kind = "character"
+    family = "backyard"
+    label = "Backyard.ai / Faraday legacy character PNG (EXIF)"
+    suffixes = (".png",)
+    extension = ".png"
+    coverage = Coverage.of(
+        "identity.name",
+        "identity.nickname",
+        "identity.description",
+        "persona.scenario",
+        "prompts.systemPrompt",
+        "greetings.firstMessage",
+        "examples.exampleMessages",
+        "attribution.createdAt",
+        "attribution.updatedAt",
+        notes=[
+            "`aiName` is `identity.nickname` when it differs from `aiDisplayName`",
+            "placeholders `{character}`/`{char}`/`{user}` become `{{char}}`/`{{user}}` and back",
+            "example dialogue `#{user}:` turn markers become `{{user}}:` lines and back",
+            "dates are written with millisecond precision",
+            "samplers, `model`, `grammar`, `promptTemplate`, `isNSFW`, ids and the `Chat` history: escrow only",
+            "`loreItems` are a linked lorebook (keywords, text); other entry settings are not kept",
+            "the PNG is the portrait (`ccdefault:`, bytes in escrow); a fresh export is written into"
+            " `options['image']`, an inline PNG portrait, the card image of the source or a 1x1 placeholder",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        if not s.is_png or s.png is None:
+            return 0.0
+        chunk = exif_chunk(s.png)
+        if chunk is None:
+            return 0.0
+        try:
+            found = read_comment(chunk)
+        except BunzaiError:
+            return 0.0
+        if found is None:
+            return 0.0
+        text = found[1]
+        try:
+            tree, _ = parse_payload(text)
+        except BunzaiError:
+            # a comment that starts like JSON is ours to reject with a precise error
+            return 0.55 if _starts_like_json(text) else 0.0
+        if isinstance(tree, dict) and isinstance(tree.get("character"), dict):
+            return 1.0
+        return 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        pf = s.require_png()
+        chunk = exif_chunk(pf)
+        if chunk is None:
+            raise Malformed("PNG has no eXIf chunk: not a Backyard character", offset=8)
+        found = read_comment(chunk)
+        if found is None:
+            raise Malformed("the eXIf chunk has no EXIF UserComment", offset=chunk.offset)
+        try:
+            tree, encoding = parse_payload(found[1])
+        except BunzaiError as exc:
+            if exc.offset is None:
+                exc.offset = chunk.offset
+            raise
+        if not isinstance(tree, dict):
+            raise Malformed("the EXIF UserComment JSON is not an object", path="$")
+        if not isinstance(tree.get("character"), dict):
+            raise Malformed("the export has no character object", path="$.character")
+        items = get_list(tree["character"], "loreItems", _CHAR)
+        primary = self.entity(s, body_from_native(tree), raw=tree, encoding=encoding, blobs={"png": s.data})
+        entities = [primary]
+        if items:
+            book = self.entity(
+                s,
+                lore_items_to_book(items, (*_CHAR, "loreItems")),
+                raw=items,
+                part=("lorebook", "loreItems"),
+                kind="lorebook",
+            )
+            primary.links = {KNOWLEDGE_REFS: [book.id]}
+            entities.append(book)
+        return Decoded(entities)
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = cast(CharacterBody, entity.body)
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        if not (isinstance(raw, dict) and isinstance(raw.get("character"), dict)):
+            tree = fresh_native(entity)
+            tree["character"]["loreItems"] = self._lore(entity, ctx, [])
+            value = exif.user_comment_value(base64.b64encode(orjson.dumps(tree)))
+            return with_exif(carrier_png(entity, ctx), exif.build_exif(value))
+
+        base = mapped_native(CharacterBody.model_validate(body_from_native(raw)))
+        merged = merge3(raw, base, mapped_native(body))
+        char = merged["character"]
+        lore = self._lore(entity, ctx, raw["character"].get("loreItems", []))
+        if "loreItems" in char or lore:
+            merged = {**merged, "character": {**char, "loreItems": lore}}
+        source = twin.get("blobs", {}).get("png") if twin else None
+        if merged == raw and isinstance(source, bytes):
+            return source
+        payload = orjson.dumps(merged)
+        if twin and twin.get("encoding") == "base64":
+            payload = base64.b64encode(payload)
+        value = exif.user_comment_value(payload)
+        if not isinstance(source, bytes):
+            return with_exif(carrier_png(entity, ctx), exif.build_exif(value))
+        pf = png.parse(source)
+        chunks = list(pf.chunks)
+        for i, c in enumerate(chunks):
+            if c.type == EXIF_CHUNK:
+                uc = exif.find_user_comment(c.data)
+                block = exif.build_exif(value) if uc is None else exif.replace_user_comment(c.data, uc, value)
+                chunks[i] = png.Chunk(EXIF_CHUNK, block)
+                break
+        return png.build(chunks, pf.trailing)
+
+    def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
+        """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
+        refs = ctx.refs(entity, "lorebook")
+        if refs:
+            book = refs[0]
+            ctx.embed(book)
+            fresh = book_to_lore_items(cast(LorebookBody, book.body), with_ids=True)
+            twin = book.twin(self.id)
+            items = twin.get("raw") if twin else None
+            if isinstance(items, list):
+                old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
+                return list(merge3(items, book_to_lore_items(old, with_ids=True), fresh, list_key=item_id))
+            return fresh
+        return lore_fallback(entity, ctx, kept)
+
+
+__all__ = ["BackyardCodec"]

@@ -1,0 +1,381 @@
+"""marinara-character: Marinara-Engine's native character export (CANONICAL.md §1, formats M8).
+
+``{type: "marinara_character", version: 1, exportedAt, data: {spec: "chara_card_v2", spec_version:
+"2.0", data, avatar?, sprites?, gallery?, metadata: {createdAt, updatedAt, comment}}}``. The seed
+has no such codec (it read Marinara characters as plain Tavern cards); real Marinara writes this
+envelope, so it gets its own reader, scoring 1.0 on the ``type`` tag.
+
+``data.data`` is a Tavern CCv2 ``data`` object and maps through the shared Tavern mapper
+(``_shared/tavern.py``); Marinara's own keys live **flat** in ``data.extensions``. One of them has a
+canonical home and is read through the mapper's dialect hook: ``appearance`` ->
+``persona.appearance``. The rest (``backstory``, ``rpgStats``, ``nameColor``, ``dialogueColor``,
+``boxColor``, ``avatarCrop``, ``trackerCardColors`` — a JSON string, unlike ``avatarCrop`` —,
+``conversationStatus``, ``convoBehavior``, ``importMetadata``...) stay verbatim in
+``body.extensions``, the canonical bag for unclaimed extension keys.
+
+The envelope around the card: ``avatar`` (a data URL) is ``media.portrait``, ``sprites[]``
+(``{filename, data}``) are ``media.assets`` (role ``emotion``), ``metadata.createdAt``/``updatedAt``
+(ISO) are ``attribution.createdAt``/``updatedAt`` (unix seconds); ``gallery`` and
+``metadata.comment`` ride the escrow twin. An embedded ``character_book`` and
+``extensions.regex_scripts`` become linked lorebook and regex entities, as for any Tavern card.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import NotRecognized, Unsupported
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities import CharacterBody, MediaAsset, RegexSetBody
+from bunzai_codecs.formats._shared.character_book import book_to_body, embed_book
+from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
+from bunzai_codecs.formats._shared.tavern import (
+    TAVERN_COVERAGE,
+    V2_SHAPE,
+    CardShape,
+    TavernDialect,
+    body_to_card,
+    card_shape,
+    card_to_body,
+    default_portrait,
+)
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.marinara._rows import EPOCH
+
+TYPE = "marinara_character"
+
+_ABSENT: Any = object()
+
+
+class MarinaraDialect(TavernDialect):
+    """Marinara's flat ``data.extensions`` keys that have a canonical home: ``appearance``."""
+
+    name = "marinara"
+    claims = frozenset({"appearance"})
+
+    def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
+        ext = data.get("extensions")
+        if not isinstance(ext, dict) or ext.get("appearance") is None:
+            return
+        v = ext["appearance"]
+        if not isinstance(v, str):
+            raise wrong(ctx.at("extensions", "appearance"), "a string", v)
+        if v:
+            body["persona"]["appearance"] = v
+
+    def write(self, body: CharacterBody, data: dict[str, Any]) -> None:
+        if body.persona.appearance:
+            data.setdefault("extensions", {})["appearance"] = body.persona.appearance
+
+
+DIALECTS: tuple[TavernDialect, ...] = (MarinaraDialect(),)
+
+
+def score(t: Any) -> float:
+    if isinstance(t, dict) and t.get("type") == TYPE:
+        card = t.get("data")
+        if isinstance(card, dict) and isinstance(card.get("data"), dict):
+            return 1.0
+    return 0.0
+
+
+# -- dates -------------------------------------------------------------------------------------
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def iso_to_seconds(v: Any) -> int | float | None:
+    """An ISO 8601 timestamp as unix seconds (exact to the microsecond), ``None`` if unreadable."""
+    if not isinstance(v, str) or not v:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(v)
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    d = t - _EPOCH
+    us = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+    return us // 1_000_000 if us % 1_000_000 == 0 else us / 1_000_000
+
+
+def seconds_to_iso(v: int | float) -> str:
+    """Unix seconds as Marinara writes dates (``toISOString``: UTC, milliseconds, ``Z``)."""
+    us = round(v * 1_000_000)
+    t = _EPOCH + dt.timedelta(microseconds=us)
+    frac = f"{us % 1_000_000 // 1000:03d}" if us % 1000 == 0 else f"{us % 1_000_000:06d}"
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{frac}Z"
+
+
+# -- the envelope around the card --------------------------------------------------------------
+
+
+def _data_url_mime(ref: str) -> str | None:
+    if not ref.startswith("data:"):
+        return None
+    mime = ref[5:].split(";", 1)[0].split(",", 1)[0]
+    return mime or None
+
+
+def _asset(role: str, ref: str, name: str | None) -> dict[str, Any]:
+    a: dict[str, Any] = {"role": role, "ref": ref}
+    if name is not None:
+        a["name"] = name
+    mime = _data_url_mime(ref)
+    if mime:
+        a["mime"] = mime
+    return a
+
+
+def _card(t: Any) -> dict[str, Any]:
+    if not isinstance(t, dict):
+        raise wrong("$", "a character export object", t)
+    if t.get("type") != TYPE:
+        raise NotRecognized(f'not a Marinara character export: expected type "{TYPE}"')
+    card = t.get("data")
+    if not isinstance(card, dict):
+        raise wrong("$.data", "the character card object", card)
+    if not isinstance(card.get("data"), dict):
+        raise wrong("$.data.data", "the card's data object", card.get("data"))
+    return card
+
+
+def body_from(t: Any, ctx: MapContext | None = None) -> dict[str, Any]:
+    """The envelope as a character body dict (card fields through the Tavern mapper, then the
+    envelope's own avatar, sprites and dates)."""
+    ctx = ctx or MapContext("$")
+    card = _card(t)
+    body, _ = card_to_body(card, ctx.child("data"), dialects=DIALECTS)
+    inner = card["data"]
+    if "assets" not in inner:
+        # a Marinara card keeps its images in the envelope, not in CCv3 `assets`: no assets is
+        # not CCv3's default icon here
+        media: dict[str, Any] = {}
+        avatar = card.get("avatar")
+        if avatar is not None:
+            if not isinstance(avatar, str):
+                raise wrong(ctx.at("data", "avatar"), "a data URL string", avatar)
+            if avatar:
+                media["portrait"] = _asset("portrait", avatar, None)
+        sprites = card.get("sprites")
+        if sprites is not None:
+            if not isinstance(sprites, list):
+                raise wrong(ctx.at("data", "sprites"), "an array of sprites", sprites)
+            assets = []
+            for i, sp in enumerate(sprites):
+                if not isinstance(sp, dict):
+                    raise wrong(ctx.at("data", "sprites", i), "a sprite object", sp)
+                ref, name = sp.get("data"), sp.get("filename")
+                if not isinstance(ref, str):
+                    raise wrong(ctx.at("data", "sprites", i, "data"), "a data URL string", ref)
+                if name is not None and not isinstance(name, str):
+                    raise wrong(ctx.at("data", "sprites", i, "filename"), "a string", name)
+                assets.append(_asset("emotion", ref, name))
+            media["assets"] = assets
+        body["media"] = media
+    if not _has_dates(inner):
+        meta = card.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise wrong(ctx.at("data", "metadata"), "an object", meta)
+        for key in ("createdAt", "updatedAt"):
+            raw = meta.get(key) if meta else None
+            secs = iso_to_seconds(raw)
+            if secs is not None:
+                body["attribution"][key] = secs
+            elif raw is not None:
+                ctx.warn(f"data.metadata.{key} {raw!r} is not an ISO date: kept in the twin only")
+    return body
+
+
+def _has_dates(inner: Mapping[str, Any]) -> bool:
+    return "creation_date" in inner or "modification_date" in inner
+
+
+def _envelope(
+    body: CharacterBody,
+    shape: CardShape,
+    inner: Mapping[str, Any] | None,
+    *,
+    book: dict[str, Any] | None = None,
+    regex_scripts: list[Any] | None = None,
+) -> dict[str, Any]:
+    """A fresh envelope for ``body``, laid out like the twin's card ``inner`` (or a fresh one)."""
+    card_has_assets = inner is not None and "assets" in inner
+    card_has_dates = inner is not None and _has_dates(inner)
+    update: dict[str, Any] = {}
+    if not card_has_assets:
+        update["media"] = body.media.model_copy(
+            update={"portrait": MediaAsset.model_validate(default_portrait()), "assets": None}
+        )
+    if not card_has_dates:
+        update["attribution"] = body.attribution.model_copy(update={"createdAt": None, "updatedAt": None})
+    card_body = body.model_copy(update=update) if update else body
+    card: dict[str, Any] = body_to_card(
+        card_body, shape, dialects=DIALECTS, book=book, regex_scripts=regex_scripts
+    )
+    if not card_has_assets:
+        portrait = body.media.portrait
+        if portrait is not None and portrait.ref.startswith("data:"):
+            card["avatar"] = portrait.ref
+        sprites = [
+            {"filename": a.name if a.name is not None else f"sprite-{i}", "data": a.ref}
+            for i, a in enumerate(body.media.assets or [])
+            if a.ref.startswith("data:")
+        ]
+        if sprites:
+            card["sprites"] = sprites
+    if not card_has_dates:
+        meta = {}
+        att = body.attribution
+        if att.createdAt is not None:
+            meta["createdAt"] = seconds_to_iso(att.createdAt)
+        if att.updatedAt is not None:
+            meta["updatedAt"] = seconds_to_iso(att.updatedAt)
+        if meta:
+            card["metadata"] = meta
+    return {"type": TYPE, "version": 1, "exportedAt": EPOCH, "data": card}
+
+
+class MarinaraCharacterCodec(Codec):
+    id = "marinara-character"
+    kind = "character"
+    family = "marinara"
+    label = "Marinara-Engine character (marinara_character export)"
+    suffixes = (".marinara.json", ".json")
+    extension = ".marinara.json"
+    coverage = TAVERN_COVERAGE | Coverage.of(
+        "persona.appearance",
+        notes=[
+            "Marinara's flat data.extensions keys other than appearance (backstory, rpgStats, "
+            "colours, avatarCrop, trackerCardColors, conversationStatus...) are kept verbatim in extensions",
+            "the envelope's avatar and sprites are data URLs: a portrait or asset with any other "
+            "ref is not written; gallery and metadata.comment ride the escrow twin",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        return score(s.json)
+
+    def decode(self, s: Sniff) -> Decoded:
+        t = s.require_json()
+        ctx = MapContext("$")
+        body = body_from(t, ctx)
+        card = t["data"]
+        inner = card["data"]
+        linked: list[CanonicalEntity] = []
+        book = inner.get("character_book")
+        if book is not None:
+            bctx = ctx.child("data", "data", "character_book")
+            if not isinstance(book, dict):
+                raise wrong(bctx.path, "a character_book object", book)
+            be = self.entity(
+                s, book_to_body(book, bctx), raw=book, part=("lorebook", "character_book"), kind="lorebook"
+            )
+            linked.append(be)
+        ext = inner.get("extensions")
+        scripts = ext.get("regex_scripts") if isinstance(ext, dict) else None
+        if scripts is not None and scripts != []:
+            rctx = MapContext(ctx.at("data", "data", "extensions", "regex_scripts"), ctx.warnings)
+            rbody = scripts_to_body(scripts, name="", ctx=rctx)
+            linked.append(self.entity(s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex"))
+        e = self.entity(s, body, raw=t)
+        e.warnings.extend(ctx.warnings)
+        if linked:
+            e.links = {KNOWLEDGE_REFS: [x.id for x in linked]}
+        return Decoded([e, *linked])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = entity.body
+        if not isinstance(body, CharacterBody):
+            raise Unsupported(f"marinara-character holds characters, not {entity.kind}")
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        if raw is not None:
+            tree = self._overlay(body, raw)
+            card = tree["data"]
+            inner = card["data"]
+            old_book = inner.get("character_book", _ABSENT)
+            ext = inner.get("extensions")
+            old_scripts = ext.get("regex_scripts", _ABSENT) if isinstance(ext, dict) else _ABSENT
+            book = self._book(entity, ctx, None if old_book is _ABSENT else old_book)
+            scripts = self._scripts(entity, ctx, None if old_scripts is _ABSENT else old_scripts)
+            tree = _with_links(tree, book, scripts)
+        else:
+            book = self._book(entity, ctx, None)
+            scripts = self._scripts(entity, ctx, None)
+            tree = _envelope(
+                body,
+                V2_SHAPE,
+                None,
+                book=None if book is KEEP or book is DROP else book,
+                regex_scripts=None if scripts is KEEP or scripts is DROP else scripts,
+            )
+            tree["exportedAt"] = ctx.options.get("exportedAt", EPOCH)
+        return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
+
+    def _overlay(self, body: CharacterBody, raw: dict[str, Any]) -> dict[str, Any]:
+        base_body = CharacterBody.model_validate(body_from(raw))
+        if body == base_body:
+            return raw
+        card = _card(raw)
+        shape = card_shape(card)
+        inner = card["data"]
+        merged: dict[str, Any] = merge3(
+            raw, _envelope(base_body, shape, inner), _envelope(body, shape, inner)
+        )
+        return merged
+
+    def _book(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
+        books = ctx.refs(entity, "lorebook")
+        if books:
+            ctx.embed(books[0])
+            return embed_book(books[0], self.id)
+        return keep_or_drop(entity, ctx, "lorebook", old)
+
+    def _scripts(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
+        sets = ctx.refs(entity, "regex")
+        if sets:
+            for r in sets:
+                ctx.embed(r)
+            if len(sets) == 1:
+                return embed_scripts(sets[0], self.id)
+            out: list[Any] = []
+            for r in sets:
+                assert isinstance(r.body, RegexSetBody)
+                out.extend(body_to_scripts(r.body))
+            return out
+        if isinstance(old, list) and not old:
+            return KEEP  # an empty list is not an embedded set
+        return keep_or_drop(entity, ctx, "regex", old)
+
+
+def _with_links(tree: dict[str, Any], book: Any, scripts: Any) -> dict[str, Any]:
+    """``tree`` with the card's embedded book and scripts set or dropped; only the dicts on the way
+    are copied (``tree`` may be the twin, which is never mutated)."""
+    card: dict[str, Any] = tree["data"]
+    inner: dict[str, Any] = card["data"]
+    raw_ext = inner.get("extensions")
+    ext: dict[str, Any] = raw_ext if isinstance(raw_ext, dict) else {}
+    new_inner = inner
+    if book is DROP and "character_book" in inner:
+        new_inner = {k: v for k, v in inner.items() if k != "character_book"}
+    elif book is not KEEP and book is not DROP and inner.get("character_book", _ABSENT) != book:
+        new_inner = {**inner, "character_book": book}
+    new_ext = ext
+    if scripts is DROP and "regex_scripts" in ext:
+        new_ext = {k: v for k, v in ext.items() if k != "regex_scripts"}
+    elif scripts is not KEEP and scripts is not DROP and ext.get("regex_scripts", _ABSENT) != scripts:
+        new_ext = {**ext, "regex_scripts": scripts}
+    if new_ext is not ext:
+        new_inner = {**new_inner, "extensions": new_ext}
+    if new_inner is inner:
+        return tree
+    return {**tree, "data": {**card, "data": new_inner}}

@@ -1,0 +1,227 @@
+"""marinara-persona: Marinara-Engine user personas (CANONICAL.md §4, formats M5).
+
+Three shapes of the same persona row:
+
+- the native export ``{type: "marinara_persona", version: 1, exportedAt, data}``: the row minus
+  ``id``/``isActive``/``avatarPath``/timestamps, plus ``avatar`` (a data URL), ``sprites`` and
+  ``metadata``. Real exports have no ``id``;
+- the compatible export: the same row fields bare, tagged ``extensions.marinara``;
+- the API row (``GET /api/personas``): ``id``, ``isActive``, ``avatarPath``, timestamps.
+
+Row values are raw: ``personaStats``, ``avatarCrop``, ``trackerCardColors``, ``tags``,
+``savedStatusOptions`` and ``convoBehavior`` are JSON strings (``""`` = unset). The canonical
+persona maps none of them (CANONICAL.md §4 puts colours, stats, crop, tags and convo settings in
+escrow), so they ride the twin verbatim and are never re-encoded.
+
+Quirks kept from the seed: an empty or whitespace-only section is left out of ``sections``; a
+section cleared to ``""`` on the body is written as ``""`` (not the twin's old text); ``avatarPath``
+is never fabricated, and clearing the image removes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import NotRecognized
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.formats.marinara._rows import EPOCH, Path, obj, opt_text, text
+
+TYPE = "marinara_persona"
+
+#: canonical section -> Marinara column
+SECTIONS = {"appearance": "appearance", "personality": "personality", "history": "backstory"}
+#: canonical attribution field -> Marinara column, then the aliases its importer accepts
+ATTRIBUTION = {
+    "creator": ("creator",),
+    "version": ("personaVersion", "persona_version", "character_version"),
+    "creatorNotes": ("creatorNotes", "creator_notes"),
+}
+
+
+# -- detection ---------------------------------------------------------------------------------
+
+
+def _is_row(t: dict[str, Any]) -> bool:
+    # the seed's gates, "disjoint from Lumi/ST/RC": id and name, description and personality,
+    # and a theming or stat signal
+    return (
+        isinstance(t.get("id"), str)
+        and isinstance(t.get("name"), str)
+        and isinstance(t.get("description"), str)
+        and isinstance(t.get("personality"), str)
+        and any(k in t for k in ("nameColor", "boxColor", "personaStats"))
+    )
+
+
+def _is_compatible(t: dict[str, Any]) -> bool:
+    ext = t.get("extensions")
+    return (
+        isinstance(ext, dict)
+        and isinstance(ext.get("marinara"), dict)
+        and not any(k in t for k in ("spec", "entries", "type", "data"))
+        and isinstance(t.get("name"), str)
+        and isinstance(t.get("description"), str)
+        and isinstance(t.get("personality"), str)
+    )
+
+
+def score(t: Any) -> float:
+    if not isinstance(t, dict):
+        return 0.0
+    if t.get("type") == TYPE:
+        return 1.0 if isinstance(t.get("data"), dict) else 0.0
+    if _is_row(t) or _is_compatible(t):
+        return 0.95
+    return 0.0
+
+
+def _shape(t: Any) -> tuple[str, dict[str, Any], Path]:
+    t = obj(t, (), "a persona object")
+    if t.get("type") == TYPE:
+        return "envelope", obj(t.get("data"), ("data",), "the persona object"), ("data",)
+    if _is_row(t):
+        return "row", t, ()
+    if _is_compatible(t):
+        return "compatible", t, ()
+    raise NotRecognized(
+        f'not a Marinara persona: expected type "{TYPE}", a compatible export or a persona row'
+    )
+
+
+# -- native <-> canonical ----------------------------------------------------------------------
+
+
+def body_from(t: Any) -> dict[str, Any]:
+    shape, row, path = _shape(t)
+    body: dict[str, Any] = {
+        "name": text(row, "name", path),
+        "content": text(row, "description", path),
+        "attribution": {"source": "marinara"},
+    }
+    brief = opt_text(row, "comment", path)
+    if brief is not None:
+        body["brief"] = brief
+    sections = {}
+    for canon, wire in SECTIONS.items():
+        v = opt_text(row, wire, path)
+        if v is not None:
+            sections[canon] = v
+    body["sections"] = sections
+    image = text(row, "avatarPath", path)
+    if image:
+        body["presentation"] = {"imageUrl": image}
+    avatar = text(row, "avatar", path) if shape == "envelope" else ""
+    if avatar:
+        body["media"] = {"portrait": _portrait(avatar)}
+    for canon, wires in ATTRIBUTION.items():
+        for wire in wires:
+            v = text(row, wire, path)
+            if v:
+                body["attribution"][canon] = v
+                break
+    return body
+
+
+def _portrait(ref: str) -> dict[str, Any]:
+    asset: dict[str, Any] = {"role": "portrait", "ref": ref}
+    if ref.startswith("data:"):
+        mime = ref[5:].split(";", 1)[0].split(",", 1)[0]
+        if mime:
+            asset["mime"] = mime
+    return asset
+
+
+def fields(body: dict[str, Any], shape: str, columns: set[str] | None) -> dict[str, Any]:
+    """The mapped Marinara columns for ``body``. ``columns`` are those of the twin's row: a column
+    it has is always written (``""`` when the body has no value), one it lacks only when the body
+    sets it; a fresh export (``columns`` None) writes the row's core text columns."""
+
+    def keep(col: str) -> bool:
+        return columns is not None and col in columns
+
+    sections = body.get("sections", {})
+    attribution = body.get("attribution", {})
+    out: dict[str, Any] = {"name": body.get("name", "")}
+    if body.get("brief") is not None or keep("comment") or columns is None:
+        out["comment"] = body.get("brief") or ""
+    out["description"] = body.get("content", "")
+    for canon, wire in SECTIONS.items():
+        v = sections.get(canon)
+        if v is not None or keep(wire) or (columns is None and wire == "personality"):
+            out[wire] = v if v is not None else ""
+    for canon, wires in ATTRIBUTION.items():
+        v = attribution.get(canon)
+        col = next((w for w in wires if keep(w)), wires[0])
+        if v is not None or keep(col):
+            out[col] = v if v is not None else ""
+    image = body.get("presentation", {}).get("imageUrl")
+    if image:
+        out["avatarPath"] = image
+    portrait = body.get("media", {}).get("portrait")
+    if shape == "envelope" and portrait and str(portrait.get("ref", "")).startswith("data:"):
+        out["avatar"] = portrait["ref"]
+    return out
+
+
+def wrap(shape: str, data: dict[str, Any], exported_at: str = EPOCH) -> Any:
+    if shape == "envelope":
+        return {"type": TYPE, "version": 1, "exportedAt": exported_at, "data": data}
+    return data
+
+
+class MarinaraPersonaCodec(Codec):
+    id = "marinara-persona"
+    kind = "persona"
+    family = "marinara"
+    label = "Marinara-Engine persona"
+    suffixes = (".marinara.json", ".json")
+    extension = ".marinara.json"
+    coverage = Coverage.of(
+        "name",
+        "content",
+        "brief",
+        "sections.appearance",
+        "sections.personality",
+        "sections.history",
+        "presentation.imageUrl",
+        "media.portrait",
+        "attribution.creator",
+        "attribution.version",
+        "attribution.creatorNotes",
+        "attribution.source",
+        notes=[
+            "scenario, colours, personaStats, avatarCrop, trackerCardColors, tags, "
+            "savedStatusOptions, convo settings, sprites and timestamps ride the escrow twin only",
+            "an empty or whitespace-only section reads as absent",
+            "media.portrait is written only as a data URL (the export's avatar)",
+            "chatInjection and worldName have no Marinara home",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        return score(s.json)
+
+    def decode(self, s: Sniff) -> Decoded:
+        t = s.require_json()
+        return Decoded([self.entity(s, body_from(t), raw=t)])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = entity.body
+        assert isinstance(body, PersonaBody)
+        new = body.dump()
+        twin = entity.twin(self.id)
+        if twin is None:
+            tree = wrap("envelope", fields(new, "envelope", None), ctx.options.get("exportedAt", EPOCH))
+        else:
+            raw = twin["raw"]
+            shape, row, _ = _shape(raw)
+            cols = set(row)
+            base = fields(body_from(raw), shape, cols)
+            tree = merge3(raw, wrap(shape, base), wrap(shape, fields(new, shape, cols)))
+        return orjson.dumps(tree, option=orjson.OPT_INDENT_2)

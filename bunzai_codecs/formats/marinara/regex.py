@@ -1,0 +1,359 @@
+"""marinara-regex: Marinara-Engine regex scripts (CANONICAL.md §3, formats M4).
+
+Three shapes, one rule mapping:
+
+- a bare array of rows: ``GET /api/regex-scripts`` (raw rows: ``"true"``/``"false"``, JSON-string
+  ``placement``/``trimStrings``/``targetCharacterIds``) or the bundled seed file (decoded rows);
+- the client's single export ``{kind: "marinara.regex-script", ...row}`` and bulk export
+  ``{kind: "marinara.regex-scripts", regexScripts: [...]}``; both decoded and without ``id``.
+
+The firewall against SillyTavern: both dialects carry ``findRegex``/``replaceString`` and ST bids
+0.9 on them, so a bare array scores 0.95 only when no row has ST's ``scriptName`` and at least one
+row carries a Marinara signal (``targetCharacterIds``, ``order``, or a string placement
+``ai_output``/``user_input``; ST placements are numbers). The tagged exports carry no ``id``; the
+seed's id gate would reject them, so ids are only required to be strings when present.
+
+``applyMode`` decides which copy a rule edits; when it is null, ``promptOnly`` does: true is
+prompt only, false is **display only** (not both; the seed's "undefined" would lose that).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed, NotRecognized
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.regex import RegexSetBody
+from bunzai_codecs.formats.marinara._rows import (
+    Path,
+    RowSpec,
+    Style,
+    arr,
+    file_stem,
+    flag,
+    json_col,
+    merge_row,
+    merge_rows,
+    number,
+    obj,
+    replace_key,
+    str_list,
+    text,
+    unique_ids,
+)
+
+SINGLE = "marinara.regex-script"
+BULK = "marinara.regex-scripts"
+ROW = RowSpec.of(
+    bools=("enabled", "promptOnly"),
+    json=("trimStrings", "placement", "targetCharacterIds", "targetPromptPresetIds"),
+)
+
+#: Marinara placement -> canonical phase
+PHASES = {"ai_output": "output", "user_input": "input"}
+#: canonical phase -> Marinara placement
+PLACEMENTS = {v: k for k, v in PHASES.items()}
+#: canonical phases Marinara has no placement for: dropped on export (reported by coverage)
+NO_PLACEMENT = frozenset({"request", "display", "slash", "lorebook", "reasoning"})
+
+APPLY_TARGETS: dict[str, list[str]] = {
+    "prompt": ["prompt"],
+    "display": ["display"],
+    "both": ["display", "prompt"],  # the order SillyTavern's reader gives both flags
+}
+
+
+# -- detection ---------------------------------------------------------------------------------
+
+
+def _signal(row: dict[str, Any]) -> bool:
+    if "targetCharacterIds" in row or "order" in row:
+        return True
+    p = row.get("placement")
+    if isinstance(p, list):
+        return "ai_output" in p or "user_input" in p
+    return isinstance(p, str) and ('"ai_output"' in p or '"user_input"' in p)
+
+
+def _is_row(row: Any) -> bool:
+    return (
+        isinstance(row, dict)
+        and isinstance(row.get("findRegex"), str)
+        and isinstance(row.get("id", ""), str)
+        and "scriptName" not in row
+    )
+
+
+def score(t: Any) -> float:
+    if isinstance(t, list):
+        # the seed's four gates: non-empty array of objects; no ST scriptName; every row a
+        # Marinara row; at least one Marinara-only signal
+        if not t or not all(_is_row(r) for r in t):
+            return 0.0
+        return 0.95 if any(_signal(r) for r in t) else 0.0
+    if isinstance(t, dict):
+        kind = t.get("kind")
+        if kind == BULK and isinstance(t.get("regexScripts"), list):
+            return 1.0 if all(isinstance(r, dict) for r in t["regexScripts"]) else 0.0
+        if kind == SINGLE and isinstance(t.get("findRegex"), str):
+            return 1.0
+    return 0.0
+
+
+# -- native -> canonical -----------------------------------------------------------------------
+
+
+def _shape(t: Any) -> tuple[str, list[Any], Path]:
+    """``(shape, rows, path of the rows)`` where shape is ``array``, ``single`` or ``bulk``."""
+    if isinstance(t, list):
+        return "array", t, ()
+    if isinstance(t, dict):
+        kind = t.get("kind")
+        if kind == BULK:
+            return (
+                "bulk",
+                arr(t.get("regexScripts"), ("regexScripts",), "an array of scripts"),
+                ("regexScripts",),
+            )
+        if kind == SINGLE:
+            return "single", [t], ()
+    raise NotRecognized(
+        f'not a Marinara regex file: expected an array of scripts or kind "{SINGLE}"/"{BULK}"'
+    )
+
+
+def _ids(rows: list[Any], shape: str) -> list[str]:
+    raw = []
+    for i, r in enumerate(rows):
+        rid = r.get("id") if isinstance(r, dict) and shape == "array" else None
+        raw.append(rid if isinstance(rid, str) and rid else str(i))
+    return unique_ids(raw)
+
+
+def rule_from_row(row: Any, index: int, rid: str, path: Path) -> dict[str, Any]:
+    r = obj(row, path, "a regex script object")
+    if "scriptName" in r:
+        raise Malformed(
+            "this row is a SillyTavern regex script (scriptName): read it with sillytavern-regex",
+            path=_p((*path, "scriptName")),
+        )
+    if not isinstance(r.get("findRegex"), str):
+        raise Malformed("findRegex must be a string", path=_p((*path, "findRegex")))
+    rule: dict[str, Any] = {
+        "id": rid,
+        "label": text(r, "name", path),
+        "find": r["findRegex"],
+        "flags": text(r, "flags", path, "gi"),
+        "replace": text(r, "replaceString", path),
+        "enabled": flag(r, "enabled", path, True),
+        "sortOrder": number(r, "order", path, index),
+    }
+    trim = str_list(json_col(r, "trimStrings", path, []), (*path, "trimStrings"))
+    if trim:
+        rule["trimStrings"] = trim
+    phases: list[str] = []
+    placement = arr(json_col(r, "placement", path, []), (*path, "placement"))
+    for i, p in enumerate(placement):
+        if not isinstance(p, str):
+            # a number is SillyTavern's placement, never Marinara's
+            raise Malformed("placement entries must be strings", path=_p((*path, "placement", i)))
+        ph = PHASES.get(p, p)
+        if ph not in phases:
+            phases.append(ph)
+    rule["phases"] = phases
+    rule["targets"] = _targets(r, path)
+    for key in ("minDepth", "maxDepth"):
+        v = number(r, key, path)
+        if v is not None:
+            rule[key] = v
+    chars = str_list(json_col(r, "targetCharacterIds", path, []), (*path, "targetCharacterIds"))
+    if not chars and isinstance(r.get("characterId"), str) and r["characterId"]:
+        chars = [r["characterId"]]  # the older nullable single-character column (null = global)
+    if chars:
+        rule["characterIds"] = chars
+    presets = str_list(json_col(r, "targetPromptPresetIds", path, []), (*path, "targetPromptPresetIds"))
+    if presets:
+        rule["presetIds"] = presets
+    extras = {}
+    for wire, name in (("createdAt", "marinaraCreatedAt"), ("updatedAt", "marinaraUpdatedAt")):
+        if r.get(wire) is not None:
+            extras[name] = r[wire]
+    if extras:
+        rule["extras"] = extras
+    return rule
+
+
+def _targets(r: dict[str, Any], path: Path) -> list[str]:
+    mode = r.get("applyMode")
+    if mode is None:
+        # null applyMode is derived from the legacy promptOnly: false means display only
+        return ["prompt"] if flag(r, "promptOnly", path, False) else ["display"]
+    if not isinstance(mode, str):
+        raise Malformed("applyMode must be a string or null", path=_p((*path, "applyMode")))
+    return list(APPLY_TARGETS.get(mode, [mode]))
+
+
+def body_from(t: Any, name: str = "") -> dict[str, Any]:
+    shape, rows, path = _shape(t)
+    ids = _ids(rows, shape)
+    rules = [rule_from_row(r, i, ids[i], (*path, i)) for i, r in enumerate(rows)]
+    if shape == "single":
+        name = rules[0]["label"]
+    return {"name": name, "rules": rules}
+
+
+# -- canonical -> native -----------------------------------------------------------------------
+
+
+def apply_mode(targets: list[str] | None) -> str:
+    if targets is None:
+        return "both"  # no target = the text itself: Marinara's importer calls that "both"
+    t = set(targets)
+    if t == {"prompt"}:
+        return "prompt"
+    if t == {"display"}:
+        return "display"
+    if len(targets) == 1:
+        return targets[0]
+    return "both"
+
+
+def row_from_rule(rule: dict[str, Any], style: Style, *, with_id: bool) -> dict[str, Any]:
+    """A decoded Marinara row for one canonical rule (``style`` says which optional columns the
+    file carries; values are rendered later)."""
+    mode = apply_mode(rule.get("targets"))
+    row: dict[str, Any] = {}
+    if with_id:
+        row["id"] = rule["id"]
+    row["name"] = rule.get("label", "")
+    row["enabled"] = rule.get("enabled", True)
+    row["findRegex"] = rule.get("find", "")
+    row["replaceString"] = rule.get("replace", "")
+    row["trimStrings"] = list(rule.get("trimStrings") or [])
+    row["placement"] = [PLACEMENTS.get(p, p) for p in rule.get("phases", []) if p not in NO_PLACEMENT]
+    row["flags"] = rule.get("flags", "")
+    row["promptOnly"] = mode == "prompt"
+    if style.has("applyMode"):
+        row["applyMode"] = mode
+    chars = list(rule.get("characterIds") or [])
+    if style.has("targetCharacterIds"):
+        row["targetCharacterIds"] = chars
+    elif style.has("characterId"):
+        row["characterId"] = chars[0] if chars else None
+    elif chars:
+        row["targetCharacterIds"] = chars
+    presets = list(rule.get("presetIds") or [])
+    if presets or (style.columns and "targetPromptPresetIds" in style.columns):
+        row["targetPromptPresetIds"] = presets
+    row["order"] = rule.get("sortOrder", 0)
+    row["minDepth"] = rule.get("minDepth")
+    row["maxDepth"] = rule.get("maxDepth")
+    extras = rule.get("extras") or {}
+    if with_id:
+        for wire, key in (("createdAt", "marinaraCreatedAt"), ("updatedAt", "marinaraUpdatedAt")):
+            if key in extras:
+                row[wire] = extras[key]
+    return row
+
+
+def _p(path: Path) -> str:
+    from bunzai_codecs.core.errors import json_path
+
+    return json_path(path)
+
+
+class MarinaraRegexCodec(Codec):
+    id = "marinara-regex"
+    kind = "regex"
+    family = "marinara"
+    label = "Marinara-Engine regex scripts"
+    suffixes = (".json",)
+    extension = ".json"
+    coverage = Coverage.of(
+        "name",
+        "rules[].id",
+        "rules[].label",
+        "rules[].find",
+        "rules[].flags",
+        "rules[].replace",
+        "rules[].trimStrings",
+        "rules[].phases",
+        "rules[].targets",
+        "rules[].minDepth",
+        "rules[].maxDepth",
+        "rules[].characterIds",
+        "rules[].presetIds",
+        "rules[].enabled",
+        "rules[].sortOrder",
+        "rules[].extras.marinaraCreatedAt",
+        "rules[].extras.marinaraUpdatedAt",
+        notes=[
+            "the set name is the file name (a single-script export: the script's name); set "
+            "description and enabled have no Marinara home",
+            "phases other than input/output (display, request, slash, lorebook, reasoning) are dropped",
+            "targets absent (the stored text) is written as applyMode both; applyMode null reads "
+            "promptOnly (false = display only)",
+            "useFlags, substituteFind, runOnEdit are not carried",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        return score(s.json)
+
+    def decode(self, s: Sniff) -> Decoded:
+        t = s.require_json()
+        body = body_from(t, file_stem(s.name or s.uri or ""))
+        return Decoded([self.entity(s, body, raw=t)])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        import orjson
+
+        body = entity.body
+        assert isinstance(body, RegexSetBody)
+        new = body.dump()
+        twin = entity.twin(self.id)
+        tree = self.overlay(twin["raw"], new) if twin is not None else self.fresh(new)
+        return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+
+    # a fresh export is a bare array of decoded rows (what the app's bundled seed file holds):
+    # unlike the client's bulk export it keeps rule ids and timestamps, and Marinara imports both
+    def fresh(self, new: dict[str, Any]) -> Any:
+        style = Style.fresh(ROW, raw_form=False)
+        rows = [style.row(row_from_rule(r, style, with_id=True)) for r in new.get("rules", [])]
+        if rows:
+            return rows
+        return {"kind": BULK, "version": 1, "regexScripts": []}
+
+    def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
+        shape, raw_rows, _ = _shape(raw)
+        base = body_from(raw)
+        style = Style.observe(raw_rows, ROW, raw_form=False)
+        with_id = shape == "array"
+        new_rules = new.get("rules", [])
+        base_rows = [row_from_rule(r, style, with_id=with_id) for r in base["rules"]]
+        new_rows = [row_from_rule(r, style, with_id=with_id) for r in new_rules]
+        if shape == "single" and len(new_rules) == 1:
+            return merge_row(raw, base_rows[0], new_rows[0], style)
+        if shape == "single":
+            raw_rows = [{k: v for k, v in raw.items() if k not in ENVELOPE_KEYS}]
+        rows = merge_rows(
+            raw_rows,
+            base_rows,
+            [r["id"] for r in base["rules"]],
+            new_rows,
+            [r["id"] for r in new_rules],
+            style,
+        )
+        if shape == "array" and rows:
+            return rows
+        if shape == "bulk":
+            return replace_key(raw, "regexScripts", rows)
+        # a single-script file that now holds several rules (or none) becomes a bulk export
+        env = {k: raw[k] for k in ("kind", "version", "exportedAt") if k in raw}
+        return {**env, "kind": BULK, "version": env.get("version", 1), "regexScripts": rows}
+
+
+#: the keys of a single-script export that belong to the file, not to the script
+ENVELOPE_KEYS = frozenset({"kind", "version", "exportedAt"})

@@ -1,0 +1,381 @@
+"""novelai-lorebook: NovelAI's lorebook, as a ``.lorebook`` file, a PNG card or inside a ``.scenario``.
+
+The book is ``{lorebookVersion, entries[], settings, categories[], order?}`` with no name. An entry
+is ``{text, contextConfig{...budgetPriority...}, displayName, id (v5+), keys[], searchRange,
+enabled, forceActivation, keyRelative, nonStoryActivatable, category, loreBiasGroups[],
+advancedConditions[], lastUpdatedAt}``. Enums (``trimDirection``, ``insertionType``,
+``maximumTrimType``) are strings and are never rewritten; ``searchRange`` counts characters, not
+messages, so it is not a scan depth and stays in escrow with the rest of ``contextConfig``, the
+bias groups (v6 writes ``generateOnce``/``generate_once`` twice, both kept) and the timestamps.
+
+Canonical: ``text`` content, ``displayName`` title (``Entry N`` when absent), ``keys`` triggers
+(``/re/flags`` is a case-sensitive regex key, anything else a case-insensitive literal),
+``forceActivation`` constant, ``contextConfig.budgetPriority`` the insertion order ``sortOrder``
+(higher goes first, as in NovelAI; ``priority`` is never written), ``category`` the category id
+(``""`` = none); categories keep id, name and enabled, ordered as listed.
+
+Containers: a PNG lorebook card is one ``tEXt`` chunk ``naidata`` = base64 of the compact JSON
+(NovelAI puts it right after ``IHDR``; an edit is written back in the same place). A ``.scenario``
+(``scenarioVersion``) carries its book under ``lorebook``; this codec claims it at 0.9 (the book is
+the only part bunzai models), keeps the rest of the scenario in escrow and writes the whole
+scenario back on a same-format export. A fresh export is a ``lorebookVersion: 6`` file in the
+shape NovelAI writes, entry and category ids minted as stable UUIDs when they are not UUIDs.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import uuid
+from typing import Any, cast
+
+import orjson
+
+from bunzai_codecs.core import png
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed, json_path
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+
+PNG_KEYWORD = "naidata"
+FRESH_VERSION = 6
+#: lore entries' default insertion order in NovelAI
+DEFAULT_BUDGET_PRIORITY = 400
+_REGEX_KEY = re.compile(r"/(.+)/([a-z]*)", re.DOTALL)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "bunzai:novelai-lorebook")
+
+#: a fresh entry's settings, as NovelAI writes them (the v6 sample)
+_CONTEXT_CONFIG: dict[str, Any] = {
+    "prefix": "",
+    "suffix": "\n",
+    "tokenBudget": 1,
+    "reservedTokens": 0,
+    "budgetPriority": DEFAULT_BUDGET_PRIORITY,
+    "trimDirection": "trimBottom",
+    "insertionType": "newline",
+    "maximumTrimType": "sentence",
+    "insertionPosition": -1,
+}
+_BIAS_GROUP: dict[str, Any] = {
+    "phrases": [],
+    "ensure_sequence_finish": False,
+    "ensureSequenceFinish": False,
+    "generate_once": True,
+    "generateOnce": True,
+    "bias": 0,
+    "enabled": True,
+    "whenInactive": False,
+}
+
+
+def is_book(tree: Any) -> bool:
+    v = tree.get("lorebookVersion") if isinstance(tree, dict) else None
+    return isinstance(v, int | float) and not isinstance(v, bool) and isinstance(tree.get("entries"), list)
+
+
+def is_scenario(tree: Any) -> bool:
+    v = tree.get("scenarioVersion") if isinstance(tree, dict) else None
+    return isinstance(v, int | float) and not isinstance(v, bool) and is_book(tree.get("lorebook"))
+
+
+def nai_id(seed: str, local: str) -> str:
+    """``local`` when it is a UUID already, else a UUID derived from ``seed`` and ``local``."""
+    return local if _UUID.fullmatch(local) else str(uuid.uuid5(_ID_NAMESPACE, f"{seed}\0{local}"))
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+
+def trigger_from_key(key: str) -> dict[str, Any]:
+    m = _REGEX_KEY.fullmatch(key)
+    if m is None:
+        return {"text": key}
+    return {"text": m.group(1), "isRegex": True, "flags": m.group(2) or None}
+
+
+def key_from_trigger(t: Trigger) -> str:
+    return f"/{t.text}/{t.flags or ''}" if t.isRegex else t.text
+
+
+# -- native <-> canonical ----------------------------------------------------------------------
+
+
+def _typed(
+    obj: dict[str, Any], key: str, types: tuple[type, ...], where: tuple[str | int, ...], what: str
+) -> Any:
+    """``obj[key]`` when absent, null or of ``types`` (a bool is not a number); ``Malformed`` otherwise."""
+    v = obj.get(key)
+    if v is None or (isinstance(v, types) and (bool in types or not isinstance(v, bool))):
+        return v
+    raise Malformed(f"{key} must be {what}", path=json_path((*where, key)))
+
+
+def body_from_book(book: dict[str, Any]) -> dict[str, Any]:
+    """The canonical lorebook of a NovelAI book object."""
+    entries = []
+    seen: set[str] = set()
+    for i, e in enumerate(book["entries"]):
+        at: tuple[str | int, ...] = ("entries", i)
+        if not isinstance(e, dict):
+            raise Malformed("a lorebook entry must be an object", path=json_path(at))
+        keys = _typed(e, "keys", (list,), at, "an array of strings")
+        for j, k in enumerate(keys or []):
+            if not isinstance(k, str):
+                raise Malformed("keys must be strings", path=json_path((*at, "keys", j)))
+        cc = _typed(e, "contextConfig", (dict,), at, "an object") or {}
+        priority = _typed(cc, "budgetPriority", (int, float), (*at, "contextConfig"), "a number")
+        eid = _typed(e, "id", (str,), at, "a string") or str(i)
+        base, n = eid, 2
+        while eid in seen:
+            eid, n = f"{base}-{n}", n + 1
+        seen.add(eid)
+        title = _typed(e, "displayName", (str,), at, "a string")
+        entries.append(
+            {
+                "id": eid,
+                "title": title if title is not None else f"Entry {i + 1}",
+                "content": _typed(e, "text", (str,), at, "a string") or "",
+                "enabled": _typed(e, "enabled", (bool,), at, "a boolean") is not False,
+                "constant": _typed(e, "forceActivation", (bool,), at, "a boolean") is True,
+                "triggers": None if keys is None else [trigger_from_key(k) for k in keys],
+                "sortOrder": DEFAULT_BUDGET_PRIORITY if priority is None else priority,
+                "categoryId": _typed(e, "category", (str,), at, "a string") or None,
+            }
+        )
+    categories = []
+    cats = book.get("categories")
+    if cats is not None and not isinstance(cats, list):
+        raise Malformed("categories must be an array", path="$.categories")
+    for j, c in enumerate(cats or []):
+        at = ("categories", j)
+        if not isinstance(c, dict):
+            raise Malformed("a category must be an object", path=json_path(at))
+        categories.append(
+            {
+                "id": _typed(c, "id", (str,), at, "a string") or str(j),
+                "name": _typed(c, "name", (str,), at, "a string") or "",
+                "sortOrder": j,
+                "enabled": _typed(c, "enabled", (bool,), at, "a boolean"),
+            }
+        )
+    return {"name": "", "categories": categories, "entries": entries}
+
+
+def _mapped_entry(e: LoreEntry, seed: str) -> dict[str, Any]:
+    return {
+        "text": e.content,
+        "contextConfig": {"budgetPriority": e.sortOrder},
+        "displayName": e.title,
+        "id": nai_id(seed, e.id),
+        "keys": [key_from_trigger(t) for t in e.triggers or []],
+        "enabled": e.enabled,
+        "forceActivation": e.constant,
+        "category": nai_id(seed, e.categoryId) if e.categoryId else "",
+    }
+
+
+def mapped_book(body: LorebookBody, seed: str) -> dict[str, Any]:
+    """The parts of a NovelAI book the canonical body decides."""
+    return {
+        "entries": [_mapped_entry(e, seed) for e in body.entries],
+        "categories": [
+            {"name": c.name, "id": nai_id(seed, c.id), "enabled": c.enabled is not False}
+            for c in body.categories
+        ],
+    }
+
+
+def _full_entry(mapped: dict[str, Any]) -> dict[str, Any]:
+    """A complete entry in NovelAI's key order around the mapped values."""
+    return {
+        "text": mapped.get("text", ""),
+        "contextConfig": {**_CONTEXT_CONFIG, **mapped.get("contextConfig", {})},
+        "lastUpdatedAt": 0,
+        "displayName": mapped.get("displayName", "New Lorebook Entry"),
+        "id": mapped["id"],
+        "keys": mapped.get("keys", []),
+        "searchRange": 1000,
+        "enabled": mapped.get("enabled", True),
+        "forceActivation": mapped.get("forceActivation", False),
+        "keyRelative": False,
+        "nonStoryActivatable": False,
+        "category": mapped.get("category", ""),
+        "loreBiasGroups": [_BIAS_GROUP],
+        "advancedConditions": [],
+    }
+
+
+def _full_category(mapped: dict[str, Any], seed: str) -> dict[str, Any]:
+    def blank(role: str) -> dict[str, Any]:
+        return _full_entry({"id": nai_id(seed, f"{mapped['id']}/{role}")})
+
+    return {
+        "name": mapped["name"],
+        "id": mapped["id"],
+        "enabled": mapped["enabled"],
+        "createSubcontext": False,
+        "subcontextSettings": blank("subcontext"),
+        "useCategoryDefaults": False,
+        "categoryDefaults": blank("defaults"),
+        "categoryBiasGroups": [_BIAS_GROUP],
+        "settings": {},
+        "order": [],
+        "open": True,
+    }
+
+
+def fresh_book(body: LorebookBody, seed: str) -> dict[str, Any]:
+    m = mapped_book(body, seed)
+    return {
+        "lorebookVersion": FRESH_VERSION,
+        "entries": [_full_entry(e) for e in m["entries"]],
+        "settings": {"orderByKeyLocations": False},
+        "categories": [_full_category(c, seed) for c in m["categories"]],
+        "order": [],
+    }
+
+
+def _entry_key(item: Any) -> Any:
+    return item.get("id") if isinstance(item, dict) else None
+
+
+def _png_book(chunk: png.TextChunk, offset: int | None) -> Any:
+    try:
+        data = base64.b64decode(chunk.text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise Malformed("the PNG naidata chunk is not valid base64", offset=offset) from None
+    try:
+        return parse_json(data, what="JSON in the PNG naidata chunk")
+    except Malformed as exc:
+        exc.offset = offset
+        raise
+
+
+def _dumps(tree: Any) -> bytes:
+    return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+
+
+class NovelAILorebookCodec(Codec):
+    id = "novelai-lorebook"
+    kind = "lorebook"
+    family = "novelai"
+    label = "NovelAI lorebook (.lorebook, PNG naidata card, .scenario book)"
+    suffixes = (".lorebook", ".json", ".png", ".scenario")
+    extension = ".lorebook"
+    coverage = Coverage.of(
+        "entries[].title",
+        "entries[].content",
+        "entries[].enabled",
+        "entries[].constant",
+        "entries[].triggers[].text",
+        "entries[].triggers[].isRegex",
+        "entries[].triggers[].flags",
+        "entries[].sortOrder",
+        "categories[].name",
+        "categories[].enabled",
+        notes=[
+            "no book name in the file",
+            "`contextConfig.budgetPriority` is the insertion order `sortOrder`; `priority` is never written",
+            "`searchRange` counts characters, not messages: escrow only, like the rest of `contextConfig`,"
+            " bias groups, `keyRelative`, `nonStoryActivatable`, timestamps and `advancedConditions`",
+            "a fresh export mints UUID entry and category ids for ids that are not UUIDs",
+            "a `.scenario` decodes to its lorebook; the rest of the scenario rides in escrow",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        tree = s.json_object
+        if tree is not None:
+            return 1.0 if is_book(tree) else 0.9 if is_scenario(tree) else 0.0
+        if s.is_png and s.png_text(PNG_KEYWORD) is not None:
+            return 1.0
+        return 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        escrow: dict[str, Any] = {}
+        if s.is_png:
+            pf = s.require_png()
+            chunk = s.png_text(PNG_KEYWORD)
+            if chunk is None:
+                raise Malformed("PNG has no naidata text chunk", offset=8)
+            book = _png_book(chunk, pf.chunks[chunk.index].offset)
+            escrow = {"container": "png", "blobs": {"png": s.data}}
+            where = "the naidata chunk"
+        else:
+            tree = s.require_json()
+            if is_scenario(tree):
+                book = tree["lorebook"]
+                keys = list(tree)
+                escrow = {
+                    "container": "scenario",
+                    "scenario": {k: v for k, v in tree.items() if k != "lorebook"},
+                    "at": keys.index("lorebook"),
+                }
+            else:
+                book = tree
+                escrow = {"container": "json"}
+            where = "the file"
+        if not isinstance(book, dict):
+            raise Malformed(f"{where} does not hold a JSON object", path="$")
+        if not is_book(book):
+            bad = "entries" if isinstance(book.get("lorebookVersion"), int | float) else "lorebookVersion"
+            raise Malformed(f"{where} is not a NovelAI lorebook (no {bad})", path=f"$.{bad}")
+        return Decoded([self.entity(s, body_from_book(book), raw=book, **escrow)])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = cast(LorebookBody, entity.body)
+        seed = entity.id
+        twin = entity.twin(self.id) or {}
+        raw = twin.get("raw")
+        if not is_book(raw):
+            return _dumps(fresh_book(body, seed))
+        assert isinstance(raw, dict)
+        base = mapped_book(LorebookBody.model_validate(body_from_book(raw)), seed)
+        new = mapped_book(body, seed)
+        merged = merge3(raw, base, new, list_key=_entry_key)
+        if merged is not raw:
+            merged = self._complete(merged, new, seed)
+        container = twin.get("container")
+        if container == "png":
+            source = (twin.get("blobs") or {}).get("png")
+            if isinstance(source, bytes):
+                return source if merged is raw else _with_naidata(source, merged)
+        if container == "scenario" and isinstance(twin.get("scenario"), dict):
+            items = list(twin["scenario"].items())
+            at = twin.get("at")
+            items.insert(at if isinstance(at, int) else len(items), ("lorebook", merged))
+            return _dumps(dict(items))
+        return _dumps(merged)
+
+    @staticmethod
+    def _complete(merged: dict[str, Any], new: dict[str, Any], seed: str) -> dict[str, Any]:
+        """Entries and categories that exist only in the edit get NovelAI's full shape."""
+        fresh_entries = {id(e) for e in new["entries"]}
+        fresh_cats = {id(c) for c in new["categories"]}
+        out = dict(merged)
+        if isinstance(merged.get("entries"), list):
+            out["entries"] = [_full_entry(e) if id(e) in fresh_entries else e for e in merged["entries"]]
+        if isinstance(merged.get("categories"), list):
+            out["categories"] = [
+                _full_category(c, seed) if id(c) in fresh_cats else c for c in merged["categories"]
+            ]
+        return out
+
+
+def _with_naidata(source: bytes, book: Any) -> bytes:
+    """``source`` with its naidata chunk's value replaced, in the same position."""
+    pf = png.parse(source)
+    chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(book)))
+    chunks = list(pf.chunks)
+    for i, c in enumerate(chunks):
+        if c.type == b"tEXt" and c.data.split(b"\0", 1)[0].lower() == PNG_KEYWORD.encode():
+            chunks[i] = chunk
+            return png.build(chunks, pf.trailing)
+    return png.replace_text(pf, remove={PNG_KEYWORD}, add=[chunk])
+
+
+__all__ = ["NovelAILorebookCodec"]

@@ -1,0 +1,183 @@
+"""pygmalion: the classic flat character JSON of Pygmalion and oobabooga (2022-2023).
+
+Five keys, no ``spec``/``data`` wrapper: ``char_name``, ``char_persona``, ``char_greeting``,
+``world_scenario``, ``example_dialogue`` (some tools add ``name`` and a ``metadata`` stamp). The
+same JSON also rides base64 in a PNG ``tEXt`` chunk with keyword ``chara``, like a Tavern card;
+the PNG is then the character's picture (the card-image portrait ``ccdefault:``, as for Tavern PNGs).
+Export writes the container the source had; ``EmitContext.options["container"]`` (``json``/``png``)
+or ``options["image"]`` (PNG bytes) pick a PNG for an entity from elsewhere (see ``_shared/carrier.py``).
+
+``char_persona`` is the character's main definition: SillyTavern imports it as ``description`` and
+oobabooga's Tavern import fills it from ``description``, so it maps to ``identity.description``
+(the original design also mirrored it into ``persona.personality``, which would send it twice
+through any Tavern export). Macros are kept verbatim (``{{char}}``, ``<BOT>``...).
+
+Detection (the original design's rule, score 1.0): not when the object has ``spec`` or ``data``
+(a Tavern card), ``schemaVersion`` or ``body`` (a canonical entity), ``kind: "character"`` (Agnai)
+or a string ``aiName``/``aiPersona`` (Backyard); then at least two of ``char_persona``,
+``char_greeting``, ``world_scenario``, or ``char_name`` with ``char_persona``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, cast
+
+import orjson
+
+from bunzai_codecs.core import png
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, json_path
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.entities.character import CharacterBody
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
+
+PNG_KEYWORD = "chara"
+_REJECT_KEYS = ("spec", "data", "schemaVersion", "body")
+_SIGNAL_KEYS = ("char_persona", "char_greeting", "world_scenario")
+_TEXT_KEYS = ("char_name", "name", "char_persona", "char_greeting", "world_scenario", "example_dialogue")
+
+
+def claims(tree: Any) -> bool:
+    """The original design's detection rule for the flat shape."""
+    if not isinstance(tree, dict) or any(k in tree for k in _REJECT_KEYS):
+        return False
+    if tree.get("kind") == "character":
+        return False
+    if isinstance(tree.get("aiName"), str) or isinstance(tree.get("aiPersona"), str):
+        return False
+    signals = sum(isinstance(tree.get(k), str) for k in _SIGNAL_KEYS)
+    return signals >= 2 or (
+        isinstance(tree.get("char_name"), str) and isinstance(tree.get("char_persona"), str)
+    )
+
+
+def png_payload(text: bytes, offset: int | None = None) -> Any:
+    """The JSON tree of a ``chara`` chunk value (base64 JSON)."""
+    try:
+        decoded = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise Malformed("the PNG chara chunk is not valid base64", offset=offset) from None
+    try:
+        return parse_json(decoded, what="JSON in the PNG chara chunk")
+    except Malformed as exc:
+        exc.offset = offset
+        raise
+
+
+def _text(tree: dict[str, Any], key: str) -> str | None:
+    v = tree.get(key)
+    if v is None or isinstance(v, str):
+        return v
+    raise Malformed(f"{key} must be a string, not {type(v).__name__}", path=json_path((key,)))
+
+
+def body_from_native(tree: dict[str, Any]) -> dict[str, Any]:
+    for k in _TEXT_KEYS:
+        _text(tree, k)
+    name = tree.get("char_name")
+    if not isinstance(name, str):
+        name = tree.get("name") if isinstance(tree.get("name"), str) else ""
+    return {
+        "identity": {"name": name, "description": tree.get("char_persona") or None},
+        "persona": {"scenario": tree.get("world_scenario") or None},
+        "greetings": {"firstMessage": tree.get("char_greeting") or None},
+        "examples": {"exampleMessages": tree.get("example_dialogue") or None},
+    }
+
+
+def mapped_native(body: CharacterBody, *, with_name: bool = False) -> dict[str, Any]:
+    """The five keys (and ``name`` when the source had it) for a canonical body."""
+    out = {
+        "char_name": body.identity.name,
+        "char_persona": body.identity.description or "",
+        "char_greeting": body.greetings.firstMessage or "",
+        "world_scenario": body.persona.scenario or "",
+        "example_dialogue": body.examples.exampleMessages or "",
+    }
+    if with_name:
+        out["name"] = body.identity.name
+    return out
+
+
+class PygmalionCodec(Codec):
+    id = "pygmalion"
+    kind = "character"
+    family = "pygmalion"
+    label = "Pygmalion / oobabooga classic character (JSON, PNG)"
+    suffixes = (".json", ".png")
+    extension = ".json"
+    coverage = Coverage.of(
+        "identity.name",
+        "identity.description",
+        "persona.scenario",
+        "greetings.firstMessage",
+        "examples.exampleMessages",
+        notes=[
+            "`char_persona` is `identity.description` (as SillyTavern and oobabooga read it);"
+            " `persona.personality` has no slot",
+            "`name` is written only when the source had it; `metadata` rides in escrow",
+            "a PNG source is written back as a PNG (`chara` chunk) and its picture is the card-image portrait"
+            " (`ccdefault:`); `options['container']`/`options['image']` choose a PNG for other sources",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        tree = s.json_object
+        if tree is None and s.is_png:
+            chunk = s.png_text(PNG_KEYWORD)
+            if chunk is None:
+                return 0.0
+            try:
+                tree = png_payload(chunk.text)
+            except BunzaiError:
+                return 0.0
+        return 1.0 if claims(tree) else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        container = "json"
+        if s.is_png:
+            pf = s.require_png()
+            chunk = s.png_text(PNG_KEYWORD)
+            if chunk is None:
+                raise Malformed("PNG has no chara text chunk", offset=8)
+            tree = png_payload(chunk.text, pf.chunks[chunk.index].offset)
+            container = "png"
+        else:
+            tree = s.require_json()
+        if not isinstance(tree, dict):
+            raise Malformed("a Pygmalion character is a JSON object", path="$")
+        escrow: dict[str, Any] = {"container": container}
+        body = body_from_native(tree)
+        if container == "png":
+            escrow["blobs"] = {"png": s.data}
+            body["media"] = {"portrait": card_image_portrait()}  # the PNG is the picture
+        return Decoded([self.entity(s, body, raw=tree, **escrow)])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = cast(CharacterBody, entity.body)
+        twin = entity.twin(self.id) or {}
+        raw = twin.get("raw")
+        if isinstance(raw, dict):
+            with_name = "name" in raw
+            base = mapped_native(CharacterBody.model_validate(body_from_native(raw)), with_name=with_name)
+            tree = merge3(raw, base, mapped_native(body, with_name=with_name))
+        else:
+            twin, tree = {}, mapped_native(body)
+        want = ctx.options.get("container") or twin.get("container")
+        if want is None:
+            want = "png" if ctx.options.get("image") is not None else "json"
+        if want not in ("json", "png"):
+            raise Unsupported(f"pygmalion writes json or png containers, not {want!r}")
+        if want == "json":
+            return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+        source = (twin.get("blobs") or {}).get("png")
+        if not isinstance(source, bytes) or ctx.options.get("image") is not None:
+            source = carrier_png(entity, ctx)
+        elif tree is raw:
+            return source
+        chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(tree)))
+        return png.replace_text(source, remove={PNG_KEYWORD}, add=[chunk])

@@ -1,0 +1,140 @@
+"""``risu-lorebook``: RisuAI's lorebook export ``{"type":"risu","ver":1,"data":[rows]}``.
+
+Detection: 1.0 for the native envelope (``type == "risu"`` with a ``data`` list); 0.75 for a bare
+CCv3 ``character_book`` object (``entries`` an array: a card-extracted or Chub book, which Risu's
+lorebook import also takes), below the SillyTavern lorebook codec's claim on the same shape. Rows
+map through lore.py (folders -> categories, ids stable under repeats, decorators left in
+``content``); a ``character_book`` maps through the shared ``_shared/character_book.py`` and is
+written back in its own shape.
+
+Encode: Risu writes the envelope as compact JSON. The rows come from the best twin there is: this
+codec's own envelope, else the rows of a module (``risu-regex``) or a ``.charx`` (``risu``) the
+lorebook was decoded from, each overlaid with the body (lore.merge_rows); a lorebook from another
+app is written fresh. The export carries no book settings: Risu keeps those on the character.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared import character_book as cbook
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.risu import lore
+
+#: codecs whose twin of a lorebook entity is a bare Risu row list
+ROW_TWINS = ("risu-regex", "risu")
+
+LORE_COVERAGE = Coverage.of(
+    "categories[].id",
+    "categories[].name",
+    "categories[].sortOrder",
+    "entries[].id",
+    "entries[].title",
+    "entries[].content",
+    "entries[].constant",
+    "entries[].triggers",
+    "entries[].secondaryTriggers",
+    "entries[].selective",
+    "entries[].sortOrder",
+    "entries[].probability",
+    "entries[].caseSensitive",
+    "entries[].categoryId",
+    "entries[].extensions",
+    notes=[
+        "no book settings: scan depth, token budget and recursion live on the Risu character",
+        "no per-entry enabled flag, position, depth, role or timing: Risu expresses those as "
+        "@@decorators inside content, which are kept verbatim and not parsed",
+        "useRegex is per row: a row mixing regex and plain keys becomes all-regex",
+    ],
+)
+
+
+def envelope_rows(tree: Any) -> list[Any] | None:
+    if isinstance(tree, dict) and tree.get("type") == "risu" and isinstance(tree.get("data"), list):
+        return tree["data"]
+    return None
+
+
+def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any], Any]:
+    """(rows, the envelope they came from or None) for a lorebook entity, overlaid with ``body``."""
+    own = entity.twin(RisuLorebookCodec.id)
+    raw = own.get("raw") if own else None
+    rows = envelope_rows(raw)
+    if rows is not None:
+        return lore.merge_rows(rows, body), raw
+    return lore.rows_for(entity, body, ROW_TWINS), None
+
+
+def _ccv3_book(j: dict[str, Any]) -> bool:
+    """A bare CCv3 ``character_book`` (entries carry ``content``), not another app's book that
+    happens to have an ``entries`` array (NovelAI's has ``lorebookVersion`` and ``text``)."""
+    if "type" in j or "lorebookVersion" in j or not cbook.is_character_book(j):
+        return False
+    entries = j["entries"]
+    return not entries or (isinstance(entries[0], dict) and isinstance(entries[0].get("content"), str))
+
+
+class RisuLorebookCodec(Codec):
+    id = "risu-lorebook"
+    kind = "lorebook"
+    family = "risu"
+    label = "RisuAI lorebook export"
+    suffixes = (".json", ".lorebook")
+    extension = ".json"
+    coverage = LORE_COVERAGE
+
+    def detect(self, s: Sniff) -> float:
+        j = s.json_object
+        if j is None:
+            return 0.0
+        if envelope_rows(j) is not None:
+            return 1.0
+        return 0.75 if _ccv3_book(j) else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        tree = s.require_json()
+        rows = envelope_rows(tree)
+        if rows is None:
+            if isinstance(tree, dict) and cbook.is_character_book(tree):
+                ctx = MapContext("$")
+                e = self.entity(s, cbook.book_to_body(tree, ctx), raw=tree)
+                e.warnings.extend(ctx.warnings)
+                return Decoded([e])
+            raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
+        body = lore.rows_to_body(rows, at="$.data")
+        return Decoded([self.entity(s, body, raw=tree)])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = entity.body
+        assert isinstance(body, LorebookBody)
+        own = entity.twin(self.id)
+        raw_book = own.get("raw") if own else None
+        if (
+            isinstance(raw_book, dict)
+            and envelope_rows(raw_book) is None
+            and cbook.is_character_book(raw_book)
+        ):
+            # a character_book came in: it goes out in its own shape, overlaid with the body
+            spelling = cbook.book_spelling(raw_book)
+            base = LorebookBody.model_validate(cbook.book_to_body(raw_book, MapContext("$")))
+            tree = merge3(
+                raw_book,
+                cbook.body_to_book(base, spelling=spelling),
+                cbook.body_to_book(body, spelling=spelling),
+                list_key=cbook.ENTRY_KEY,
+            )
+            return orjson.dumps(tree)
+        rows, raw = lore_rows_for(entity, body)
+        if raw is not None:
+            tree = raw if rows is raw["data"] else {**raw, "data": rows}
+        else:
+            tree = {"type": "risu", "ver": 1, "data": rows}
+        return orjson.dumps(tree)

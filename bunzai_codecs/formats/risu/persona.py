@@ -1,0 +1,129 @@
+"""``risu-persona``: a RisuAI persona export — a PNG whose tEXt ``persona`` chunk is
+base64(UTF-8 JSON ``{name, personaPrompt, note}``) (formats/risu.md §6.2).
+
+Field map: ``name`` -> name, ``personaPrompt`` -> content, ``note`` -> brief; the image is the
+persona portrait (its bytes stay in the twin's blobs; ``media.portrait`` says ``image/png``);
+``attribution.source`` is stamped ``risu``. Risu's import needs ``name`` and ``personaPrompt``.
+
+Encode: the source PNG with only the ``persona`` chunk replaced (every other chunk byte for byte);
+without a twin, a 1x1 PNG carries the chunk (a portrait given as a ``data:image/png`` URI is used
+instead when present).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import struct
+import zlib
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core import png
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.entities.persona import PersonaBody
+
+KEYWORD = "persona"
+PORTRAIT_REF = "png:image"
+
+
+def blank_png() -> bytes:
+    """A valid 1x1 opaque white PNG (for a persona that has no image of its own)."""
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\x00\xff\xff\xff", 9)
+    return png.build([png.Chunk(b"IHDR", ihdr), png.Chunk(b"IDAT", idat), png.Chunk(b"IEND", b"")])
+
+
+def to_native(body: PersonaBody) -> dict[str, Any]:
+    return {"name": body.name, "personaPrompt": body.content, "note": body.brief or ""}
+
+
+def persona_body(tree: dict[str, Any]) -> dict[str, Any]:
+    for key in ("name", "personaPrompt"):
+        if not isinstance(tree.get(key), str):
+            raise Malformed(f"a Risu persona needs a string {key}", path=f"$.{key}")
+    note = tree.get("note")
+    if note is not None and not isinstance(note, str):
+        raise Malformed("note must be a string", path="$.note")
+    body: dict[str, Any] = {
+        "name": tree["name"],
+        "content": tree["personaPrompt"],
+        "media": {"portrait": {"role": "portrait", "ref": PORTRAIT_REF, "mime": "image/png"}},
+        "attribution": {"source": "risu"},
+    }
+    if note:
+        body["brief"] = note
+    return body
+
+
+class RisuPersonaCodec(Codec):
+    id = "risu-persona"
+    kind = "persona"
+    family = "risu"
+    label = "RisuAI persona PNG"
+    suffixes = (".png",)
+    extension = ".png"
+    coverage = Coverage.of(
+        "name",
+        "content",
+        "brief",
+        "media.portrait",
+        "attribution.source",
+        notes=["the persona image is the PNG itself; no placement, sections or lorebook link"],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        if not s.is_png or s.png_text(KEYWORD) is None:
+            return 0.0
+        # a character card that also carries a persona chunk stays a card
+        return 0.4 if s.png_text("chara") or s.png_text("ccv3") else 0.95
+
+    def decode(self, s: Sniff) -> Decoded:
+        s.require_png()
+        chunk = s.png_text(KEYWORD)
+        if chunk is None:
+            raise Malformed("PNG has no persona text chunk", path="persona")
+        try:
+            text = base64.b64decode(chunk.text.strip(), validate=False)
+        except (binascii.Error, ValueError):
+            raise Malformed("persona chunk is not base64", path="persona") from None
+        tree = parse_json(text, what="persona JSON")
+        if not isinstance(tree, dict):
+            raise Malformed("persona JSON must be an object", path="$")
+        body = persona_body(tree)
+        return Decoded([self.entity(s, body, raw=tree, blobs={"png": s.data})])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        from bunzai_codecs.core.overlay import merge3
+
+        body = entity.body
+        assert isinstance(body, PersonaBody)
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        image = ((twin or {}).get("blobs") or {}).get("png")
+        if isinstance(raw, dict):
+            base = PersonaBody.model_validate(persona_body(raw))
+            tree = merge3(raw, to_native(base), to_native(body))
+        else:
+            tree = to_native(body)
+        if not isinstance(image, bytes):
+            image = _portrait_bytes(body) or blank_png()
+        elif tree is raw:
+            return image  # unedited: the file itself
+        payload = base64.b64encode(orjson.dumps(tree))
+        return png.replace_text(image, remove=[KEYWORD], add=[png.make_text_chunk(KEYWORD, payload)])
+
+
+def _portrait_bytes(body: PersonaBody) -> bytes | None:
+    p = body.media.portrait
+    if p is None or not p.ref.startswith("data:image/png;base64,"):
+        return None
+    try:
+        data = base64.b64decode(p.ref.split(",", 1)[1], validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return data if data[:8] == png.PNG_SIGNATURE else None

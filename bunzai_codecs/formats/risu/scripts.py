@@ -1,0 +1,164 @@
+"""Risu ``customscript`` rows <-> canonical regex rules (formats/risu.md §5.2, CANONICAL.md §3).
+
+The same row shape lives in a ``{type:"regex"}`` export, a module's ``regex``, a ``.risup``
+preset's ``regex`` and a card's ``extensions.risuai.customScripts``::
+
+    {comment, in, out, type, ableFlag?, flag?}
+
+``type`` is one of ``editinput | editoutput | editprocess | editdisplay | edittrans | disabled``
+(``editrequest`` is read as ``editprocess``; unknown values are kept as phase strings). ``ableFlag``
+is Risu's "custom flag" switch, not an on/off switch: without it Risu runs the pattern with ``g``.
+``flag`` may carry ``<order N>``-style directives, kept verbatim. Rows have no ids: a rule's id is
+its row index, which ``merge_rows`` uses to pair the body with the twin's rows. Patterns are data:
+nothing here compiles or runs them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+
+#: Risu ``type`` -> canonical phase
+TYPE_TO_PHASE = {
+    "editinput": "input",
+    "editoutput": "output",
+    "editprocess": "request",
+    "editrequest": "request",
+    "editdisplay": "display",
+}
+#: canonical phase -> the type Risu writes today
+PHASE_TO_TYPE = {
+    "input": "editinput",
+    "output": "editoutput",
+    "request": "editprocess",
+    "display": "editdisplay",
+}
+DISABLED = "disabled"
+MAPPED = ("comment", "in", "out", "type", "ableFlag", "flag")
+
+
+def _str(v: Any, path: str) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    raise Malformed(f"expected a string, got {type(v).__name__}", path=path)
+
+
+def row_to_rule(row: Any, i: int, at: str) -> dict[str, Any]:
+    p = f"{at}[{i}]"
+    if not isinstance(row, dict):
+        raise Malformed("a regex script row must be an object", path=p)
+    rtype = row.get("type")
+    if rtype is not None and not isinstance(rtype, str):
+        raise Malformed("type must be a string", path=f"{p}.type")
+    phases: list[str] = []
+    enabled = row.get("disabled") is not True
+    if rtype == DISABLED:
+        enabled = False
+    elif rtype:
+        phases = [TYPE_TO_PHASE.get(rtype, rtype)]
+    flag = row.get("flag")
+    rule: dict[str, Any] = {
+        "id": str(i),
+        "label": _str(row.get("comment"), f"{p}.comment"),
+        "find": _str(row.get("in"), f"{p}.in"),
+        "replace": _str(row.get("out"), f"{p}.out"),
+        "flags": _str(flag, f"{p}.flag") if flag is not None else "g",
+        "phases": phases,
+        "enabled": enabled,
+        "sortOrder": i,
+    }
+    able = row.get("ableFlag")
+    if isinstance(able, bool):
+        rule["useFlags"] = able
+    extras = {k: v for k, v in row.items() if k not in MAPPED}
+    if extras:
+        rule["extras"] = extras
+    return rule
+
+
+def rows_to_body(
+    rows: Any, *, name: str = "", description: str | None = None, at: str = "$"
+) -> dict[str, Any]:
+    """The canonical regex set (as a dict) of a customscript row list."""
+    if not isinstance(rows, list):
+        raise Malformed("Risu regex scripts must be a list of rows", path=at)
+    body: dict[str, Any] = {"name": name, "rules": [row_to_rule(r, i, at) for i, r in enumerate(rows)]}
+    if description is not None:
+        body["description"] = description
+    return body
+
+
+def rule_row(r: RegexRule) -> dict[str, Any]:
+    """A fresh customscript row (Risu's key order)."""
+    row: dict[str, Any] = {"comment": r.label, "in": r.find, "out": r.replace}
+    extras = r.extras or {}
+    if not r.enabled and extras.get("disabled") is not True:
+        row["type"] = DISABLED
+    elif r.phases:
+        row["type"] = PHASE_TO_TYPE.get(r.phases[0], r.phases[0])
+    able = r.useFlags if r.useFlags is not None else r.flags not in ("g",)
+    row["ableFlag"] = able
+    if able or r.flags != "g":
+        row["flag"] = r.flags
+    for k, v in extras.items():
+        if k not in row:
+            row[k] = v
+    return row
+
+
+def body_to_rows(body: RegexSetBody) -> list[dict[str, Any]]:
+    return [rule_row(r) for r in body.rules]
+
+
+def merge_rows(raw_rows: list[Any], body: RegexSetBody, *, base: RegexSetBody | None = None) -> list[Any]:
+    """The twin's rows overlaid with ``body``, rules paired by id (the row index); ``raw_rows`` itself
+    when nothing changed. New rules (ids the twin lacks) are written fresh where the body puts them."""
+    if base is None:
+        base = RegexSetBody.model_validate(rows_to_body(raw_rows))
+    base_fresh = {r.id: rule_row(r) for r in base.rules}
+    raw_at = {str(i): i for i in range(len(raw_rows))}
+    out: list[Any] = []
+    for r in body.rules:
+        fresh = rule_row(r)
+        i = raw_at.get(r.id)
+        out.append(
+            fresh if i is None or r.id not in base_fresh else merge3(raw_rows[i], base_fresh[r.id], fresh)
+        )
+    if len(out) == len(raw_rows) and all(a is b for a, b in zip(out, raw_rows, strict=True)):
+        return raw_rows
+    return out
+
+
+def rows_in(raw: Any) -> list[Any] | None:
+    """The customscript rows a Risu twin tree holds: a row list, a ``{type:"regex"}`` export, or a
+    module (``{"module": {...}}`` or flat); None for anything else."""
+    if isinstance(raw, list):
+        return raw if all(isinstance(r, dict) for r in raw) else None
+    if not isinstance(raw, dict):
+        return None
+    if raw.get("type") == "regex" and isinstance(raw.get("data"), list):
+        return rows_in(raw["data"])
+    got = raw.get("module")
+    module: dict[str, Any] = got if isinstance(got, dict) else raw
+    if module.get("type") == "risuModule" or module is not raw:
+        return rows_in(module.get("regex") or [])
+    return None
+
+
+#: the Risu codecs whose twin of a regex set can be rows, in the order they are tried
+ROW_SOURCES = ("risu-regex", "risu-preset", "risu")
+
+
+def rows_for(entity: Any, body: RegexSetBody, sources: tuple[str, ...] = ROW_SOURCES) -> list[Any]:
+    """Rows for a linked regex set: the first Risu twin's rows overlaid with ``body``, else fresh."""
+    for fid in sources:
+        t = entity.twin(fid)
+        rows = rows_in(t.get("raw")) if t else None
+        if rows is not None:
+            return merge_rows(rows, body)
+    return body_to_rows(body)

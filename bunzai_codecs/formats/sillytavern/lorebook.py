@@ -1,0 +1,481 @@
+"""sillytavern-lorebook: SillyTavern world info files (``worlds/<name>.json``).
+
+The native shape is ``{entries: {"<uid>": {...}}, name?, extensions?, originalData?}``: ``entries``
+is an object keyed by the uid as a string (not an array), each entry carrying up to ~45 fields
+(formats/sillytavern.md §5). The book's name is the file stem. ``originalData`` (the card book a
+world was imported from) and ``addMemo`` have no canonical home and ride in the escrow twin.
+
+Enumerations (CANONICAL.md §2.3): ``position`` 0..7 -> ``world``, ``character``,
+``author_note_top``, ``author_note_bottom``, ``depth``, ``before_example``, ``after_example``,
+``outlet`` (unknown numbers kept verbatim as their text); ``role`` 0/1/2 (and ``null``) ->
+``system``/``user``/``assistant``; ``selectiveLogic`` 0..3 -> ``and_any``/``not_all``/``not_any``/
+``and_all`` (an unknown number reads as ``and_any`` with a warning, the twin keeps it).
+
+Also read, at lower scores: a standalone CCv3 ``{spec: "lorebook_v3", data: book}`` and a bare
+Chub/card-extracted ``character_book`` (``entries`` array), through the shared card-book mapper;
+such a file is written back in its own shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.character_book import (
+    ENTRY_KEY,
+    body_to_book,
+    book_spelling,
+    book_to_body,
+    is_character_book,
+)
+from bunzai_codecs.formats._shared.lore import (
+    LOGIC_INTS,
+    LOGIC_NAMES,
+    POSITION_INTS,
+    POSITION_NAMES,
+    ROLE_INTS,
+    ROLE_NAMES,
+    SCAN_SOURCES,
+    format_key,
+    parse_key,
+    position_int,
+)
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.sillytavern._wire import (
+    Path,
+    Reader,
+    dumps,
+    file_stem,
+    int_like,
+)
+
+#: the enum tables and the key rule are the ST lore vocabulary shared with ``character_book``
+POSITIONS, POSITION_NUMBERS = POSITION_NAMES, POSITION_INTS
+ROLES, ROLE_NUMBERS = ROLE_NAMES, ROLE_INTS
+SELECTIVE_LOGIC, SELECTIVE_LOGIC_NUMBERS = LOGIC_NAMES, LOGIC_INTS
+
+#: the six extra-scan-source flags, in SillyTavern's order, and their canonical ``scanSources`` value
+SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in SCAN_SOURCES)
+
+WORLD = "world"
+LOREBOOK_V3 = "lorebook_v3"
+CHARACTER_BOOK = "character_book"
+
+
+# -- world info -> canonical ----------------------------------------------------------------------
+
+
+def write_key(t: Trigger) -> str:
+    return format_key(t.text, t.isRegex, t.flags)
+
+
+def read_position(v: Any) -> str:
+    n = int_like(v)
+    if n is not None:
+        return POSITIONS.get(n, str(n))
+    if v is None:
+        return "world"
+    return str(v)
+
+
+def write_position(p: str) -> int | str:
+    n = position_int(p)
+    return p if n is None else n  # an unknown spelling goes back verbatim
+
+
+def read_role(v: Any, r: Reader, path: Path) -> str:
+    n = int_like(v)
+    if v is None:
+        return "system"
+    if n is not None and n in ROLES:
+        return ROLES[n]
+    r.warn(path, f"role {v!r} is not 0, 1 or 2; read as system (kept in the twin)")
+    return "system"
+
+
+def read_selective_logic(v: Any, r: Reader, path: Path) -> str:
+    n = int_like(v)
+    if v is None:
+        return "and_any"
+    if n is not None and n in SELECTIVE_LOGIC:
+        return SELECTIVE_LOGIC[n]
+    r.warn(path, f"selectiveLogic {v!r} is not 0..3; read as and_any (kept in the twin)")
+    return "and_any"
+
+
+def read_delay_until_recursion(v: Any, r: Reader, path: Path) -> Any:
+    """``false``/``true`` or a recursion level; canonical is the level (true = 1)."""
+    if isinstance(v, bool):
+        return 1 if v else 0
+    return r.num(v, path, 0)
+
+
+def write_delay_until_recursion(level: Any) -> Any:
+    return False if level == 0 else True if level == 1 else level
+
+
+def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: Reader, at: Path) -> dict[str, Any]:
+    """One world info entry as a canonical ``LoreEntry`` dict (``key`` is its object key)."""
+    out: dict[str, Any] = {"id": key}
+    comment = r.text(e.get("comment"), (*at, "comment"), "")
+    out["title"] = comment if comment.strip() else f"Entry {index + 1}"
+    out["content"] = r.text(e.get("content"), (*at, "content"), "")
+    out["enabled"] = not r.boolean(e.get("disable"), (*at, "disable"), False)
+    out["constant"] = r.boolean(e.get("constant"), (*at, "constant"), False)
+    if e.get("key") is not None:
+        out["triggers"] = [parse_key(k) for k in r.str_list(e["key"], (*at, "key"))]
+    if e.get("keysecondary") is not None:
+        out["secondaryTriggers"] = [
+            parse_key(k) for k in r.str_list(e["keysecondary"], (*at, "keysecondary"))
+        ]
+    if "selective" in e:
+        out["selective"] = r.boolean(e["selective"], (*at, "selective"), None)
+    out["selectiveLogic"] = read_selective_logic(e.get("selectiveLogic"), r, (*at, "selectiveLogic"))
+    out["position"] = read_position(e.get("position"))
+    out["depth"] = r.num(e.get("depth"), (*at, "depth"), 4)
+    out["role"] = read_role(e.get("role"), r, (*at, "role"))
+    out["outletName"] = r.text(e.get("outletName"), (*at, "outletName"))
+    out["sortOrder"] = r.num(e.get("order"), (*at, "order"), 100)
+    use_probability = r.boolean(e.get("useProbability"), (*at, "useProbability"), True)
+    probability = r.num(e.get("probability"), (*at, "probability"), 100)
+    out["probability"] = probability if use_probability else 100
+    out["scanDepth"] = r.num(e.get("scanDepth"), (*at, "scanDepth"))
+    out["caseSensitive"] = r.boolean(e.get("caseSensitive"), (*at, "caseSensitive"), None)
+    out["matchWholeWords"] = r.boolean(e.get("matchWholeWords"), (*at, "matchWholeWords"), None)
+    out["excludeRecursion"] = r.boolean(e.get("excludeRecursion"), (*at, "excludeRecursion"), False)
+    out["preventRecursion"] = r.boolean(e.get("preventRecursion"), (*at, "preventRecursion"), False)
+    out["delayUntilRecursion"] = read_delay_until_recursion(
+        e.get("delayUntilRecursion"), r, (*at, "delayUntilRecursion")
+    )
+    for f in ("sticky", "cooldown", "delay"):
+        out[f] = r.num(e.get(f), (*at, f))
+    out["group"] = r.text(e.get("group"), (*at, "group"))
+    out["groupWeight"] = r.num(e.get("groupWeight"), (*at, "groupWeight"))
+    out["groupOverride"] = r.boolean(e.get("groupOverride"), (*at, "groupOverride"), None)
+    out["useGroupScoring"] = r.boolean(e.get("useGroupScoring"), (*at, "useGroupScoring"), None)
+    if any(flag in e for flag, _ in SCAN_FLAGS):
+        out["scanSources"] = [src for flag, src in SCAN_FLAGS if r.boolean(e.get(flag), (*at, flag), False)]
+    if e.get("characterFilter") is not None:
+        out["characterFilter"] = _read_character_filter(e["characterFilter"], r, (*at, "characterFilter"))
+    if e.get("triggers") is not None:
+        out["generationTriggers"] = r.str_list(e["triggers"], (*at, "triggers"))
+    out["ignoreBudget"] = r.boolean(e.get("ignoreBudget"), (*at, "ignoreBudget"), None)
+    out["vectorized"] = r.boolean(e.get("vectorized"), (*at, "vectorized"), None)
+    out["automationId"] = r.text(e.get("automationId"), (*at, "automationId"))
+    out["displayIndex"] = r.num(e.get("displayIndex"), (*at, "displayIndex"))
+    out["extensions"] = r.opaque(e.get("extensions"), (*at, "extensions"))
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _read_character_filter(v: Any, r: Reader, at: Path) -> dict[str, Any] | None:
+    f = r.opaque(v, at)
+    if f is None:
+        return None
+    out: dict[str, Any] = {"isExclude": r.boolean(f.get("isExclude"), (*at, "isExclude"), False)}
+    for k in ("names", "tags"):
+        if f.get(k) is not None:
+            out[k] = r.str_list(f[k], (*at, k))
+    return out
+
+
+def world_to_body(tree: Any, name: str, r: Reader) -> dict[str, Any]:
+    """A world info tree as a canonical ``LorebookBody`` dict (``name`` = the file stem)."""
+    top = r.obj(tree, (), "a world info object")
+    if "entries" not in top:
+        raise Malformed("world info has no entries", path="$.entries")
+    entries = r.obj(top["entries"], ("entries",), "an object keyed by uid")
+    body: dict[str, Any] = {"name": name}
+    ext = r.opaque(top.get("extensions"), ("extensions",))
+    if ext is not None:
+        body["extensions"] = ext
+    body["entries"] = [
+        entry_to_canonical(k, r.obj(e, ("entries", k)), i, r, ("entries", k))
+        for i, (k, e) in enumerate(entries.items())
+    ]
+    return body
+
+
+def world_name(tree: Any, file_name: str) -> str:
+    """The book name: the file stem, else the tree's own ``name``, else empty."""
+    if file_name:
+        return file_stem(file_name)
+    n = tree.get("name") if isinstance(tree, dict) else None
+    return n if isinstance(n, str) else ""
+
+
+# -- canonical -> world info ----------------------------------------------------------------------
+
+
+def assign_uids(entries: list[LoreEntry], reserved: frozenset[str] = frozenset()) -> list[int]:
+    """Each entry's uid: its id when that is a free non-negative integer, else the lowest free one
+    that no entry of the twin used (a new entry never inherits a deleted entry's escrow)."""
+    taken: set[int] = {int(k) for k in reserved if k.isdecimal() and k.isascii()}
+    mine = {e.id for e in entries}
+    taken -= {int(k) for k in mine if k.isdecimal() and k.isascii()}
+    wanted: list[int | None] = []
+    for e in entries:
+        n = int(e.id) if e.id.isdecimal() and e.id.isascii() else None
+        if n is not None and n in taken:
+            n = None
+        if n is not None:
+            taken.add(n)
+        wanted.append(n)
+    out = []
+    free = 0
+    for n in wanted:
+        if n is None:
+            while free in taken:
+                free += 1
+            n = free
+            taken.add(n)
+        out.append(n)
+    return out
+
+
+def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
+    """A fresh world info entry in SillyTavern's template order. Fields SillyTavern writes as
+    ``null`` when unset get that; any other canonical field that is absent (``ignoreBudget``,
+    ``outletName``, ``groupWeight``, the ``match*`` flags...) is left out, which the app reads as its
+    default — so the entry decodes back to the same body."""
+    out: dict[str, Any] = {
+        "uid": uid,
+        "key": [write_key(t) for t in e.triggers or ()],
+        "keysecondary": [write_key(t) for t in e.secondaryTriggers or ()],
+        "comment": e.title,
+        "content": e.content,
+        "constant": e.constant,
+    }
+    _put(out, "vectorized", e.vectorized)
+    _put(out, "selective", e.selective)
+    out["selectiveLogic"] = SELECTIVE_LOGIC_NUMBERS[e.selectiveLogic]
+    out["addMemo"] = True
+    out["order"] = e.sortOrder
+    out["position"] = write_position(e.position)
+    out["disable"] = not e.enabled
+    _put(out, "ignoreBudget", e.ignoreBudget)
+    out["excludeRecursion"] = e.excludeRecursion
+    out["preventRecursion"] = e.preventRecursion
+    if e.scanSources is not None:
+        for flag, src in SCAN_FLAGS:
+            out[flag] = src in e.scanSources
+    out["delayUntilRecursion"] = write_delay_until_recursion(e.delayUntilRecursion)
+    out["probability"] = e.probability
+    out["useProbability"] = True
+    out["depth"] = e.depth
+    _put(out, "outletName", e.outletName)
+    _put(out, "group", e.group)
+    _put(out, "groupOverride", e.groupOverride)
+    _put(out, "groupWeight", e.groupWeight)
+    out["scanDepth"] = e.scanDepth
+    out["caseSensitive"] = e.caseSensitive
+    out["matchWholeWords"] = e.matchWholeWords
+    out["useGroupScoring"] = e.useGroupScoring
+    _put(out, "automationId", e.automationId)
+    out["role"] = ROLE_NUMBERS[e.role]
+    out["sticky"] = e.sticky
+    out["cooldown"] = e.cooldown
+    out["delay"] = e.delay
+    if e.generationTriggers is not None:
+        out["triggers"] = list(e.generationTriggers)
+    _put(out, "displayIndex", e.displayIndex)
+    if e.characterFilter is not None:
+        out["characterFilter"] = e.characterFilter.model_dump(mode="json")
+    _put(out, "extensions", e.extensions)
+    return out
+
+
+def _put(out: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def body_to_world(
+    body: LorebookBody, *, with_name: bool, twin_keys: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """A fresh world info tree. ``name`` is written only for a fresh export (a world's name is its
+    file name; an escrowed file keeps whatever it had). ``twin_keys`` are the entry keys of the
+    twin: an entry keeps its key, and no new entry takes a key the twin used."""
+    out: dict[str, Any] = {}
+    uids = assign_uids(body.entries, twin_keys)
+    out["entries"] = {
+        (e.id if e.id in twin_keys else str(u)): entry_to_native(e, u)
+        for e, u in zip(body.entries, uids, strict=True)
+    }
+    if with_name and body.name:
+        out["name"] = body.name
+    if body.extensions is not None:
+        out["extensions"] = body.extensions
+    return out
+
+
+# -- the codec --------------------------------------------------------------------------------------
+
+
+def _is_world(t: dict[str, Any]) -> bool:
+    entries = t.get("entries")
+    if not isinstance(entries, dict):
+        return False
+    if not all(isinstance(e, dict) for e in entries.values()):
+        return False
+    if not entries:
+        return True
+    return any(("key" in e or "uid" in e or "content" in e) for e in entries.values())
+
+
+def _is_vaud(t: dict[str, Any]) -> bool:
+    return "schemaVersion" in t and "body" in t
+
+
+#: keys that mark another app's book with an ``entries`` array (Agnai, Risu, NovelAI) or a card
+_FOREIGN_BOOK_KEYS = ("kind", "type", "spec", "lorebookVersion")
+
+
+def book_shape(t: dict[str, Any]) -> str | None:
+    """``lorebook_v3`` for ``{spec: "lorebook_v3", data: {entries: [...]}}``, ``character_book`` for
+    a bare card book (Chub, card-extracted), else ``None``."""
+    if t.get("spec") == LOREBOOK_V3:
+        data = t.get("data")
+        return LOREBOOK_V3 if isinstance(data, dict) and isinstance(data.get("entries"), list) else None
+    if is_character_book(t) and not any(k in t for k in _FOREIGN_BOOK_KEYS):
+        return CHARACTER_BOOK
+    return None
+
+
+def book_name(book_body: dict[str, Any], file_name: str) -> str:
+    """A standalone book's name: its own ``name``, else the file stem."""
+    name = book_body.get("name")
+    return name if isinstance(name, str) and name else file_stem(file_name) if file_name else ""
+
+
+def _book_of(tree: Any, shape: str) -> tuple[Any, MapContext]:
+    if shape == LOREBOOK_V3:
+        return tree["data"], MapContext("$.data")
+    return tree, MapContext("$")
+
+
+class SillyTavernLorebookCodec(Codec):
+    id = "sillytavern-lorebook"
+    kind = "lorebook"
+    family = "sillytavern"
+    label = "SillyTavern world info"
+    suffixes = (".json",)
+    extension = ".json"
+    coverage = Coverage.of(
+        "name",
+        "extensions",
+        "entries[].id",
+        "entries[].title",
+        "entries[].content",
+        "entries[].enabled",
+        "entries[].constant",
+        "entries[].triggers[].text",
+        "entries[].triggers[].isRegex",
+        "entries[].triggers[].flags",
+        "entries[].secondaryTriggers[].text",
+        "entries[].secondaryTriggers[].isRegex",
+        "entries[].secondaryTriggers[].flags",
+        "entries[].selective",
+        "entries[].selectiveLogic",
+        "entries[].position",
+        "entries[].depth",
+        "entries[].role",
+        "entries[].outletName",
+        "entries[].sortOrder",
+        "entries[].probability",
+        "entries[].scanDepth",
+        "entries[].caseSensitive",
+        "entries[].matchWholeWords",
+        "entries[].excludeRecursion",
+        "entries[].preventRecursion",
+        "entries[].delayUntilRecursion",
+        "entries[].sticky",
+        "entries[].cooldown",
+        "entries[].delay",
+        "entries[].group",
+        "entries[].groupWeight",
+        "entries[].groupOverride",
+        "entries[].useGroupScoring",
+        "entries[].scanSources",
+        "entries[].characterFilter",
+        "entries[].generationTriggers",
+        "entries[].ignoreBudget",
+        "entries[].vectorized",
+        "entries[].automationId",
+        "entries[].displayIndex",
+        "entries[].extensions",
+        notes=[
+            "the book name is the file name; book settings (scan depth, budget, recursion) are global "
+            "SillyTavern settings, not part of a world file",
+            "no eviction priority, no separate entry comment, no categories",
+            "scanSources: only the six SillyTavern match* sources",
+            "a numeric entry id is kept as the uid; other ids are renumbered",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        t = s.json_object
+        if t is None or _is_vaud(t):
+            return 0.0
+        if _is_world(t):
+            return 0.9
+        shape = book_shape(t)
+        if shape == LOREBOOK_V3:
+            return 0.8
+        if shape == CHARACTER_BOOK:
+            return 0.78
+        return 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        tree = s.require_json()
+        if isinstance(tree, dict) and not isinstance(tree.get("entries"), dict):
+            shape = book_shape(tree)
+            if shape is None and isinstance(tree.get("entries"), list):
+                shape = CHARACTER_BOOK  # asked for by name: read any entries array as a card book
+            if shape is not None:
+                return Decoded([self._decode_book(s, tree, shape)])
+        r = Reader()
+        name = world_name(tree, s.name)
+        body = world_to_body(tree, name, r)
+        e = self.entity(s, body, raw=tree, shape=WORLD, name=name)
+        e.warnings.extend(r.warnings)
+        return Decoded([e])
+
+    def _decode_book(self, s: Sniff, tree: dict[str, Any], shape: str) -> CanonicalEntity:
+        """A standalone ``lorebook_v3`` or bare ``character_book`` through the shared card-book mapper."""
+        book, ctx = _book_of(tree, shape)
+        body = book_to_body(book, ctx)
+        name = book_name(body, s.name)
+        body["name"] = name
+        e = self.entity(s, body, raw=tree, shape=shape, name=name)
+        e.warnings.extend(ctx.warnings)
+        return e
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        if not isinstance(entity.body, LorebookBody):
+            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        twin = entity.twin(self.id)
+        if twin is not None and twin.get("shape") == WORLD:
+            raw = twin["raw"]
+            old = LorebookBody.model_validate(world_to_body(raw, twin.get("name", ""), Reader()))
+            keys = frozenset(raw["entries"])
+            base = body_to_world(old, with_name=False, twin_keys=keys)
+            fresh = body_to_world(entity.body, with_name=False, twin_keys=keys)
+            return dumps(merge3(raw, base, fresh))
+        if twin is not None and twin.get("shape") in (LOREBOOK_V3, CHARACTER_BOOK):
+            raw = twin["raw"]
+            book, _ = _book_of(raw, twin["shape"])
+            old_dict = book_to_body(book)
+            old_dict["name"] = old_dict["name"] or twin.get("name", "")
+            old_book = LorebookBody.model_validate(old_dict)
+            spelling = book_spelling(book)
+            old_native: Any = body_to_book(old_book, spelling=spelling)
+            new_native: Any = body_to_book(entity.body, spelling=spelling)
+            if twin["shape"] == LOREBOOK_V3:
+                old_native, new_native = {"data": old_native}, {"data": new_native}
+            return dumps(merge3(raw, old_native, new_native, list_key=ENTRY_KEY))
+        return dumps(body_to_world(entity.body, with_name=True))

@@ -1,0 +1,77 @@
+"""Small helpers shared by the format tests: edit a body, read PNG chunks independently of bunzai."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bunzai_codecs.core.entity import CanonicalEntity
+from bunzai_codecs.entities import BODY_TYPES
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def sample(rel: str) -> bytes:
+    return (SAMPLES / rel).read_bytes()
+
+
+def edit(entity: CanonicalEntity, change: Callable[[dict[str, Any]], None]) -> CanonicalEntity:
+    """Apply ``change`` to the body's JSON form and validate it back (as an editor would)."""
+    tree = entity.body.dump()
+    change(tree)
+    entity.body = BODY_TYPES[entity.kind].model_validate(tree)
+    return entity
+
+
+def chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(type, data) of every PNG chunk, read with struct only."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    out, pos = [], 8
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos : pos + 4])
+        ctype, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + n]
+        assert struct.unpack(">I", data[pos + 8 + n : pos + 12 + n])[0] == zlib.crc32(ctype + body)
+        out.append((ctype, body))
+        pos += 12 + n
+        if ctype == b"IEND":
+            break
+    return out
+
+
+def text_json(data: bytes, keyword: str) -> Any:
+    """The base64 JSON of a tEXt chunk, read without bunzai."""
+    for ctype, body in chunks(data):
+        if ctype == b"tEXt":
+            k, v = body.split(b"\0", 1)
+            if k.decode("latin-1").lower() == keyword:
+                return json.loads(base64.b64decode(v))
+    raise AssertionError(f"no {keyword} chunk")
+
+
+def png_chunk(ctype: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + ctype + data + struct.pack(">I", zlib.crc32(ctype + data))
+
+
+def tiny_png(*extra: bytes, after_ihdr: bytes = b"") -> bytes:
+    ihdr = png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0))
+    idat = png_chunk(b"IDAT", zlib.compress(b"\0\0\0\0\0"))
+    return b"\x89PNG\r\n\x1a\n" + ihdr + after_ihdr + idat + b"".join(extra) + png_chunk(b"IEND", b"")
+
+
+def text_chunk(keyword: str, value: bytes) -> bytes:
+    return png_chunk(b"tEXt", keyword.encode("latin-1") + b"\0" + value)
+
+
+def covered_losses(before: Any, after: Any, codec_id: str) -> list[str]:
+    """Differences between two bodies on the paths ``codec_id`` declares it carries (the fidelity
+    rule: a loss the target's coverage does not predict is a bug)."""
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.diff import diff
+
+    cov = registry.get(codec_id).coverage
+    return [str(c) for c in diff(before.dump(), after.dump(), empty_is_absent=True) if cov.covers(c.path)]
