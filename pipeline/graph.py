@@ -53,6 +53,7 @@ from pipeline.transforms import (
     Detect,
     Export,
     ListFiles,
+    MarkShared,
     PairWithPrevious,
     ReadBytes,
     RoundTrip,
@@ -105,7 +106,8 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     paired = listing.files | "PairWithPrevious" >> PairWithPrevious(prev_rows)
     read = (
         paired.pending
-        | "Reshuffle" >> beam.Reshuffle()
+        | "MarkShared" >> MarkShared()
+        | "Reshuffle" >> beam.Reshuffle()  # MarkShared groups by size: spread the reads again
         | "ReadBytes" >> ReadBytes(cfg.inputs, cfg.storage, cfg.max_file_bytes, since=reuse is not None)
     )
 
@@ -126,10 +128,12 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         roundtrip.rejects,
     ]
     fresh_candidates = None
+    direct_exports = None
     if cfg.export:
         exported = valid | "Export" >> Export(cfg.export, output, staging)
         reject_streams.append(exported.rejects)
         fresh_candidates = exported.candidates
+        direct_exports = exported.written
 
     unchanged_rows = read.unchanged | "UnchangedRows" >> beam.Map(unchanged_row)
     rows = (
@@ -186,12 +190,13 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         committed = (
             tuple(candidates) | "AllCandidates" >> beam.Flatten() | "CommitExports" >> CommitExports(output)
         )
+        if direct_exports is not None:
+            committed = (committed, direct_exports) | "AllExports" >> beam.Flatten()
         written.append(committed)
         count_streams.append(committed | "CountExports" >> beam.FlatMap(export_counts))
-    if fresh_candidates is not None:
-        count_streams.append(
-            fresh_candidates | "CountStaged" >> beam.Map(lambda _: (("stage", "export", "in"), 1))
-        )
+    if fresh_candidates is not None and direct_exports is not None:
+        attempts = (fresh_candidates, direct_exports) | "ExportAttempts" >> beam.Flatten()
+        count_streams.append(attempts | "CountAttempts" >> beam.Map(lambda _: (("stage", "export", "in"), 1)))
 
     # -- balance: every listed input is an entity's source or a reject -------------------------
     listed = paired.pending | "ListedUris" >> beam.Map(lambda pd: (pd.ref.uri, 1))

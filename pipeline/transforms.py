@@ -42,6 +42,7 @@ PATTERNS = "patterns"
 UNCHANGED = "unchanged"
 REFRESHED = "refreshed"
 DELETED = "deleted"
+WRITTEN = "written"
 
 STAGES = ("list", "read", "detect", "decode", "validate", "export", "roundtrip")
 
@@ -56,7 +57,7 @@ COUNTERS = {
     "entities_decoded": "entities decoded",
     "entities_valid": "entities that passed validation",
     "lint_warnings": "lint warnings attached to entities",
-    "exports_written": "export files staged",
+    "exports_written": "export files written or staged",
     "fidelity_rows": "fidelity rows produced",
     "rejects": "reject records, all stages",
     "internal_errors": "rejects caused by a bunzai bug rather than the input",
@@ -146,6 +147,9 @@ class Pending:
 
     ref: FileRef
     prev: dict[str, Any] | None = None
+    #: another listed file has the same size, so it may hold the same bytes and give entities with
+    #: the same ids: its exports compete for their paths (see ``ExportCandidate``)
+    shared: bool = True
 
 
 @dataclass(slots=True)
@@ -154,6 +158,7 @@ class InputFile:
     sniff: Sniff
     #: ``new`` or ``changed``
     status: str
+    shared: bool = True
 
 
 @dataclass(slots=True)
@@ -282,6 +287,29 @@ def _pair_up(item: tuple[str, dict[str, list[Any]]]) -> Iterator[Any]:
         yield TaggedOutput(DELETED, uri)
 
 
+def _mark_shared(item: tuple[int | None, Any]) -> Iterator[Pending]:
+    size, group = item
+    pendings = list(group)
+    unique = size is not None and len(pendings) == 1
+    for p in pendings:
+        yield Pending(p.ref, p.prev, shared=not unique)
+
+
+class MarkShared(beam.PTransform):
+    """``Pending`` -> ``Pending`` with ``shared`` set: whether another listed file has the same
+    size. Identical files (the only ones whose entities share ids) have equal sizes, so an input of
+    a size nobody else has writes its exports straight to their paths; the others go through the
+    staged commit that picks one winner per path. Only sizes are shuffled."""
+
+    def expand(self, pending: Any) -> Any:
+        return (
+            pending
+            | "BySize" >> beam.Map(lambda p: (p.ref.size, p))
+            | "Group" >> beam.GroupByKey()
+            | "Mark" >> beam.FlatMap(_mark_shared)
+        )
+
+
 class PairWithPrevious(beam.PTransform):
     """``FileRef``s + the previous inventory (uri -> row) -> ``Pending`` per distinct uri, and the
     uris only the previous run had (``deleted``)."""
@@ -356,7 +384,7 @@ class _ReadBytes(beam.DoFn):
             return
         if prev is not None:
             yield TaggedOutput(REFRESHED, ref.uri)
-        yield InputFile(ref, s, status)
+        yield InputFile(ref, s, status, pending.shared)
 
     def _unchanged(self, pending: Pending) -> Iterator[Any]:
         count("inputs_unchanged")
@@ -573,10 +601,15 @@ class _Export(beam.DoFn):
                         REJECTS, reject(v.uri, "export", exc, prefix=f"{fmt}: {e.kind} {e.id}: ")
                     )
                     continue
+                rel = export_rel(fmt, e.id, ex.extension)
+                count("exports_written")
+                if not v.file.shared:  # nobody else can write this path: straight to it
+                    write_bytes(self.fs, f"{self.root}/{rel}", ex.data)
+                    yield TaggedOutput(WRITTEN, rel)
+                    continue
                 staged = f"{self.root}/{self.staging}/exports/{uuid.uuid4().hex}"
                 write_bytes(self.fs, staged, ex.data)
-                count("exports_written")
-                yield ExportCandidate(export_rel(fmt, e.id, ex.extension), v.uri, staged=staged)
+                yield ExportCandidate(rel, v.uri, staged=staged)
 
 
 def export_formats_for(kind: str, formats: tuple[str, ...]) -> list[str]:
@@ -593,16 +626,17 @@ def export_rel(fmt: str, entity_id: str, extension: str) -> str:
 
 
 class Export(beam.PTransform):
-    """``ValidInput`` -> ``ExportCandidate`` per (entity, requested format of its kind), staged
-    under the output's staging folder; ``rejects`` for exports a codec refused. Linked entities a
-    format embeds are embedded; each entity also gets its own files in the formats of its kind."""
+    """``ValidInput`` -> per (entity, requested format of its kind): the path written (``written``)
+    when the input is not ``shared``, else an ``ExportCandidate`` staged under the output's staging
+    folder (main); ``rejects`` for exports a codec refused. Linked entities a format embeds are
+    embedded; each entity also gets its own files in the formats of its kind."""
 
     def __init__(self, formats: tuple[str, ...], output: Output, staging: str) -> None:
         super().__init__()
         self.dofn = _Export(formats, output, staging)
 
     def expand(self, valid: Any) -> Any:
-        return valid | beam.ParDo(self.dofn).with_outputs(REJECTS, main="candidates")
+        return valid | beam.ParDo(self.dofn).with_outputs(REJECTS, WRITTEN, main="candidates")
 
 
 __all__ = [
@@ -617,6 +651,7 @@ __all__ = [
     "ExportCandidate",
     "InputFile",
     "ListFiles",
+    "MarkShared",
     "PairWithPrevious",
     "Pending",
     "ReadBytes",

@@ -100,6 +100,7 @@ def vaud_bytes(entity: CanonicalEntity, linked: Sequence[CanonicalEntity] = ()) 
 #: file name -> (what the pipeline must do with it)
 EXPECTED = {
     "cards/mira.vaud.json": "2 entities (character + linked lorebook)",
+    "cards/copy-of-mira.vaud.json": "the same bytes: the same entity ids, exports compete",
     "cards/nested/rules.vaud.json": "1 regex entity",
     "books/quiet.vaud.json": "1 lorebook with a lint warning",
     "books/dupes.vaud.json": "validate reject: duplicate entry ids",
@@ -146,6 +147,7 @@ def write_inputs(folder: Path) -> dict[str, str]:
     v2["schemaVersion"] = 2
     files = {
         "cards/mira.vaud.json": vaud_bytes(mira, [book]),
+        "cards/copy-of-mira.vaud.json": vaud_bytes(mira, [book]),
         "cards/nested/rules.vaud.json": vaud_bytes(rules),
         "books/quiet.vaud.json": vaud_bytes(quiet),
         "books/dupes.vaud.json": vaud_bytes(dupes),

@@ -16,7 +16,7 @@ from pipeline.options import export_formats, parse, runner_name
 from pipeline.transforms import export_formats_for
 from tests.conftest import corpus_root, expect_rows
 
-from .conftest import PINNED, SAMPLES, Run, normalize, same_outputs
+from .conftest import EXPECTED, PINNED, SAMPLES, Run, normalize, same_outputs
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
@@ -58,20 +58,7 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
         "--input", str(inputs), "--input", str(SAMPLES), "--output", str(tmp_path / "out"), "--export", "all"
     )
     uri = lambda rel: f"{inputs}/{rel}"  # noqa: E731
-    hand_made = {
-        uri(rel)
-        for rel in (
-            "cards/mira.vaud.json",
-            "cards/nested/rules.vaud.json",
-            "books/quiet.vaud.json",
-            "books/dupes.vaud.json",
-            "books/escape.vaud.json",
-            "broken/v2.vaud.json",
-            "broken/half.json",
-            "broken/noise.bin",
-            "broken/empty.json",
-        )
-    }
+    hand_made = {uri(rel) for rel in EXPECTED}
     check_accounting(run, hand_made | set(samples))
 
     # where each input stopped
@@ -131,6 +118,11 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     assert {f"exports/vaud-json/{eid}.vaud.json" for eid in kinds} <= set(exports)
     assert not any("escaped" in rel for rel in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+    # identical inputs give the same ids; their exports are the smallest uri's, never a race
+    mira_id = rows[uri("cards/mira.vaud.json")]["entities"][0]
+    assert rows[uri("cards/copy-of-mira.vaud.json")]["entities"][0] == mira_id
+    winner = from_tree(orjson.loads(files[f"exports/vaud-json/{mira_id}.vaud.json"].splitlines()[0]))
+    assert winner.source is not None and winner.source.uri == uri("cards/copy-of-mira.vaud.json")
     card = from_tree(
         orjson.loads(
             files[
@@ -234,7 +226,7 @@ def test_oversized_missing_and_unmatched_inputs(
     assert (big["stage"], big["error"]) == ("read", "LimitExceeded")
     missing = rejects[str(tmp_path / "missing")]
     assert (missing["stage"], missing["error"]) == ("list", "FileNotFoundError")
-    assert [p["matched"] for p in m["inputs"]["patterns"]] == [10, 0, 0]
+    assert [p["matched"] for p in m["inputs"]["patterns"]] == [len(EXPECTED) + 1, 0, 0]
 
 
 def test_the_defaults_read_the_samples_into_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

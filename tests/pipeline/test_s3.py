@@ -91,7 +91,7 @@ def test_s3_to_s3(s3: Any, endpoint: str, tmp_path: Path, caplog: pytest.LogCapt
         "--input",
         f"zip://**::s3://{IN}/archive/samples.zip",
         "--export",
-        "all",
+        "vaud-json",
     )
 
     run = normalize(*args, "--output", f"s3://{OUT}/night1", storage_options=opts)

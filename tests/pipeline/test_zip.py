@@ -42,6 +42,7 @@ def test_zip_chain_input(tmp_path: Path) -> None:
 
     only_cards = normalize("--input", f"zip://cards/**::{dump}", "--output", str(tmp_path / "cards"))
     assert sorted(r["uri"] for r in only_cards.lines("inventory")) == [
+        f"zip://cards/copy-of-mira.vaud.json::{dump}",
         f"zip://cards/mira.vaud.json::{dump}",
         f"zip://cards/nested/rules.vaud.json::{dump}",
     ]
