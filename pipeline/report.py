@@ -9,7 +9,9 @@ place, and is the run's commit record: a folder with a manifest is complete.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
 import platform
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -114,7 +116,14 @@ class _Remove(beam.DoFn):
         self.fs, self.root = self.output.open()
 
     def process(self, rel: str) -> Iterator[str]:
-        self.fs.rm_file(f"{self.root}/{rel}")
+        path = f"{self.root}/{rel}"
+        self.fs.rm_file(path)
+        if is_local(self.fs):  # no empty folders left behind (object stores have none)
+            parent = path.rpartition("/")[0]
+            with contextlib.suppress(OSError):
+                while parent != self.root and not os.listdir(parent):
+                    os.rmdir(parent)
+                    parent = parent.rpartition("/")[0]
         yield rel
 
 

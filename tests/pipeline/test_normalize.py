@@ -195,6 +195,7 @@ def test_rerun_into_the_same_folder_removes_what_it_did_not_write(inputs: Path, 
     second = normalize("--input", str(inputs), "--output", out)
     assert second.manifest["outputs"]["pruned"] > 0
     assert not any(rel.startswith("exports/") for rel in second.files())
+    assert not (tmp_path / "out" / "exports").exists()  # nor their empty folders
     same_outputs(second, normalize("--input", str(inputs), "--output", str(tmp_path / "fresh")))
 
 
