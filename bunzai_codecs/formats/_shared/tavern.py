@@ -166,6 +166,8 @@ class TavernDialect:
     name: str = "tavern"
     #: ``data.extensions`` keys this dialect reads and writes
     claims: frozenset[str] = frozenset()
+    #: canonical paths this dialect adds to the codec that applies it (its ``coverage`` is ORed in)
+    coverage: Coverage = Coverage.of()
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
         """Map this app's keys of ``data`` into ``body`` (see the class docstring)."""
@@ -394,7 +396,7 @@ def _depth_injections(v: Any, ctx: MapContext) -> list[dict[str, Any]] | None:
         return None  # ST's default-when-unset: no injection (depth/role ride the twin)
     depth = num_at(v.get("depth"), ctx, "extensions", "depth_prompt", "depth")
     role = v.get("role")
-    if role is not None and role not in _ROLES:
+    if role is not None and (role.__class__ is not str or role not in _ROLES):  # a dict is unhashable
         ctx.warn(f"{ctx.at('extensions', 'depth_prompt', 'role')}: unknown role {role!r}; read as unset")
         role = None
     return [{"text": text, "depth": 4 if depth is None else depth, "role": role, "origin": "depth_prompt"}]

@@ -1,0 +1,1 @@
+"""Agnai (Agnaistic): the native character JSON (``agnai``) and the memory book (``agnai-lorebook``)."""
