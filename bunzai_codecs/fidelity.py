@@ -812,9 +812,10 @@ def decode_row(decoded: Decoded, *, source: str, input: str, sha256: str = "", u
 
 
 def reject_row(
-    exc: BaseException, *, input: str, sha256: str = "", uri: str = "", source: str = ""
+    exc: BaseException | RowError, *, input: str, sha256: str = "", uri: str = "", source: str = ""
 ) -> FidelityRow:
-    """The decode row of an input that did not decode."""
+    """The decode row of an input that did not decode (``exc``: what stopped it, or a ``RowError``
+    rebuilt from a reject record)."""
     return FidelityRow(
         input=input,
         sha256=sha256,
@@ -825,7 +826,7 @@ def reject_row(
         target="",
         check="decode",
         status="rejected",
-        error=RowError.of(exc),
+        error=exc if isinstance(exc, RowError) else RowError.of(exc),
     )
 
 

@@ -527,9 +527,7 @@ def _matrix(kind: str, k: dict[str, Any]) -> str:
                     f"{s} → {t}: {c['lossless']} lossless, {c['expected']} expected loss, "
                     f"{c['unexpected']} unexpected, {c['errors']} errors of {c['entities']}"
                 )
-                exp = (
-                    f'<div class="n">{c["expected_loss_pct"]:g}% expected</div>' if c["expected"] else ""
-                )
+                exp = f'<div class="n">{c["expected_loss_pct"]:g}% expected</div>' if c["expected"] else ""
                 out.append(
                     f'<td class="cell" data-kind="{_e(kind)}" data-source="{_e(s)}" data-target="{_e(t)}" '
                     f'data-lossless="{pct}" data-unexpected="{bad}" style="background:{heat(pct)}" title="{_e(title)}">'
