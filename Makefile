@@ -44,7 +44,7 @@ baseline: fidelity
 # the README's picture of a report, made by bunzai over samples/
 report-screenshot: $(STAMP)
 	$(BIN)/bunzai fidelity samples -o out/fidelity-samples
-	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1200 --height 1060
+	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1280 --height 1000
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -438,7 +438,7 @@ th{background:var(--soft);font-weight:600}
 table.matrix td.cell{text-align:center;min-width:92px;padding:6px}
 table.matrix td.cell a{color:inherit;text-decoration:none;display:block}
 table.matrix td.cell .pct{font-size:15px;font-weight:700}
-table.matrix td.cell .n{font-size:11px;color:#3c4455}
+table.matrix td.cell .n{font-size:11px;color:#3c4455;white-space:nowrap}
 table.matrix td.empty{background:#fafbfc}
 table.matrix th.src{text-align:right}
 table.matrix th.tgt{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;padding:8px 4px;text-align:left}
