@@ -252,17 +252,21 @@ def test_regex_to_risu_keeps_what_a_risu_script_holds() -> None:
     src = read(sample_bytes("regex.api-rows.json"), "regex.api-rows.json")
     risu = _hop(src, "risu-regex", "regex.api-rows.json")
     losses = _losses(src.primary, risu.primary, "marinara-regex", "risu-regex")
-    # Risu scripts have no id (the index is the id) and one `type`: a second phase, or the phase of
-    # a disabled script (Risu's type "disabled"), has no home
+    # Risu scripts have no id (the index is the id)
     assert sorted(losses) == sorted(
         [
             "rules[0].id: 'rx_Hq3mT0aZ9vLw' -> '0'",
             "rules[1].id: 'rx_Pc81nDkq2sYe' -> '1'",
             "rules[2].id: 'rx_Zq0vBe4LmW7t' -> '2'",
-            "rules[0].phases[1]: removed",
-            "rules[1].phases[0]: removed",
         ]
     )
+    # and one `type`: a second phase, or the phase of a disabled script (Risu's type "disabled"),
+    # has no home (marinara-regex does not claim phases: it holds only input and output)
+    phases = [
+        (a.phases, b.phases) for a, b in zip(src.primary.body.rules, risu.primary.body.rules, strict=True)
+    ]  # type: ignore[attr-defined]
+    assert [len(a) for a, _ in phases] == [2, 1, 1]
+    assert [b for _, b in phases] == [phases[0][0][:1], [], phases[2][0]]
     for a, b in zip(src.primary.body.rules, risu.primary.body.rules, strict=True):  # type: ignore[attr-defined]
         assert (a.label, a.find, a.replace, a.enabled) == (b.label, b.find, b.replace, b.enabled)
 
@@ -289,3 +293,30 @@ def test_risu_regex_to_marinara(name: str) -> None:
             b.replace,
             b.enabled,
         )
+
+
+def test_risu_card_to_marinara_judges_the_embedded_book_and_scripts_by_what_a_card_holds() -> None:
+    """The card embeds the Risu book as a character_book and the Risu scripts as ST regex_scripts:
+    their losses are classed by what those hold (embedded_coverage), not by marinara-lorebook or
+    marinara-regex, and the Risu rules keep their patterns (flag directives are not written into
+    the /pattern/flags literal)."""
+    from bunzai_codecs.fidelity import cross_format
+
+    data = (RISU_SAMPLES / "oswin_the_lamplighter.charx").read_bytes()
+    src = read(data, "oswin_the_lamplighter.charx")
+    row = cross_format(
+        src.primary, registry.get("marinara-character"), pool=src.entities, input="oswin", source="risu"
+    )
+    lost = {x.path: x.cls for x in row.lost}
+    changed = {x.path: x.cls for x in row.changed}
+    assert row.status == "expected", [x for x in (*row.lost, *row.changed) if x.cls == "unexpected"]
+    # Marinara's folders would hold Risu's categories; a card's character_book cannot
+    assert lost["lorebook[].categories[].name"] == "expected"
+    assert lost["regex[].name"] == "expected"  # an embedded script array has no set name
+    assert changed["regex[].rules[].flags"] == "expected"  # "gi<order 5>" -> "gi"
+    assert "regex[].rules[].find" not in changed
+    back = read(write(src.primary, "marinara-character", linked=src.entities).data, "o.marinara.json")
+    rules = [(r.find, r.flags) for r in back.entities[2].body.rules]  # type: ignore[attr-defined]
+    src_rules = [(r.find, r.flags) for r in src.entities[2].body.rules]  # type: ignore[attr-defined]
+    assert [f for f, _ in rules] == [f for f, _ in src_rules]
+    assert ("\\*ding\\*", "gi") in rules
