@@ -240,12 +240,14 @@ def literal_secrets(options: Mapping[str, Any], where: str = "") -> list[str]:
     return found
 
 
-#: runners whose workers are other machines: nothing on this machine's disk reaches them
-REMOTE_RUNNERS = ("DataflowRunner", "TestDataflowRunner")
+#: runners whose workers are other machines: nothing on this machine's disk reaches them (Beam
+#: takes runner names in any case, with or without "Runner", or as a dotted class path)
+REMOTE_RUNNERS = ("dataflow", "testdataflow")
 
 
 def is_remote(options: PipelineOptions) -> bool:
-    return runner_name(options) in REMOTE_RUNNERS
+    name = runner_name(options).rsplit(".", 1)[-1].lower().removesuffix("runner")
+    return name in REMOTE_RUNNERS
 
 
 def check_remote(o: NormalizeOptions, options: PipelineOptions) -> None:

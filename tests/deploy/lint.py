@@ -93,7 +93,12 @@ def _pip_installs(run: str) -> list[list[str]]:
             if words[i] in ("pip", "pip3") and words[i + 1] == "install":
                 found.append(words[i + 2 :])
                 break
-            if words[i] == "-m" and words[i + 1] == "pip" and i + 2 < len(words) and words[i + 2] == "install":
+            if (
+                words[i] == "-m"
+                and words[i + 1] == "pip"
+                and i + 2 < len(words)
+                and words[i + 2] == "install"
+            ):
                 found.append(words[i + 3 :])
                 break
     return found
@@ -183,7 +188,9 @@ def lint_dockerfile(text: str, *, beam_version: str, root: Path | None = None) -
         problems.append(f"FLEX_TEMPLATE_PYTHON_PY_FILE={py_file} is not a .py file the Dockerfile copies in")
     for key in REINSTALLING_ENV:
         if key in env:
-            problems.append(f"ENV {key}: the image already holds the dependencies; every launch would reinstall")
+            problems.append(
+                f"ENV {key}: the image already holds the dependencies; every launch would reinstall"
+            )
 
     # R6: the SDK harness boot is the entrypoint (exec form)
     entry = [x for x in final if x.cmd == "ENTRYPOINT"]
@@ -203,7 +210,9 @@ def lint_dockerfile(text: str, *, beam_version: str, root: Path | None = None) -
         if x.cmd != "RUN":
             continue
         if re.search(r"\b(curl|wget)\b", x.args):
-            problems.append(f"RUN (line {x.line}) downloads with curl/wget: nothing unhashed enters the image")
+            problems.append(
+                f"RUN (line {x.line}) downloads with curl/wget: nothing unhashed enters the image"
+            )
         for args in _pip_installs(x.args):
             if "--require-hashes" in args:
                 files = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-r", "--requirement")]

@@ -78,7 +78,11 @@ def test_the_lint_passes_a_minimal_good_dockerfile() -> None:
         ("launcher-base:20240812_RC00 AS", "launcher-base:latest AS", "uses latest"),
         ("launcher-base:20240812_RC00 AS", "launcher-base:stable AS", "needs a dated release tag"),
         ("COPY --from=launcher /opt/google", "COPY --from=other /opt/google", "does not copy"),
-        ("ENV FLEX_TEMPLATE_PYTHON_PY_FILE=/template/launch.py", "", "FLEX_TEMPLATE_PYTHON_PY_FILE is not set"),
+        (
+            "ENV FLEX_TEMPLATE_PYTHON_PY_FILE=/template/launch.py",
+            "",
+            "FLEX_TEMPLATE_PYTHON_PY_FILE is not set",
+        ),
         ("PY_FILE=/template/launch.py", "PY_FILE=/template/main.py", "not a .py file the Dockerfile copies"),
         (
             "ENV FLEX",
@@ -87,10 +91,22 @@ def test_the_lint_passes_a_minimal_good_dockerfile() -> None:
         ),
         ('ENTRYPOINT ["/opt/apache/beam/boot"]', "", "no ENTRYPOINT"),
         ('ENTRYPOINT ["/opt/apache/beam/boot"]', "ENTRYPOINT /opt/apache/beam/boot", "exec form"),
-        ("--require-hashes -r /template/requirements.txt", "-r /template/requirements.txt", "neither the hash lock"),
-        ("--require-hashes -r /template/requirements.txt", "--require-hashes -r /other.txt", "must install deploy"),
+        (
+            "--require-hashes -r /template/requirements.txt",
+            "-r /template/requirements.txt",
+            "neither the hash lock",
+        ),
+        (
+            "--require-hashes -r /template/requirements.txt",
+            "--require-hashes -r /other.txt",
+            "must install deploy",
+        ),
         ("--no-deps --no-index", "--no-deps", "neither the hash lock"),
-        ("COPY pyproject.toml /src/", "COPY pyproject.toml /src/\nRUN pip install gcsfs", "pip install gcsfs"),
+        (
+            "COPY pyproject.toml /src/",
+            "COPY pyproject.toml /src/\nRUN pip install gcsfs",
+            "pip install gcsfs",
+        ),
         ("COPY pyproject.toml /src/", "RUN curl -sSL https://x/get.sh | sh", "curl/wget"),
         ("COPY pyproject.toml /src/", "ADD https://example.com/x.tgz /x", "fetches a URL"),
     ],

@@ -34,7 +34,11 @@ SAMPLES: dict[str, tuple[str, str, Any]] = {
     "export": ("sillytavern,vaud-json", "export", ("sillytavern", "vaud-json")),
     "storage_options": ('{"s3": {"anon": true}}', "storage", {"s3": {"anon": True}}),
     "max_file_bytes": ("1048576", "max_file_bytes", 1048576),
-    "since": ("gs://bunzai-results/2024-06-01/manifest.json", "since", "gs://bunzai-results/2024-06-01/manifest.json"),
+    "since": (
+        "gs://bunzai-results/2024-06-01/manifest.json",
+        "since",
+        "gs://bunzai-results/2024-06-01/manifest.json",
+    ),
     "shard_bytes": ("67108864", "shard_bytes", 67108864),
     "sdk_container_image": (IMAGE, None, None),
 }

@@ -96,7 +96,13 @@ def test_sdist_holds_what_rebuilds_it(dists: tuple[Path, Path]) -> None:
     sdist, _ = dists
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    assert {"pyproject.toml", "README.md", "PKG-INFO", "bunzai_codecs/__init__.py", "jobs/normalize.py"} <= names
+    assert {
+        "pyproject.toml",
+        "README.md",
+        "PKG-INFO",
+        "bunzai_codecs/__init__.py",
+        "jobs/normalize.py",
+    } <= names
     assert not any(n.startswith(("tests/", "samples/", "deploy/")) for n in names)
 
 
@@ -169,5 +175,13 @@ def test_pickled_graph_loads_against_the_wheel_alone(dists: tuple[Path, Path], t
     assert report["fingerprint"] == codec_fingerprint()  # the wheel ships every codec source as is
     for lib in libs:
         fns = report["loaded"][lib]
-        for cls in ("_ListFiles", "_ReadBytes", "_Detect", "_Decode", "_Validate", "_Export", "_WriteManifest"):
+        for cls in (
+            "_ListFiles",
+            "_ReadBytes",
+            "_Detect",
+            "_Decode",
+            "_Validate",
+            "_Export",
+            "_WriteManifest",
+        ):
             assert any(f.endswith("." + cls) for f in fns), (lib, cls, fns)

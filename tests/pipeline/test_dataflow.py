@@ -402,6 +402,15 @@ def test_underscore_spellings_are_the_same_options() -> None:
     assert (cfg.max_file_bytes, cfg.shard_bytes) == (1000, 2048)
 
 
+@pytest.mark.parametrize(
+    "runner",
+    ["DataflowRunner", "dataflow", "Dataflow", "apache_beam.runners.dataflow.dataflow_runner.DataflowRunner"],
+)
+def test_every_spelling_of_dataflow_is_remote(runner: str) -> None:
+    with pytest.raises(UsageError, match="--input is required on Dataflow"):
+        parse([f"--runner={runner}", f"--sdk_container_image={IMAGE}"])
+
+
 def test_only_dataflow_hands_over(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FLEX_TEMPLATE_PYTHON_PY_FILE", raising=False)
     assert not submits_only(parse(["--runner=FnApiRunner"])[1])
