@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -145,3 +149,55 @@ def test_each_metadata_rule_catches_its_mistake(edit: Any, problem: str) -> None
 
 def test_invalid_json_is_reported() -> None:
     assert lint_metadata(TEXT[:-3], option_names())[0].startswith("not valid JSON")
+
+
+def _gcloud_build(metadata: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    """``gcloud dataflow flex-template build --print-only``: gcloud's own reading of the metadata
+    (it refuses what the service would), offline, nothing uploaded."""
+    gcloud = shutil.which("gcloud")
+    if gcloud is None:
+        pytest.skip("gcloud is not installed")
+    cmd = [
+        gcloud,
+        "dataflow",
+        "flex-template",
+        "build",
+        "gs://bunzai-dry-run/templates/bunzai-normalize.json",
+        "--image=us-central1-docker.pkg.dev/bunzai-dry-run/bunzai/bunzai:test",
+        "--sdk-language=PYTHON",
+        f"--metadata-file={metadata}",
+        "--service-account-email=bunzai-dataflow@bunzai-dry-run.iam.gserviceaccount.com",
+        "--staging-location=gs://bunzai-dry-run/staging",
+        "--temp-location=gs://bunzai-dry-run/tmp",
+        "--project=bunzai-dry-run",
+        "--print-only",
+    ]
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "-n", "true"], capture_output=True).returncode == 0:
+        cmd = [unshare, "-n", *cmd]
+    env = {
+        **os.environ,
+        "CLOUDSDK_CONFIG": str(config),
+        "CLOUDSDK_CORE_DISABLE_PROMPTS": "1",
+        "CLOUDSDK_CORE_DISABLE_USAGE_REPORTING": "true",
+    }
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_gcloud_reads_the_metadata(tmp_path: Path) -> None:
+    proc = _gcloud_build(DEPLOY / "metadata.json", tmp_path / "gcloud")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    spec = json.loads(proc.stdout.split("\n", 1)[1])  # after the YAML block marker "|-"
+    assert spec["sdkInfo"] == {"language": "PYTHON"}
+    assert [p["name"] for p in spec["metadata"]["parameters"]] == [p["name"] for p in META["parameters"]]
+    assert spec["defaultEnvironment"]["serviceAccountEmail"].startswith("bunzai-dataflow@")
+
+
+def test_gcloud_refuses_a_parameter_without_label(tmp_path: Path) -> None:
+    meta = json.loads(TEXT)
+    del meta["parameters"][0]["label"]
+    bad = tmp_path / "metadata.json"
+    bad.write_text(json.dumps(meta))
+    proc = _gcloud_build(bad, tmp_path / "gcloud")
+    assert proc.returncode != 0
+    assert "label field is empty" in proc.stderr
