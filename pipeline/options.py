@@ -58,13 +58,13 @@ class NormalizeOptions(PipelineOptions):
             default=None,
             metavar="URL",
             help="a file, folder or glob on any fsspec store; chains such as zip://**::s3://bucket/dump.zip "
-            "work too. Repeatable. Default: the bundled samples/ folder.",
+            "work too. Repeatable. Default: the bundled samples/ folder (on Dataflow: required, and no local paths).",
         )
         parser.add_argument(
             "--output",
             default=DEFAULT_OUTPUT,
             metavar="URL",
-            help=f"output folder URL (default: ./{DEFAULT_OUTPUT})",
+            help=f"output folder URL (default: ./{DEFAULT_OUTPUT}; on Dataflow: required, a gs:// or s3:// folder)",
         )
         parser.add_argument(
             "--export",
