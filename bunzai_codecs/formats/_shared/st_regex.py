@@ -21,9 +21,7 @@ Mapping (each rule pinned by a test):
   happens only when the text starts with ``/``, a later ``/`` closes a non-empty pattern and what
   follows is letters with no repeat; otherwise the whole string is the pattern and ``flags`` is
   ``""``. Written back as ``/find/flags`` (a bare pattern therefore comes back delimited after an
-  edit of that rule; an unedited rule keeps its twin's text), with only the flag letters ST reads
-  (:func:`st_flags`): a Risu ``gi<order 5>`` is written ``gi``, since ``/find/gi<order 5>`` is not a
-  literal ST can split and would turn the whole text into the pattern.
+  edit of that rule; an unedited rule keeps its twin's text).
 - ``placement`` ints -> ``phases``: 0 ``display`` (deprecated), 1 ``input``, 2 ``output``, 3 ``slash``,
   5 ``lorebook``, 6 ``reasoning``; any other number (4 = legacy "sendAs") is kept as its digits. On
   write ``display`` becomes 1 + 2 with ``markdownOnly`` (ST's own migration of 0); phases ST has no
@@ -41,7 +39,6 @@ Mapping (each rule pinned by a test):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -133,20 +130,6 @@ def split_find(find_regex: str) -> tuple[str, str]:
 def join_find(find: str, flags: str) -> str:
     """The ``/pattern/flags`` literal ST stores."""
     return f"/{find}/{flags}"
-
-
-_DIRECTIVE = re.compile(r"<[^>]*>")
-
-
-def st_flags(flags: str) -> str:
-    """The part of canonical ``flags`` ST can hold: its flag letters, once each, in order. Risu's
-    ``<order 5>``-style directives and anything else are dropped (written after the closing ``/``,
-    they would make ST read the whole literal, delimiters and all, as the pattern)."""
-    out = ""
-    for c in _DIRECTIVE.sub("", flags):
-        if c in _FLAG_LETTERS and c not in out:
-            out += c
-    return out
 
 
 def _phase(v: Any, path: str) -> str:
@@ -281,7 +264,7 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
         out["id"] = rule.id
     out |= {
         "scriptName": rule.label,
-        "findRegex": join_find(rule.find, st_flags(rule.flags)),
+        "findRegex": join_find(rule.find, rule.flags),
         "replaceString": rule.replace,
         "trimStrings": list(rule.trimStrings) if rule.trimStrings else [],
         "placement": placement,
@@ -322,48 +305,31 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
 
 
-#: canonical regex paths an ST script array can hold. ``phases``, ``flags``, ``targets`` and
-#: ``substituteFind`` are held only for some values (see the notes), so they are not claimed
+#: canonical regex paths an ST script array can hold
 ST_REGEX_COVERAGE = Coverage.of(
     "name",
     "rules[].id",
     "rules[].label",
     "rules[].find",
+    "rules[].flags",
     "rules[].replace",
     "rules[].trimStrings",
+    "rules[].phases",
+    "rules[].targets",
+    "rules[].substituteFind",
     "rules[].minDepth",
     "rules[].maxDepth",
     "rules[].runOnEdit",
     "rules[].enabled",
     notes=[
-        "phases: input, output, slash, lorebook and reasoning have a placement; `request` has none and is"
-        " dropped, and `display` is written as ST's own migration of it (placements 1+2 with"
-        " markdownOnly), which reads back as input+output with target display",
-        "flags: only JavaScript's flag letters, once each; Risu `<...>` directives and other text are"
-        " dropped so the `/pattern/flags` literal stays one ST can split",
-        "targets: only display (markdownOnly) and prompt (promptOnly); other values (Lumiverse's"
-        " `response`) are dropped",
-        "substituteFind: none, raw and escaped (and bare numbers); other values (Lumiverse's `after`)"
-        " are written as none",
+        "phase `request` has no ST placement and is dropped; `display` is written as 1+2 with markdownOnly",
         "sortOrder is the array order",
         "useFlags, characterIds, presetIds and extras are not held",
     ],
 )
 
-#: what a script array embedded in a card or preset (``regex_scripts``) holds: a script file's paths
-#: but the set name (an embedded array has none of its own)
-EMBEDDED_SCRIPTS_COVERAGE = Coverage(
-    ST_REGEX_COVERAGE.paths - {"name"},
-    (
-        "embedded as `regex_scripts`: the set has no name of its own (a card's set reads back unnamed,"
-        " a preset's is named after the preset), and several linked sets are written as one array",
-        *ST_REGEX_COVERAGE.notes,
-    ),
-)
-
 
 __all__ = [
-    "EMBEDDED_SCRIPTS_COVERAGE",
     "PHASE_PLACEMENTS",
     "PLACEMENT_PHASES",
     "SCRIPT_KEY",
@@ -379,5 +345,4 @@ __all__ = [
     "script_to_rule",
     "scripts_to_body",
     "split_find",
-    "st_flags",
 ]

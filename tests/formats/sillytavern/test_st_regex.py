@@ -166,27 +166,6 @@ def test_phases_st_has_no_number_for_are_dropped() -> None:
     assert rule_to_script(r)["placement"] == [2]
 
 
-@pytest.mark.parametrize(
-    ("flags", "written", "find_back", "flags_back"),
-    [
-        ("gi", "/a+b/gi", "a+b", "gi"),
-        # Risu custom flags: the <...> directives have no ST form; left in, ST would take the whole
-        # literal as the pattern (and so would the reader: find "/a+b/gi<order 5>", flags "")
-        ("gi<order 5>", "/a+b/gi", "a+b", "gi"),
-        ("g<cbs,move_top>", "/a+b/g", "a+b", "g"),
-        ("<cbs>", "/a+b/", "a+b", ""),
-        ("ggi", "/a+b/gi", "a+b", "gi"),  # ST rejects a repeated letter
-    ],
-)
-def test_only_flag_letters_st_reads_are_written(
-    flags: str, written: str, find_back: str, flags_back: str
-) -> None:
-    r = RegexSetBody.model_validate({"rules": [{"id": "0", "find": "a+b", "flags": flags}]}).rules[0]
-    s = rule_to_script(r)
-    assert s["findRegex"] == written
-    assert split_find(s["findRegex"]) == (find_back, flags_back)
-
-
 def test_every_mapped_field_is_stable() -> None:
     scripts = json.loads(sample("regex-scripts.json"))
     body = RegexSetBody.model_validate(scripts_to_body(scripts))
