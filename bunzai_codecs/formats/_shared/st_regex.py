@@ -128,8 +128,9 @@ def split_find(find_regex: str) -> tuple[str, str]:
 
 
 def join_find(find: str, flags: str) -> str:
-    """The ``/pattern/flags`` literal ST stores."""
-    return f"/{find}/{flags}"
+    """The ``/pattern/flags`` literal ST stores; ``""`` for an empty pattern (``//`` would be the
+    two-slash pattern to ST's ``regexFromString``, and ``split_find`` reads it so)."""
+    return f"/{find}/{flags}" if find else ""
 
 
 def _phase(v: Any, path: str) -> str:
