@@ -112,7 +112,12 @@ def rule_row(r: RegexRule) -> dict[str, Any]:
 
 
 def body_to_rows(body: RegexSetBody) -> list[dict[str, Any]]:
-    return [rule_row(r) for r in body.rules]
+    """Fresh rows in run order: Risu runs its scripts in array order, so a set whose ``sortOrder``
+    disagrees with its list order (a Marinara export, an edited body) is written sorted (stable)."""
+    rules = body.rules
+    if any(r.sortOrder != i for i, r in enumerate(rules)):
+        rules = sorted(rules, key=lambda r: r.sortOrder)
+    return [rule_row(r) for r in rules]
 
 
 def merge_rows(raw_rows: list[Any], body: RegexSetBody, *, base: RegexSetBody | None = None) -> list[Any]:
