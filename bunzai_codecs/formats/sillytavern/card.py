@@ -83,7 +83,7 @@ def card_score(t: dict[str, Any]) -> float:
     """The detection score of a parsed JSON object as a Tavern card (see the module docstring)."""
     spec = t.get("spec")
     if spec is not None:
-        return 0.9 if spec in CARD_SPECS else 0.0
+        return 0.9 if isinstance(spec, str) and spec in CARD_SPECS else 0.0  # a dict is unhashable
     if "data" in t or "entries" in t or not isinstance(t.get("name"), str):
         return 0.0  # `entries`: a lorebook ({name, description, entries}), never a flat card
     for k in _STRONG_FLAT:
