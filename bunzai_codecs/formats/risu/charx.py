@@ -273,7 +273,11 @@ class RisuCharxCodec(Codec):
     extension = ".charx"
     coverage = TAVERN_COVERAGE | Coverage.of(
         "persona.voice",
-        "persona.imagePrompt",
+        # newGenData and sdData (risuai.py); prefix and negative come with TAVERN_COVERAGE, and
+        # there is no suffix or template
+        "persona.imagePrompt.rows",
+        "persona.imagePrompt.instructions",
+        "persona.imagePrompt.emotionInstructions",
         "prompts.additionalText",
         "attribution.license",
         "settings.risu",

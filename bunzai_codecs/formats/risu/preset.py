@@ -298,7 +298,11 @@ class RisuPresetCodec(Codec):
         "prompts[].marker",
         "prompts[].markerSlot",
         "prompts[].extras",
-        "choices",
+        # the toggle DSL holds a key, a label, a type and option labels per line (toggles.py)
+        "choices[].key",
+        "choices[].label",
+        "choices[].type",
+        "choices[].options[].label",
         "samplers.temperature",
         "samplers.topP",
         "samplers.topK",
@@ -316,6 +320,9 @@ class RisuPresetCodec(Codec):
         notes=[
             "every prompt is enabled and placed in list order: Risu has no per-prompt switch or depth",
             "reasoningEffort keeps minimal/low/medium/high only; a multi-select choice becomes a select",
+            "a choice is one `key=Label=type=options` toggle line: its id is its key (the id when it has"
+            " none), its order the line order; a choice without a label is layout and is not written;"
+            " defaults, separators, random picks and option values (the index) have no place",
             "connection, model and provider settings (about 60 keys) ride the escrow twin only",
         ],
     )
