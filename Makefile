@@ -4,7 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean reliability
+.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot
+
+# The fidelity audit runs over samples/ plus the shared corpus when it is present.
+CORPUS ?= $(or $(BUNZAI_CORPUS),$(wildcard ../shared/corpus))
+FIDELITY_INPUTS := samples $(if $(CORPUS),corpus=$(CORPUS)) --exclude '*.md' --exclude EXPECT.tsv
+BASELINE := audit/baseline.tsv
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -13,14 +18,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/bunzai detect samples
-	@mkdir -p out
-	$(BIN)/bunzai inspect samples/vaud/aria.vaud.json --pretty > out/aria.inspect.json
-	$(BIN)/bunzai inspect samples/sillytavern/lighthouse-keeper.v2.json --pretty > out/lighthouse-keeper.inspect.json
-	$(BIN)/bunzai convert samples/sillytavern/tidepool.png --to sillytavern -o out/tidepool.png
-	$(BIN)/bunzai convert samples/sillytavern/lighthouse-keeper.v2.json --to vaud-json -o out/lighthouse-keeper.vaud.json
-	$(BIN)/bunzai convert out/lighthouse-keeper.vaud.json --to sillytavern -o out/lighthouse-keeper.json
-	@echo "bunzai detect ran over samples/; canonical entities and round trips are in out/"
+	$(BIN)/bunzai normalize
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -29,6 +27,24 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+	@$(MAKE) --no-print-directory audit
+
+# round-trip fidelity report over the samples (+ corpus): out/fidelity/report.html
+fidelity: $(STAMP)
+	$(BIN)/bunzai fidelity $(FIDELITY_INPUTS) -o out/fidelity
+
+# fails when a codec change loses data the committed baseline says was kept
+audit: fidelity
+	$(BIN)/bunzai audit --report out/fidelity/report.json --baseline $(BASELINE)
+
+# records the current run as the baseline (review the diff; run it with the corpus present)
+baseline: fidelity
+	$(BIN)/bunzai audit --report out/fidelity/report.json --baseline $(BASELINE) --write-baseline
+
+# the README's picture of a report, made by bunzai over samples/
+report-screenshot: $(STAMP)
+	$(BIN)/bunzai fidelity samples -o out/fidelity-samples
+	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1280 --height 1000
 
 format: $(STAMP)
 	$(BIN)/ruff format .

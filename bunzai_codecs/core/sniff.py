@@ -256,8 +256,18 @@ class Sniff:
             raise self._zip_error or Malformed("not a zip archive", uri=self.uri, offset=0)
         return z
 
+    def __reduce__(self) -> tuple[Any, tuple[bytes, str, str | None]]:
+        # pickled as the input alone: the parse caches hold a module-private sentinel that would
+        # not survive a round trip (an unpickled Sniff would see "parsed, and it was nothing"), so
+        # a Sniff shipped between processes (Beam workers) parses again, lazily, where it lands
+        return (_rebuild, (self.data, self.name, self.uri))
+
     def __repr__(self) -> str:
         return f"<Sniff {self.name or self.uri or '?'} {len(self.data)} bytes>"
+
+
+def _rebuild(data: bytes, name: str, uri: str | None) -> Sniff:
+    return Sniff(data, name, uri=uri)
 
 
 def decode_text(data: bytes) -> bytes:

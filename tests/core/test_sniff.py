@@ -85,3 +85,13 @@ def test_inputs_over_the_limit_are_refused_before_work(monkeypatch: pytest.Monke
     monkeypatch.setattr(sniff_mod, "MAX_INPUT_BYTES", 10)
     with pytest.raises(LimitExceeded):
         Sniff(b"x" * 11, "big.json")
+
+
+def test_a_pickled_sniff_parses_again_where_it_lands() -> None:
+    import pickle
+
+    s = Sniff(b'{"a": 1}', "x.json", uri="s3://b/x.json")
+    assert s.json == {"a": 1}
+    again = pickle.loads(pickle.dumps(s))
+    assert (again.data, again.name, again.uri) == (s.data, s.name, s.uri)
+    assert again.json == {"a": 1} and again.json_error is None and again.sha256 == s.sha256
