@@ -254,7 +254,7 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
                 for m in (1, 2):
                     if m not in placement:
                         placement.append(m)
-            elif ph.isdigit():
+            elif ph.isascii() and ph.isdigit():
                 placement.append(int(ph))
             continue
         if n not in placement:
@@ -278,7 +278,7 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
     if rule.substituteFind is not None:
         sub = rule.substituteFind
         n = SUBSTITUTE_INTS.get(sub)
-        out["substituteRegex"] = n if n is not None else int(sub) if sub.isdigit() else 0
+        out["substituteRegex"] = n if n is not None else int(sub) if sub.isascii() and sub.isdigit() else 0
     out["minDepth"] = rule.minDepth
     out["maxDepth"] = rule.maxDepth
     return out

@@ -260,7 +260,7 @@ def entry_row(e: LoreEntry) -> dict[str, Any]:
         row["folder"] = folder_key(e.categoryId)
     row["useRegex"] = any(t.isRegex for t in [*triggers, *second])
     # an index-derived id is bunzai's, not the source's: only a real id is written
-    if e.id and not e.id.isdigit():
+    if e.id and not (e.id.isascii() and e.id.isdigit()):
         row["id"] = e.id
     row["bookVersion"] = 2
     return row
