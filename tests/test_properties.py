@@ -335,6 +335,85 @@ LOSSY: dict[str, list[Lossy]] = {
             "an empty pattern is written as an empty findRegex (no regex): its flags go",
         ),
     ],
+    "chub-lorebook": [
+        ENTRY_N,
+        Lossy(
+            "entries[].comment",
+            REMOVED,
+            "an entry's name is its title: an untitled entry's comment reads as its title",
+        ),
+        Lossy("entries[].triggers[].probability", ANY, "per-trigger probability is not held"),
+        Lossy("entries[].secondaryTriggers[].probability", ANY, "(same)"),
+    ],
+    "lumiverse": [
+        *CCV3_MEDIA,
+        Lossy("media.assets[].ref", CHANGED, "a data: asset is stored as a zip member", _is_data_uri),
+    ],
+    "lumiverse-persona": [
+        Lossy(
+            "attribution.source",
+            ADDED + CHANGED,
+            "the source app is stamped by the codec (entities/persona.py)",
+        ),
+    ],
+    "lumiverse-preset": [
+        Lossy("prompts[].role", ADDED, "every block has a role: absent is written as system"),
+        Lossy("prompts[].forbidOverrides", ADDED, "isLocked is always written"),
+        Lossy("prompts[].injectionDepth", ADDED, "depth is always written: absent is 4"),
+        Lossy("prompts[].extras", ADDED, "a block's position is always written (kept in extras)"),
+    ],
+    "lumiverse-regex": [
+        NAME_IS_FILE,
+        Lossy(
+            "rules[].runOnEdit",
+            ADDED,
+            "Lumiverse stores every rule flag: absent is written as the app default",
+        ),
+        Lossy("rules[].substituteFind", ADDED, "(same)"),
+        Lossy("rules[].targets", ADDED, "a rule without targets is written with target response"),
+    ],
+    "rolecall": [
+        *CCV3_MEDIA,
+        Lossy("prompts.depthInjections[].enabled", REMOVED, "the ST depth_prompt has no switch"),
+    ],
+    "rolecall-lorebook": [
+        ENTRY_N,
+        Lossy(
+            "entries[].ignoreBudget",
+            ADDED,
+            "RoleCall stores every entry column: absent is written as the app default",
+        ),
+        Lossy("entries[].cooldown", ADDED, "(same)"),
+        Lossy("entries[].groupWeight", ADDED, "(same)"),
+        Lossy("entries[].sticky", ADDED, "(same)"),
+        Lossy("entries[].delay", ADDED, "(same)"),
+    ],
+    "rolecall-persona": [
+        Lossy(
+            "attribution.source",
+            ADDED + CHANGED,
+            "the source app is stamped by the codec (entities/persona.py)",
+        ),
+        Lossy(
+            "attribution.version",
+            REMOVED,
+            "a fresh export is RoleCall's persona card: no version (rcpersona files keep it)",
+        ),
+    ],
+    "rolecall-preset": [
+        Lossy(
+            "prompts[].systemPrompt",
+            ADDED,
+            "ST stores system_prompt on every prompt: absent is written as false",
+        ),
+    ],
+    "rolecall-regex": [
+        Lossy(
+            "rules[].runOnEdit",
+            ADDED,
+            "RoleCall stores every rule flag: absent is written as the app default",
+        ),
+    ],
 }
 
 
@@ -486,6 +565,42 @@ TAVERN = [
     ("the icon named main, else the first icon, is the portrait (tavern.py)", _ccv3_portrait),
 ]
 
+
+def _scan_sources_except(*dropped: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def fn(body: dict[str, Any]) -> dict[str, Any]:
+        entries = []
+        for e in body.get("entries", []):
+            if e.get("scanSources") is not None:
+                e = {**e, "scanSources": [x for x in e["scanSources"] if x not in dropped]}
+            entries.append(e)
+        return {**body, "entries": entries}
+
+    return fn
+
+
+NOT_NAME_OR_TAGS = _scan_sources_except("character_name", "character_tags", "persona_tags")
+
+
+def _lumiverse_markers(body: dict[str, Any]) -> dict[str, Any]:
+    prompts = []
+    for p in body.get("prompts", []):
+        if p.get("marker") and p.get("markerSlot") != "chatHistory":
+            p = {k: v for k, v in p.items() if k != "markerSlot"} | {"marker": False}
+        prompts.append(p)
+    return {**body, "prompts": prompts}
+
+
+def _fold_appearance(body: dict[str, Any]) -> dict[str, Any]:
+    sections = body.get("sections", {})
+    appearance = sections.get("appearance")
+    if not appearance:
+        return body
+    content = body.get("content", "")
+    if appearance not in content:
+        content = "\n\n".join(p for p in (content, f"Appearance: {appearance}") if p)
+    return {**body, "content": content, "sections": {**sections, "appearance": None}}
+
+
 #: codec id -> [(why, how a body is normalised before comparing)]: applied to the generated body
 #: and to the decoded one alike, so a rule must leave the codec's own output as it is
 NORMALISE: dict[str, list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]]] = {
@@ -508,6 +623,25 @@ NORMALISE: dict[str, list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
         ("a toggle line without a label is layout, not a choice", _risu_toggles),
     ],
     "sillytavern-lorebook": [("scanSources: only the six SillyTavern match* sources", _st_scan_sources)],
+    "chub-lorebook": [
+        ("scanSources character_name, character_tags and persona_tags are not held", NOT_NAME_OR_TAGS)
+    ],
+    "rolecall-lorebook": [("(same)", NOT_NAME_OR_TAGS)],
+    "lumiverse": [
+        *TAVERN,
+        ("extensions.agnai carries a text persona beside a sprite or schema", _agnai_persona),
+    ],
+    "rolecall": [
+        *TAVERN,
+        ("extensions.agnai carries a text persona beside a sprite or schema", _agnai_persona),
+    ],
+    "lumiverse-preset": [
+        ("one marker slot (chat history): other markers are plain blocks", _lumiverse_markers)
+    ],
+    "rolecall-preset": [
+        ("a marker is named by its slot and placed in list order; ST has eight marker slots", _st_markers)
+    ],
+    "rolecall-persona": [("a persona card folds the appearance into the description", _fold_appearance)],
     "marinara-preset": [
         (
             "defaultChoices is keyed by variable name: a keyless choice has no default",

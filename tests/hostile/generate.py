@@ -334,6 +334,8 @@ _WRONG: list[Callable[[Any], Any]] = [
     lambda v: {"nested": True} if not isinstance(v, dict) else [1, 2],
     lambda v: True,
     lambda v: -1e308,
+    # a digit to str.isdigit, not to int(): guards written `int(s) if s.isdigit()` crash on it
+    lambda v: "²",
 ]
 
 
