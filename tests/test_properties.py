@@ -144,6 +144,12 @@ LOSSY: dict[str, list[Lossy]] = {
             CHANGED,
             "one example message per <START> block: text before the first marker gains one",
         ),
+        Lossy(
+            "examples.exampleMessages",
+            REMOVED,
+            "a blank example dialogue is no example message",
+            lambda before, after: not (before or "").strip(),
+        ),
     ],
     "marinara-character": [
         *CCV3_MEDIA,
@@ -449,10 +455,14 @@ def _one_depth_injection(body: dict[str, Any]) -> dict[str, Any]:
 def _ccv3_portrait(body: dict[str, Any]) -> dict[str, Any]:
     media = body.get("media", {})
     icons = ([media["portrait"]] if media.get("portrait") else []) + list(media.get("assets") or [])
+
+    def main(a: dict[str, Any]) -> bool:
+        # written as name "main" when unnamed and primary; only that name marks the main icon
+        return a.get("name") == "main" or (a.get("name") is None and bool(a.get("primary")))
+
     at = -1
     for i, a in enumerate(icons):
-        primary = a.get("primary") or a.get("name") == "main"
-        if a["role"] == "portrait" and (at < 0 or (primary and not icons[at].get("primary"))):
+        if a["role"] == "portrait" and (at < 0 or (main(a) and not main(icons[at]))):
             at = i
     if at < 0:
         return {**body, "media": {**media, "portrait": None, "assets": icons or None}}

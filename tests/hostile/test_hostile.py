@@ -80,7 +80,6 @@ def test_the_controls_decode(category: str) -> None:
         ("charx", "module.risum bad marker"),
         ("charx", "asset member a 90 MiB bomb"),
         ("charx", "card.json declares 40 bytes, inflates to 8 MiB"),
-        ("charx", "data: asset named to escape the archive"),
         ("byaf", "manifest names a missing character file"),
         ("byaf", "manifest names a missing scenario"),
         ("byaf", "character: image path escapes"),
