@@ -6,7 +6,7 @@ Usage (from the project root, after ``pip install -e '.[fuzz]'`` or ``make fuzz`
     python tests/fuzz/fuzz_png.py /tmp/work tests/fuzz/corpus/png -max_total_time=600
 
 With no corpus directory given, the saved corpus is used read-only behind a scratch directory, so
-a run never grows the saved one; a crasher is written to ``tests/fuzz/corpus/<target>/crash-...``
+a run never grows the saved one; a crasher is written to ``tests/fuzz/corpus/<target>/crash-<sha1>`` (a slow input to ``timeout-<sha1>``)
 (keep it: the replay test then runs it on every pytest run). Every option of libFuzzer applies.
 """
 
@@ -33,7 +33,7 @@ def main(target: str) -> None:
     if not any(not a.startswith("-") for a in args[1:]):
         args += [tempfile.mkdtemp(prefix=f"bunzai-fuzz-{target}-"), str(CORPUS / target)]
     if not any(a.startswith("-artifact_prefix=") for a in args[1:]):
-        args.append(f"-artifact_prefix={CORPUS / target}/crash-")
+        args.append(f"-artifact_prefix={CORPUS / target}/")  # libFuzzer adds crash-<sha1>, timeout-<sha1>
     if not any(a.startswith("-rss_limit_mb=") for a in args[1:]):
         args.append("-rss_limit_mb=4096")  # a bounded 96 MiB inflate is not a leak
 
