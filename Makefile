@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz
+.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock
 
 # The fidelity audit runs over samples/ plus the shared corpus when it is present.
 CORPUS ?= $(or $(BUNZAI_CORPUS),$(wildcard ../shared/corpus))
@@ -14,7 +14,7 @@ BASELINE := audit/baseline.tsv
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -U pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,gcp]'
 	@touch $(STAMP)
 
 run: $(STAMP)
@@ -74,3 +74,13 @@ fuzz: $(STAMP)
 
 reliability: $(STAMP)
 	$(BIN)/python -m tests.hostile.report
+
+# The Dataflow image's dependencies (deploy/README.md): pyproject's runtime deps with the gcp extra
+# and the build backend, resolved for the image (CPython 3.11 on glibc Linux), every file hashed.
+# Needs the package index; keeps existing pins unless LOCK_ARGS=--upgrade.
+LOCK_ARGS ?=
+deploy-lock: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[deploy]'
+	$(BIN)/uv pip compile pyproject.toml deploy/build-requirements.in --extra gcp \
+		--generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
+		--custom-compile-command 'make deploy-lock' --quiet $(LOCK_ARGS) -o deploy/requirements.txt
