@@ -13,7 +13,9 @@ Three checks per input (../docs/fidelity.md has the user's view):
    as absent. Each lost or changed path is classed **expected** when T's ``coverage`` cannot hold
    it and **unexpected** (a bug) when it can. Entities linked to ``e`` (a card's lorebook) are
    compared too, under ``<kind>[i].`` paths, classed by the coverage of the codec that carried them.
-   Paths the target *added* are recorded as ``info``: they never make a row lossy.
+   Paths the target *added* are recorded as ``info``: they never make a row lossy. The few values
+   a format spells differently but every app reads the same way (``SEMANTIC``: example dialogue
+   as its ``<START>`` blocks) are compared in that form.
 
 Every check gives one row per entity (the native check one per file, on its primary entity), and
 each input also gets a ``decode`` row saying whether it decoded or was rejected, so a report (and
@@ -28,7 +30,7 @@ Nothing here runs Beam: the pipeline's RoundTrip stage and ``bunzai fidelity`` b
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -584,15 +586,52 @@ def _carrier_coverage(carrier: Codec, kind: str) -> Coverage:
     return sibling.coverage if sibling is not None else Coverage.of()
 
 
+_START = re.compile(r"<START>", re.IGNORECASE)
+
+
+def example_blocks(text: str) -> list[str]:
+    """Example dialogue as the Tavern apps read it (SillyTavern's ``parseMesExamples``): split at
+    every ``<START>``, a missing leading ``<START>`` implied (blank text before the first one is
+    nothing), each block trimmed. Two texts with the same blocks are the same examples."""
+    head, *rest = _START.split(text)
+    return [b.strip() for b in ([head] if head.strip() else []) + rest]
+
+
+#: cross-format only: (kind, body path) -> the form two values are compared in, for values a format
+#: writes in another spelling that every app reads the same way (docs/fidelity.md lists them)
+SEMANTIC: dict[tuple[str, tuple[str, ...]], Callable[[Any], Any]] = {
+    ("character", ("examples", "exampleMessages")): lambda v: example_blocks(v) if isinstance(v, str) else v,
+}
+
+
+def _semantic(kind: str, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """``after`` with each ``SEMANTIC`` value that means the same as ``before``'s replaced by it."""
+    for (k, path), key in SEMANTIC.items():
+        if k != kind:
+            continue
+        b: Any = before
+        a: Any = after
+        for part in path[:-1]:
+            b = b.get(part) if isinstance(b, dict) else None
+            a = a.get(part) if isinstance(a, dict) else None
+        last = path[-1]
+        if not (isinstance(b, dict) and isinstance(a, dict) and last in b and last in a):
+            continue
+        if b[last] != a[last] and key(b[last]) == key(a[last]):
+            a[last] = b[last]
+    return after
+
+
 def _compare_bodies(
     before: CanonicalEntity,
     after: CanonicalEntity,
     coverage: Coverage | None,
     prefix: str = "",
 ) -> tuple[list[Change], Coverage | None, str]:
-    changes = diff(
-        before.body.dump(), after.body.dump(), empty_is_absent=coverage is not None, limit=DIFF_LIMIT
-    )
+    old, new = before.body.dump(), after.body.dump()
+    if coverage is not None:  # across formats: a value spelled differently but read the same is kept
+        new = _semantic(before.kind, old, new)
+    changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
     return changes, coverage, prefix
 
 

@@ -112,8 +112,8 @@ def rule_row(r: RegexRule) -> dict[str, Any]:
 
 
 def body_to_rows(body: RegexSetBody) -> list[dict[str, Any]]:
-    """Fresh rows in run order: Risu runs its scripts in array order, so a set whose ``sortOrder``
-    disagrees with its list order (a Marinara export, an edited body) is written sorted (stable)."""
+    """Fresh rows in run order: Risu runs a list's scripts in array order (then ``<order N>``), so
+    rules are written by ``sortOrder`` (stable: ties keep their list order)."""
     rules = body.rules
     if any(r.sortOrder != i for i, r in enumerate(rules)):
         rules = sorted(rules, key=lambda r: r.sortOrder)
