@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot deploy-lock
+.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock
 
 # The fidelity audit runs over samples/ plus the shared corpus when it is present.
 CORPUS ?= $(or $(BUNZAI_CORPUS),$(wildcard ../shared/corpus))
@@ -56,6 +56,21 @@ schema: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info out
+
+# `make fuzz FUZZ_TIME=600 FUZZ_TARGETS="png zip"`: each harness in tests/fuzz/ for FUZZ_TIME seconds;
+# a crasher lands in tests/fuzz/corpus/<target>/crash-* (commit it: pytest replays it from then on)
+FUZZ_TIME ?= 60
+FUZZ_TARGETS ?= png zip rpack risup exif json
+fuzz: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[fuzz]'
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz $$t ($(FUZZ_TIME) s)"; \
+		before=$$(ls tests/fuzz/corpus/$$t | grep -c '^crash-' || true); \
+		$(BIN)/python tests/fuzz/fuzz_$$t.py -max_total_time=$(FUZZ_TIME) -print_final_stats=1 2>&1 \
+			| grep -E "^(Done|stat::number_of_executed_units|==[0-9]+== ERROR|.*Crash:)" || true; \
+		after=$$(ls tests/fuzz/corpus/$$t | grep -c '^crash-' || true); \
+		if [ "$$after" -gt "$$before" ]; then echo "new crasher(s) in tests/fuzz/corpus/$$t/"; exit 1; fi; \
+	done
 
 reliability: $(STAMP)
 	$(BIN)/python -m tests.hostile.report

@@ -312,6 +312,40 @@ def read_bounded(fs: AbstractFileSystem, path: str, limit: int, size: int | None
     return data
 
 
+#: block size of ``read_lines``
+LINE_BLOCK = 1 << 20
+
+
+def read_lines(
+    fs: AbstractFileSystem, path: str, start: int = 0, end: int | None = None, *, block: int = LINE_BLOCK
+) -> Iterator[bytes]:
+    """The lines (newline kept) of ``path[start:end]``, read in ``block``-byte ranges.
+
+    Reads go through ``fs.cat_file``, which retries a store's transient errors, never through a
+    file object: s3fs's buffered reader answers a read that failed with a 503 or a dropped
+    connection with ``b""``, which looks like the end of the file. A range that comes back shorter
+    than asked is an ``OSError``, never a silent end.
+    """
+    if end is None:
+        end = int(fs.size(path))
+    pos, buf, i = start, b"", 0
+    while True:
+        nl = buf.find(b"\n", i)
+        if nl >= 0:
+            yield buf[i : nl + 1]
+            i = nl + 1
+            continue
+        if pos >= end:
+            if i < len(buf):
+                yield buf[i:]
+            return
+        want = min(end, pos + block)
+        chunk = fs.cat_file(path, start=pos, end=want)
+        if len(chunk) != want - pos:
+            raise OSError(f"{path}: read {len(chunk)} bytes at byte {pos}, expected {want - pos}")
+        buf, i, pos = buf[i:] + chunk, 0, want
+
+
 # -- outputs -------------------------------------------------------------------------------------
 
 
@@ -404,6 +438,7 @@ __all__ = [
     "move_file",
     "open_atomic",
     "read_bounded",
+    "read_lines",
     "resolve_secrets",
     "secret_value",
     "write_bytes",

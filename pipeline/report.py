@@ -420,12 +420,11 @@ class _WriteManifest(beam.DoFn):
             pruned=pruned,
         )
         fs, root = self.output.open()
-        staging = f"{root}/{self.staging}"
+        # the whole staging folder: this run's, and whatever a run that was interrupted before
+        # its manifest left there (a re-run must leave exactly what an uninterrupted run leaves)
+        staging = f"{root}/{self.staging}".rsplit("/", 1)[0]
         if fs.exists(staging):
             fs.rm(staging, recursive=True)
-        parent = staging.rsplit("/", 1)[0]
-        if is_local(fs) and fs.exists(parent) and not fs.ls(parent):
-            fs.rmdir(parent)
         write_bytes(fs, f"{root}/{MANIFEST}", orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
         yield self.output.display(MANIFEST)
 

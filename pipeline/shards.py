@@ -32,7 +32,7 @@ import apache_beam as beam
 import orjson
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.io import Output, open_atomic, write_bytes
+from pipeline.io import Output, open_atomic, read_lines, write_bytes
 
 #: hash cells; also the most shards one dataset is cut into
 GRID = 256
@@ -164,15 +164,14 @@ def plan(runs: Iterable[RunInfo], spec: ShardSpec, target_bytes: int) -> list[Sh
 
 
 def _read_range(fs: Any, path: str, start: int, end: int) -> Iterator[bytes]:
-    with fs.open(path, "rb", block_size=_RANGE_BLOCK) as f:
-        f.seek(start)
-        pos = start
-        while pos < end:
-            rec = f.readline()
-            if not rec:
-                raise OSError(f"staging run {path} ends at byte {pos}, expected {end}")
-            pos += len(rec)
-            yield rec
+    # through read_lines (cat_file ranges), not fs.open: a transient store error must raise, not
+    # read as the end of the run (s3fs's file object returns b"" after a 503 or dropped connection)
+    pos = start
+    for rec in read_lines(fs, path, start, end, block=_RANGE_BLOCK):
+        pos += len(rec)
+        yield rec
+    if pos != end:
+        raise OSError(f"staging run {path} ends at byte {pos}, expected {end}")
 
 
 class _MergeShard(beam.DoFn):

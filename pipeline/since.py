@@ -30,7 +30,7 @@ from apache_beam.pvalue import TaggedOutput
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.lint import ID_PATTERN
-from pipeline.io import Storage, join
+from pipeline.io import Storage, join, read_lines
 from pipeline.options import NormalizeConfig, UsageError
 from pipeline.shards import record
 from pipeline.transforms import (
@@ -117,11 +117,10 @@ class _ReadLines(beam.DoFn):
 
     def process(self, url: str) -> Iterator[bytes]:
         fs, path = self.storage.fs(url)
-        with fs.open(path, "rb") as f:
-            for line in f:
-                line = line.rstrip(b"\n")
-                if line:
-                    yield line
+        for line in read_lines(fs, path):  # not fs.open: a transient error must not end the shard early
+            line = line.rstrip(b"\n")
+            if line:
+                yield line
 
 
 class ReadShards(beam.PTransform):

@@ -163,7 +163,8 @@ def text_chunks(
         except Malformed as exc:
             if errors is None or (isinstance(exc, LimitExceeded) and bound[1] == "total"):
                 raise
-            errors.append((index, _keyword_of(chunk), exc))
+            # without its traceback: a recorded error must not keep the frames (and their buffers) alive
+            errors.append((index, _keyword_of(chunk), exc.with_traceback(None)))
             continue
         if text.compressed:
             budget -= len(text.text)
@@ -343,6 +344,10 @@ def _inflate(data: bytes, start: int, bound: tuple[int, str], where: str, offset
             piece = d.decompress(feed, min(_STEP, limit + 1 - produced))
             produced += len(piece)
             if produced > limit:
+                # drop what was inflated before raising: the error is kept (Sniff records it) and its
+                # traceback would otherwise hold up to ``limit`` bytes alive until a cyclic GC pass
+                out.clear()
+                del piece
                 raise LimitExceeded(
                     f"{where} inflates past the {which} bound of {limit} bytes", offset=offset
                 )

@@ -292,6 +292,26 @@ def test_ztxt_bomb_default_bound_holds_memory_near_the_bound() -> None:
     assert peak < 68 * MIB, peak
 
 
+def test_a_recorded_bomb_error_does_not_keep_the_inflated_bytes_alive() -> None:
+    """Regression (hostile suite): a zTXt bomb recorded in ``errors`` (as Sniff does) kept the
+    64 MiB inflated so far alive through its traceback, until a cyclic GC pass; every codec's forced
+    decode of one bomb PNG held another 64 MiB (396 MiB for 23 codecs)."""
+    import gc
+
+    chunks = parse(tiny_png(ztxt("chara", zeros_deflated(100 * MIB)))).chunks
+    gc.disable()
+    tracemalloc.start()
+    try:
+        errors: list[tuple[int, str | None, Malformed]] = []
+        assert text_chunks(chunks, errors=errors) == []
+        assert isinstance(errors[0][2], LimitExceeded)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert held < 4 * MIB, held
+
+
 def test_compressed_itxt_bomb() -> None:
     chunks = parse(tiny_png(raw_chunk(b"iTXt", b"k\0\1\0\0\0" + zeros_deflated(8 * MIB)))).chunks
     with pytest.raises(LimitExceeded):

@@ -334,6 +334,8 @@ _WRONG: list[Callable[[Any], Any]] = [
     lambda v: {"nested": True} if not isinstance(v, dict) else [1, 2],
     lambda v: True,
     lambda v: -1e308,
+    # a digit to str.isdigit, not to int(): guards written `int(s) if s.isdigit()` crash on it
+    lambda v: "²",
 ]
 
 
@@ -411,9 +413,798 @@ def shape_cases(per_file: int = 40, seed: int = 99) -> Iterator[Case]:
                 yield Case(f"shape:{rel.split('/')[0]}", f"{rel} bit flips", f.name, bytes(b))
 
 
+# -- containers built with the codecs' own writers, then broken ------------------------------------
+
+
+def _module_tree(n_assets: int = 1) -> dict[str, Any]:
+    return {
+        "module": {
+            "name": "Hostile module",
+            "description": "d",
+            "id": "00000000-0000-4000-8000-000000000000",
+            "lorebook": [
+                {
+                    "key": "harbor",
+                    "comment": "Harbor",
+                    "content": "c",
+                    "mode": "normal",
+                    "insertorder": 100,
+                    "alwaysActive": False,
+                    "secondkey": "",
+                    "selective": False,
+                }
+            ],
+            "regex": [{"comment": "r", "in": "a+", "out": "b", "type": "editoutput", "ableFlag": False}],
+            "trigger": [],
+            "assets": [[f"icon{i}", "", "png"] for i in range(n_assets)],
+        },
+        "type": "risuModule",
+    }
+
+
+def _risum(tree: Any = None, assets: list[bytes] | None = None) -> bytes:
+    from bunzai_codecs.formats.risu import risum
+
+    tree = _module_tree() if tree is None else tree
+    assets = [tiny_png()] if assets is None else assets
+    return risum.write_blocks(orjson.dumps(tree), assets)
+
+
+def _patch(data: bytes, at: int, new: bytes) -> bytes:
+    return data[:at] + new + data[at + len(new) :]
+
+
+def risum_cases() -> Iterator[Case]:
+    """``.risum``: the container (magic, lengths, markers), the asset table, the main JSON."""
+    from bunzai_codecs.formats.risu import rpack
+
+    good = _risum()
+    main_len = struct.unpack_from("<I", good, 2)[0]
+    after_main = 6 + main_len
+    yield Case("risum", "valid module (control)", "m.risum", good)
+    yield Case(
+        "risum", "main length past the end", "m.risum", _patch(good, 2, struct.pack("<I", main_len + 99))
+    )
+    yield Case("risum", "main length 0xFFFFFFFF", "m.risum", _patch(good, 2, b"\xff\xff\xff\xff"))
+    yield Case(
+        "risum",
+        "asset length past the end",
+        "m.risum",
+        _patch(good, after_main + 1, struct.pack("<I", 1 << 30)),
+    )
+    yield Case("risum", "bad block marker 0x02", "m.risum", _patch(good, after_main, b"\x02"))
+    yield Case("risum", "bad block marker 0xFF", "m.risum", _patch(good, after_main, b"\xff"))
+    yield Case("risum", "bad magic", "m.risum", _patch(good, 0, b"\x6e"))
+    yield Case("risum", "version 0x01", "m.risum", _patch(good, 1, b"\x01"))
+    yield Case("risum", "no final 0x00 marker", "m.risum", good[:-1])
+    for cut in sorted({1, 2, 5, 6, 6 + main_len // 2, after_main, after_main + 3, len(good) - 5}):
+        yield Case("risum", f"truncated at {cut}", "m.risum", good[:cut])
+    yield Case("risum", "asset-count mismatch: table 2, blocks 1", "m.risum", _risum(_module_tree(2)))
+    yield Case("risum", "asset-count mismatch: table 0, blocks 1", "m.risum", _risum(_module_tree(0)))
+    yield Case(
+        "risum", "asset-count mismatch: table 1, blocks 3", "m.risum", _risum(assets=[b"a", b"b", b"c"])
+    )
+    for label, assets_table in [
+        ("asset row too short", [["icon"]]),
+        ("asset row of numbers", [[1, 2, 3]]),
+        ("asset table an object", {"0": ["icon", "", "png"]}),
+    ]:
+        t = _module_tree()
+        t["module"]["assets"] = assets_table
+        yield Case("risum", label, "m.risum", _risum(t))
+    for label, main in [
+        ("main block not JSON", b"{module: oops"),
+        ("main block invalid UTF-8", b'{"module":{"name":"\xff"},"type":"risuModule"}'),
+        ("main block a JSON array", b"[]"),
+        ("main block nests 100k deep", b'{"module":' * 100_000 + b"{}" + b"}" * 100_000),
+        ("main block NaN", b'{"module":{"name":NaN},"type":"risuModule"}'),
+        ("main block empty", b""),
+    ]:
+        yield Case("risum", label, "m.risum", risum_raw(main, [tiny_png()]))
+    for label, change in [
+        ("type is not risuModule", lambda t: t.update(type="risuPreset")),
+        ("module is a string", lambda t: t.update(module="m")),
+        ("lorebook is an object", lambda t: t["module"].update(lorebook={"0": {}})),
+        ("regex rows are strings", lambda t: t["module"].update(regex=["a", "b"])),
+        ("trigger rows are numbers", lambda t: t["module"].update(trigger=[1, 2])),
+        ("regex find is a number", lambda t: t["module"]["regex"][0].update({"in": 5})),
+        ("lore key is a list", lambda t: t["module"]["lorebook"][0].update(key=["a"])),
+        ("name is an object", lambda t: t["module"].update(name={"x": 1})),
+    ]:
+        t = _module_tree()
+        change(t)
+        yield Case("risum", label, "m.risum", _risum(t))
+    yield Case("risum", "trailing bytes after the end marker", "m.risum", good + b"garbage")
+    yield Case(
+        "risum",
+        "1000 asset blocks",
+        "m.risum",
+        _risum(_module_tree(1000), [b"x"] * 1000),
+    )
+    yield Case("risum", "RPack of random bytes", "m.risum", rpack.encode(random.Random(7).randbytes(300)))
+
+
+def risum_raw(main: bytes, assets: list[bytes]) -> bytes:
+    from bunzai_codecs.formats.risu import risum
+
+    return risum.write_blocks(main, assets)
+
+
+def _risup_preset() -> dict[str, Any]:
+    return {
+        "name": "Hostile preset",
+        "mainPrompt": "m",
+        "jailbreak": "",
+        "temperature": 80,
+        "maxContext": 4000,
+        "maxResponse": 300,
+        "frequencyPenalty": 70,
+        "PresensePenalty": 70,
+        "promptTemplate": [{"type": "plain", "text": "t", "role": "system", "type2": "normal"}],
+        "regex": [],
+    }
+
+
+def _risup_chain(wrapper: Any, *, rpacked: bool = True, gz: Callable[[bytes], bytes] | None = None) -> bytes:
+    import gzip
+
+    from bunzai_codecs.formats.risu import jsformat, rpack
+
+    packed = jsformat.pack(wrapper) if not isinstance(wrapper, bytes) else wrapper
+    z = gz(packed) if gz else gzip.compress(packed, mtime=0)
+    return rpack.encode(z) if rpacked else z
+
+
+def risup_cases() -> Iterator[Case]:
+    """``.risup``: RPack -> gzip -> msgpack wrapper -> AES-GCM -> msgpack preset, broken at each step."""
+    import gzip
+
+    from bunzai_codecs.formats.risu import jsformat, risup, rpack
+
+    preset = _risup_preset()
+    pt = jsformat.pack(preset)
+    ct = risup.encrypt(pt)
+    good = risup.write_preset(preset)
+    yield Case("risup", "valid preset (control)", "p.risup", good)
+    yield Case(
+        "risup", "valid .risupreset (no RPack)", "p.risupreset", risup.write_preset(preset, rpacked=False)
+    )
+
+    def wrap(c: Any, **extra: Any) -> dict[str, Any]:
+        return {"presetVersion": 2, "type": "preset", "preset": c, **extra}
+
+    flipped_tag = ct[:-1] + bytes([ct[-1] ^ 1])
+    flipped_body = bytes([ct[0] ^ 0x80]) + ct[1:]
+    yield Case("risup", "GCM tag mismatch (tag byte flipped)", "p.risup", _risup_chain(wrap(flipped_tag)))
+    yield Case("risup", "GCM tag mismatch (ciphertext flipped)", "p.risup", _risup_chain(wrap(flipped_body)))
+    yield Case(
+        "risup", "GCM tag mismatch under 'pres'", "p.risup", _risup_chain({**wrap(None), "pres": flipped_tag})
+    )
+    yield Case("risup", "ciphertext shorter than the tag", "p.risup", _risup_chain(wrap(ct[:10])))
+    yield Case("risup", "ciphertext empty", "p.risup", _risup_chain(wrap(b"")))
+    yield Case("risup", "ciphertext a string", "p.risup", _risup_chain(wrap("AAAA")))
+    yield Case("risup", "no ciphertext", "p.risup", _risup_chain({"presetVersion": 2, "type": "preset"}))
+    yield Case(
+        "risup", "bad tag: wrapper type 'module'", "p.risup", _risup_chain(wrap(ct) | {"type": "module"})
+    )
+    yield Case("risup", "bad tag: presetVersion 9", "p.risup", _risup_chain(wrap(ct) | {"presetVersion": 9}))
+    yield Case("risup", "wrapper a msgpack array", "p.risup", _risup_chain([1, 2, ct]))
+    yield Case("risup", "wrapper not msgpack", "p.risup", _risup_chain(b"\xc1\xc1\xc1"))
+    yield Case(
+        "risup", "wrapper msgpack array header of 2^32-1", "p.risup", _risup_chain(b"\xdd\xff\xff\xff\xff")
+    )
+    yield Case("risup", "wrapper with a list as a map key", "p.risup", _risup_chain(b"\x81\x91\x01\x01"))
+    yield Case("risup", "wrapper nested 100k deep", "p.risup", _risup_chain(b"\x91" * 100_000 + b"\xc0"))
+    for label, inner in [
+        ("decrypted preset not msgpack", b"\xc1"),
+        ("decrypted preset an array", jsformat.pack([1, 2])),
+        ("decrypted preset with integer keys", b"\x82\x01\x02\x03\x04"),
+        ("decrypted preset with a map key", b"\x81\x81\x01\x01\x01"),
+        ("decrypted preset nested 100k deep", b"\x81\xa1a" + b"\x91" * 100_000 + b"\xc0"),
+        ("decrypted preset with binary strings", jsformat.pack({"name": b"\xff", "mainPrompt": b"x"})),
+        ("decrypted preset with an ext type", b"\x81\xa4name\xd4\x05\x00"),
+        ("decrypted preset with NaN", jsformat.pack({"name": "p", "temperature": float("nan")})),
+    ]:
+        yield Case("risup", label, "p.risup", _risup_chain(wrap(risup.encrypt(inner))))
+    packed = jsformat.pack(wrap(ct))
+    gz = gzip.compress(packed, mtime=0)
+    for cut in sorted({2, 10, 18, len(gz) // 2, len(gz) - 8, len(gz) - 1}):
+        yield Case("risup", f"truncated gzip at {cut}", "p.risup", rpack.encode(gz[:cut]))
+    bad = bytearray(gz)
+    bad[len(gz) // 2] ^= 0xFF
+    yield Case("risup", "corrupt deflate data", "p.risup", rpack.encode(bytes(bad)))
+    yield Case("risup", "gzip CRC wrong", "p.risup", rpack.encode(gz[:-8] + b"\0\0\0\0" + gz[-4:]))
+    yield Case("risup", "zlib instead of gzip", "p.risup", _risup_chain(wrap(ct), gz=zlib.compress))
+    yield Case(
+        "risup",
+        "raw deflate instead of gzip",
+        "p.risup",
+        _risup_chain(wrap(ct), gz=lambda b: zlib.compress(b)[2:-4]),
+    )
+    yield Case("risup", "gzip but no RPack, named .risup", "p.risup", gz)
+    yield Case("risup", "gzip bomb (120 MiB of zeros)", "p.risup", rpack.encode(gzip_zeros(120 * MIB)))
+    yield Case("risup", "RPack of a non-gzip", "p.risup", rpack.encode(b"\x1f\x8b\x08" + bytes(40)))
+
+
+def gzip_zeros(n: int) -> bytes:
+    """A gzip member of ``n`` zero bytes built in pieces (never holds ``n`` bytes)."""
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    piece = bytes(MIB)
+    out = [c.compress(piece) for _ in range(n // MIB)]
+    out.append(c.compress(bytes(n % MIB)))
+    out.append(c.flush())
+    return b"".join(out)
+
+
+def _zip_raw_members(entries: list[tuple[str, bytes, int, int | None]], *, prefix: bytes = b"") -> bytes:
+    """A zip written by hand: ``(name, data, method, declared inflated size or None)``; deflated data
+    is compressed here. A declared size that lies makes a member that inflates past its header."""
+    local, central, off = b"", b"", len(prefix)
+    for name, data, method, declared in entries:
+        nb = name.encode()
+        comp = zlib.compress(data, 9)[2:-4] if method == 8 else data
+        crc = zlib.crc32(data) & 0xFFFFFFFF
+        size = len(data) if declared is None else declared
+        hdr = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, method, 0, 33, crc, len(comp), size, len(nb), 0)
+        local += hdr + nb + comp
+        central += (
+            struct.pack(
+                "<4s6H3I5H2I",
+                b"PK\x01\x02",
+                0x031E,
+                20,
+                0,
+                method,
+                0,
+                33,
+                crc,
+                len(comp),
+                size,
+                len(nb),
+                0,
+                0,
+                0,
+                0,
+                0o100644 << 16,
+                off,
+            )
+            + nb
+        )
+        off += len(hdr) + len(nb) + len(comp)
+    n = len(entries)
+    eocd = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, n, n, len(central), off, 0)
+    return prefix + local + central + eocd
+
+
+def _v3_card(**data: Any) -> bytes:
+    base: dict[str, Any] = {
+        "name": "Hostile",
+        "description": "d",
+        "first_mes": "hi",
+        "extensions": {},
+        "assets": [
+            {"type": "icon", "uri": "embeded://assets/icon/image/main.png", "name": "main", "ext": "png"}
+        ],
+    }
+    base.update(data)
+    return orjson.dumps({"spec": "chara_card_v3", "spec_version": "3.0", "data": base})
+
+
+def _charx(card: bytes | None = None, members: dict[str, bytes] | None = None) -> bytes:
+    """A charx of ``card`` (default: a valid v3 card), an icon and a module, ``members`` replacing or adding files."""
+    from bunzai_codecs.core.archive import write_zip
+
+    files = {"card.json": card if card is not None else _v3_card(), "assets/icon/image/main.png": tiny_png()}
+    files["module.risum"] = _risum()
+    files.update(members or {})
+    return write_zip(list(files.items()))
+
+
+def charx_cases() -> Iterator[Case]:
+    """``.charx`` (and the JPEG+ZIP hybrid) with hostile members: bombs, card.json that is not a card,
+    a broken module, asset uris and names that try to leave the archive."""
+    yield Case("charx", "valid charx (control)", "c.charx", _charx())
+    for label, card in [
+        ("card.json not JSON", b"{spec: chara_card_v3"),
+        ("card.json empty", b""),
+        ("card.json a JSON array", b"[]"),
+        ("card.json data a number", b'{"spec":"chara_card_v3","data":5}'),
+        ("card.json in UTF-16", _v3_card().decode().encode("utf-16")),
+        ("card.json invalid UTF-8", b'{"spec":"chara_card_v3","data":{"name":"\xff"}}'),
+        ("card.json nests 100k deep", b'{"a":' * 100_000 + b"1" + b"}" * 100_000),
+        ("card.json assets an object", _v3_card(assets={"0": {}})),
+        (
+            "card.json asset uri a number",
+            _v3_card(assets=[{"type": "icon", "uri": 5, "name": "main", "ext": "png"}]),
+        ),
+        (
+            "asset uri escapes the archive",
+            _v3_card(
+                assets=[
+                    {"type": "icon", "uri": "embeded://../../../etc/passwd", "name": "main", "ext": "png"}
+                ]
+            ),
+        ),
+        (
+            "asset uri absolute",
+            _v3_card(assets=[{"type": "icon", "uri": "embeded:///etc/passwd", "name": "main", "ext": "png"}]),
+        ),
+        (
+            "asset uri names a missing member",
+            _v3_card(
+                assets=[{"type": "icon", "uri": "embeded://assets/none.png", "name": "main", "ext": "png"}]
+            ),
+        ),
+        (
+            "data: asset named to escape the archive",
+            _v3_card(
+                assets=[
+                    {
+                        "type": "emotion",
+                        "uri": "data:image/png;base64," + base64.b64encode(tiny_png()).decode(),
+                        "name": "../../../../tmp/pwned",
+                        "ext": "png/../../x",
+                    }
+                ]
+            ),
+        ),
+        ("character_book entries a string", _v3_card(character_book={"entries": "x"})),
+        ("extensions.risuai a list", _v3_card(extensions={"risuai": [1]})),
+    ]:
+        yield Case("charx", label, "c.charx", _charx(card))
+    for label, module in [
+        ("module.risum length past the end", _patch(_risum(), 2, b"\xff\xff\xff\x7f")),
+        ("module.risum bad marker", _patch(_risum(), 6 + struct.unpack_from("<I", _risum(), 2)[0], b"\x07")),
+        ("module.risum asset-count mismatch", _risum(_module_tree(3))),
+        ("module.risum not a module", b"PK\x03\x04 not a risum"),
+        ("module.risum empty", b""),
+    ]:
+        yield Case("charx", label, "c.charx", _charx(members={"module.risum": module}))
+    yield Case("charx", "x_meta not JSON", "c.charx", _charx(members={"x_meta/main.json": b"{oops"}))
+    yield Case("charx", "card.json only under a folder", "c.charx", _only({"sub/card.json": _v3_card()}))
+    # zip bombs inside an otherwise valid card
+    yield Case(
+        "charx",
+        "asset member a 90 MiB bomb",
+        "c.charx",
+        _zip_raw_members(
+            [("card.json", _v3_card(), 8, None), ("assets/icon/image/main.png", bytes(90 * MIB), 8, None)]
+        ),
+    )
+    yield Case(
+        "charx",
+        "card.json declares 40 bytes, inflates to 8 MiB",
+        "c.charx",
+        _zip_raw_members([("card.json", _v3_card() + b" " * (8 * MIB), 8, 40)]),
+    )
+    yield Case(
+        "charx",
+        "module.risum a bomb",
+        "c.charx",
+        _zip_raw_members([("card.json", _v3_card(), 8, None), ("module.risum", bytes(60 * MIB), 8, None)]),
+    )
+    jpeg = b"\xff\xd8\xff\xe0" + bytes(100) + b"\xff\xd9"
+    yield Case("charx", "JPEG hybrid (control)", "c.jpeg", jpeg + _charx())
+    yield Case(
+        "charx", "JPEG hybrid, zip cut in half", "c.jpeg", (jpeg + _charx())[: len(jpeg) + len(_charx()) // 2]
+    )
+    yield Case(
+        "charx",
+        "JPEG hybrid, card.json not JSON",
+        "c.jpeg",
+        _zip_raw_members([("card.json", b"{", 0, None)], prefix=jpeg),
+    )
+
+
+def _only(files: dict[str, bytes]) -> bytes:
+    from bunzai_codecs.core.archive import write_zip
+
+    return write_zip(list(files.items()))
+
+
+def _byaf_members() -> dict[str, bytes]:
+    character = {
+        "schemaVersion": 1,
+        "id": "c1",
+        "name": "Hostile",
+        "displayName": "Hostile",
+        "isNSFW": False,
+        "persona": "p",
+        "createdAt": "2024-01-01T00:00:00.000Z",
+        "updatedAt": "2024-01-01T00:00:00.000Z",
+        "loreItems": [{"key": "harbor", "value": "v"}],
+        "images": [{"path": "images/a.png", "label": "avatar"}],
+    }
+    scenario = {
+        "schemaVersion": 1,
+        "formattingInstructions": "f",
+        "narrative": "n",
+        "firstMessages": [{"characterID": "c1", "text": "hi"}],
+        "exampleMessages": [],
+        "messages": [],
+    }
+    manifest = {
+        "schemaVersion": 1,
+        "createdAt": "2024-01-01T00:00:00.000Z",
+        "characters": ["characters/c1/character.json"],
+        "scenarios": ["scenarios/s1.json"],
+    }
+    return {
+        "manifest.json": orjson.dumps(manifest),
+        "characters/c1/character.json": orjson.dumps(character),
+        "characters/c1/images/a.png": tiny_png(),
+        "scenarios/s1.json": orjson.dumps(scenario),
+    }
+
+
+def _byaf(
+    manifest: Any = None,
+    character: Any = None,
+    scenario: Any = None,
+    drop: tuple[str, ...] = (),
+    **extra: bytes,
+) -> bytes:
+    from bunzai_codecs.core.archive import write_zip
+
+    m = _byaf_members()
+    base_manifest = orjson.loads(m["manifest.json"])
+    base_char = orjson.loads(m["characters/c1/character.json"])
+    base_scen = orjson.loads(m["scenarios/s1.json"])
+    for key, base, change in [
+        ("manifest.json", base_manifest, manifest),
+        ("characters/c1/character.json", base_char, character),
+        ("scenarios/s1.json", base_scen, scenario),
+    ]:
+        if isinstance(change, bytes):
+            m[key] = change
+        elif change is not None:
+            m[key] = orjson.dumps({**base, **change})
+    for k in drop:
+        m.pop(k)
+    return write_zip(list(m.items()))
+
+
+def byaf_cases() -> Iterator[Case]:
+    """``.byaf`` with hostile members: the manifest naming missing or escaping files, JSON that is not
+    JSON, image paths that leave the character folder, bombs."""
+    yield Case("byaf", "valid archive (control)", "b.byaf", _byaf())
+    yield Case("byaf", "manifest missing", "b.byaf", _byaf(drop=("manifest.json",)))
+    yield Case("byaf", "manifest not JSON", "b.byaf", _byaf(manifest=b"{oops"))
+    yield Case("byaf", "manifest a JSON array", "b.byaf", _byaf(manifest=b"[]"))
+    yield Case(
+        "byaf",
+        "manifest names a missing character file",
+        "b.byaf",
+        _byaf(drop=("characters/c1/character.json",)),
+    )
+    yield Case("byaf", "manifest names a missing scenario", "b.byaf", _byaf(drop=("scenarios/s1.json",)))
+    for label, change in [
+        ("two characters", {"characters": ["characters/c1/character.json", "characters/c1/character.json"]}),
+        ("no characters", {"characters": []}),
+        ("characters a string", {"characters": "characters/c1/character.json"}),
+        ("character path escapes", {"characters": ["characters/../../etc/character.json"]}),
+        ("character path absolute", {"characters": ["/characters/c1/character.json"]}),
+        ("scenario path escapes", {"scenarios": ["scenarios/../../../etc/passwd.json"]}),
+        ("scenario path a number", {"scenarios": [5]}),
+        ("scenarios an object", {"scenarios": {"0": "scenarios/s1.json"}}),
+        ("author a string", {"author": "me"}),
+    ]:
+        yield Case("byaf", f"manifest: {label}", "b.byaf", _byaf(manifest=change))
+    yield Case("byaf", "character.json not JSON", "b.byaf", _byaf(character=b"\xff\xfe{"))
+    yield Case("byaf", "character.json a JSON array", "b.byaf", _byaf(character=b"[1]"))
+    for label, change in [
+        ("image path escapes", {"images": [{"path": "../../../../etc/passwd", "label": "avatar"}]}),
+        ("image path absolute", {"images": [{"path": "/etc/passwd", "label": "avatar"}]}),
+        ("image path backslashes", {"images": [{"path": "..\\..\\x.png", "label": "avatar"}]}),
+        ("image path names a missing file", {"images": [{"path": "images/none.png", "label": "avatar"}]}),
+        ("image path a number", {"images": [{"path": 5}]}),
+        ("images a string", {"images": "images/a.png"}),
+        ("loreItems a string", {"loreItems": "x"}),
+        ("loreItems of numbers", {"loreItems": [1, 2]}),
+        ("loreItem key a list", {"loreItems": [{"key": ["a"], "value": "v"}]}),
+        ("displayName an object", {"displayName": {"x": 1}}),
+        ("createdAt not a date", {"createdAt": "yesterday"}),
+    ]:
+        yield Case("byaf", f"character: {label}", "b.byaf", _byaf(character=change))
+    for label, change in [
+        ("backgroundImage missing", {"backgroundImage": "scenarios/none.png"}),
+        ("backgroundImage escapes", {"backgroundImage": "../../etc/passwd"}),
+        ("backgroundImage a number", {"backgroundImage": 5}),
+        ("firstMessages a string", {"firstMessages": "hi"}),
+        ("exampleMessages of numbers", {"exampleMessages": [1]}),
+    ]:
+        yield Case("byaf", f"scenario: {label}", "b.byaf", _byaf(scenario=change))
+    m = _byaf_members()
+    yield Case(
+        "byaf",
+        "character.json a bomb",
+        "b.byaf",
+        _zip_raw_members(
+            [
+                ("manifest.json", m["manifest.json"], 8, None),
+                ("characters/c1/character.json", b"{" + b" " * (90 * MIB) + b"}", 8, None),
+            ]
+        ),
+    )
+    yield Case(
+        "byaf",
+        "image declares 10 bytes, inflates to 4 MiB",
+        "b.byaf",
+        _zip_raw_members(
+            [
+                *((k, v, 8, None) for k, v in m.items() if k != "characters/c1/images/a.png"),
+                ("characters/c1/images/a.png", bytes(4 * MIB), 8, 10),
+            ]
+        ),
+    )
+
+
+def _backyard_tree() -> dict[str, Any]:
+    return {
+        "character": {
+            "id": "c1",
+            "aiDisplayName": "Hostile",
+            "aiName": "Hostile",
+            "aiPersona": "p",
+            "basePrompt": "",
+            "scenario": "",
+            "firstMessage": "hi",
+            "customDialogue": "",
+            "createdAt": "2024-01-01T00:00:00.000Z",
+            "updatedAt": "2024-01-01T00:00:00.000Z",
+            "loreItems": [],
+        },
+        "version": 4,
+    }
+
+
+def _exif_png(block: bytes) -> bytes:
+    return tiny_png(png_chunk(b"eXIf", block))
+
+
+def _ifd(order: str, entries: list[tuple[int, int, int, bytes]], next_ifd: int = 0) -> bytes:
+    """An IFD: ``(tag, type, count, 4-byte value/offset field)`` rows."""
+    out = struct.pack(order + "H", len(entries))
+    for tag, typ, count, field in entries:
+        out += struct.pack(order + "HHI", tag, typ, count) + field
+    return out + struct.pack(order + "I", next_ifd)
+
+
+def _exif_block(
+    comment: bytes,
+    *,
+    order: str = ">",
+    uc_type: int = 7,
+    uc_count: int | None = None,
+    uc_offset: int | None = None,
+) -> bytes:
+    """A TIFF block IFD0 -> Exif IFD -> UserComment = ``comment`` (charset prefix included)."""
+    head = (b"MM\0*" if order == ">" else b"II*\0") + struct.pack(order + "I", 8)
+    ifd0_len = 2 + 12 + 4
+    exif_at = 8 + ifd0_len
+    value_at = exif_at + 2 + 12 + 4
+    ifd0 = _ifd(order, [(0x8769, 4, 1, struct.pack(order + "I", exif_at))])
+    count = len(comment) if uc_count is None else uc_count
+    off = value_at if uc_offset is None else uc_offset
+    field = comment.ljust(4, b"\0") if count <= 4 and uc_offset is None else struct.pack(order + "I", off)
+    exif_ifd = _ifd(order, [(0x9286, uc_type, count, field)])
+    return head + ifd0 + exif_ifd + (comment if len(comment) > 4 else b"")
+
+
+def exif_cases() -> Iterator[Case]:
+    """Backyard's legacy PNG: the character in an EXIF UserComment, and every way the TIFF block lies."""
+    from bunzai_codecs.formats.backyard import exif
+
+    tree = _backyard_tree()
+    b64 = exif.user_comment_value(base64.b64encode(orjson.dumps(tree)))
+    yield Case("exif", "valid block (control)", "b.png", _exif_png(exif.build_exif(b64)))
+    yield Case("exif", "hand-built block, big-endian (control)", "b.png", _exif_png(_exif_block(b64)))
+    yield Case(
+        "exif", "hand-built block, little-endian (control)", "b.png", _exif_png(_exif_block(b64, order="<"))
+    )
+    good = _exif_block(b64)
+    yield Case("exif", "not a TIFF header", "b.png", _exif_png(b"XX*\0" + good[4:]))
+    yield Case("exif", "shorter than a TIFF header", "b.png", _exif_png(good[:5]))
+    yield Case("exif", "empty eXIf chunk", "b.png", _exif_png(b""))
+    yield Case("exif", "IFD0 offset past the end", "b.png", _exif_png(_patch(good, 4, b"\x7f\xff\xff\xff")))
+    yield Case("exif", "IFD0 offset inside the header", "b.png", _exif_png(_patch(good, 4, b"\0\0\0\x02")))
+    yield Case("exif", "IFD0 declares 65535 entries", "b.png", _exif_png(_patch(good, 8, b"\xff\xff")))
+    yield Case("exif", "IFD0 declares 1000 entries", "b.png", _exif_png(_patch(good, 8, b"\x03\xe8")))
+    yield Case("exif", "Exif IFD pointer of type ASCII", "b.png", _exif_png(_patch(good, 12, b"\0\x02")))
+    yield Case("exif", "Exif IFD pointer with count 2", "b.png", _exif_png(_patch(good, 14, b"\0\0\0\x02")))
+    yield Case("exif", "Exif IFD pointer past the end", "b.png", _exif_png(_patch(good, 18, b"\x7f\0\0\0")))
+    yield Case("exif", "Exif IFD pointer back at IFD0", "b.png", _exif_png(_patch(good, 18, b"\0\0\0\x08")))
+    yield Case("exif", "UserComment of unknown type 99", "b.png", _exif_png(_exif_block(b64, uc_type=99)))
+    yield Case("exif", "UserComment of type LONG", "b.png", _exif_png(_exif_block(b64, uc_type=4)))
+    yield Case(
+        "exif", "UserComment count 0xFFFFFFFF", "b.png", _exif_png(_exif_block(b64, uc_count=0xFFFFFFFF))
+    )
+    yield Case(
+        "exif",
+        "UserComment of type RATIONAL count 2^29",
+        "b.png",
+        _exif_png(_exif_block(b64, uc_type=5, uc_count=1 << 29)),
+    )
+    yield Case(
+        "exif", "UserComment offset past the end", "b.png", _exif_png(_exif_block(b64, uc_offset=0xFFFFFFF0))
+    )
+    yield Case("exif", "UserComment offset 0", "b.png", _exif_png(_exif_block(b64, uc_offset=0)))
+    yield Case("exif", "UserComment shorter than its charset", "b.png", _exif_png(_exif_block(b"ASC")))
+    yield Case("exif", "UserComment empty", "b.png", _exif_png(_exif_block(b"", uc_count=0)))
+    yield Case("exif", "UNICODE charset, odd byte count", "b.png", _exif_png(_exif_block(b"UNICODE\0{\0x")))
+    yield Case(
+        "exif", "UNICODE charset, lone surrogate", "b.png", _exif_png(_exif_block(b"UNICODE\0\xd8\x00\x00{"))
+    )
+    yield Case("exif", "JIS charset", "b.png", _exif_png(_exif_block(b"JIS\0\0\0\0\0" + orjson.dumps(tree))))
+    for label, text in [
+        ("neither JSON nor base64", b"<<hello>>"),
+        ("invalid base64", b"eyJjaGFyYWN0ZXIi=====x"),
+        ("base64 of non-JSON", base64.b64encode(b"not json at all")),
+        ("base64 of invalid UTF-8", base64.b64encode(b'{"character":{"aiName":"\xff"}}')),
+        ("raw JSON, broken", b'{"character": {'),
+        ("raw JSON, an array", b"[1, 2]"),
+        ("JSON without character", orjson.dumps({"version": 4})),
+        ("character a string", orjson.dumps({"character": "x"})),
+        ("character fields of the wrong type", orjson.dumps({"character": {"aiName": 5, "loreItems": "x"}})),
+        (
+            "loreItems rows of the wrong type",
+            orjson.dumps({"character": {"aiName": "x", "loreItems": [5, {"key": 1}]}}),
+        ),
+        ("raw JSON nests 100k deep", b'{"character":' * 100_000 + b"{}" + b"}" * 100_000),
+    ]:
+        yield Case(
+            "exif", f"comment: {label}", "b.png", _exif_png(exif.build_exif(exif.user_comment_value(text)))
+        )
+    yield Case(
+        "exif",
+        "two eXIf chunks, the first broken",
+        "b.png",
+        tiny_png(png_chunk(b"eXIf", b"MM\0*\xff\xff\xff\xff"), png_chunk(b"eXIf", exif.build_exif(b64))),
+    )
+
+
+def naidata_cases() -> Iterator[Case]:
+    """NovelAI's PNG lorebook card: ``naidata`` = base64 of the lorebook JSON."""
+    book = {
+        "lorebookVersion": 5,
+        "entries": [{"text": "t", "displayName": "d", "keys": ["k"], "enabled": True}],
+        "settings": {"orderByKeyLocations": False},
+        "categories": [],
+    }
+    good = base64.b64encode(orjson.dumps(book))
+    yield Case("naidata", "valid naidata (control)", "l.png", tiny_png(text("naidata", good)))
+    for label, value in [
+        ("bad base64: punctuation", b"!!!not-base64!!!"),
+        ("bad base64: cut mid-quantum", good[:-3]),
+        ("bad base64: padding in the middle", good[:8] + b"==" + good[8:]),
+        ("bad base64: URL-safe alphabet", base64.urlsafe_b64encode(orjson.dumps(book) + b"\xfb\xff")),
+        ("base64 of non-JSON", base64.b64encode(b"lorebook")),
+        ("base64 of invalid UTF-8", base64.b64encode(b'{"entries":["\xff"]}')),
+        ("base64 of a JSON array", base64.b64encode(b"[]")),
+        ("base64 of JSON nested 100k deep", base64.b64encode(b"[" * 100_000 + b"]" * 100_000)),
+        ("empty", b""),
+        ("entries a string", base64.b64encode(orjson.dumps({**book, "entries": "x"}))),
+        (
+            "entry keys a string",
+            base64.b64encode(orjson.dumps({**book, "entries": [{"text": "t", "keys": "k"}]})),
+        ),
+        ("categories of numbers", base64.b64encode(orjson.dumps({**book, "categories": [1]}))),
+    ]:
+        yield Case("naidata", label, "l.png", tiny_png(text("naidata", value)))
+    yield Case(
+        "naidata",
+        "naidata in a zTXt bomb",
+        "l.png",
+        tiny_png(png_chunk(b"zTXt", b"naidata\0\0" + zlib.compress(bytes(100 * MIB), 9))),
+    )
+
+
+def png_payload_cases() -> Iterator[Case]:
+    """Card PNGs whose ``chara``/``ccv3``/``persona`` chunk is valid base64 of valid JSON of the wrong shape."""
+    for label, tree in [
+        ("a number", 5),
+        ("a string", "card"),
+        ("null", None),
+        ("an empty object", {}),
+        ("v2 without data", {"spec": "chara_card_v2"}),
+        ("v2 data a list", {"spec": "chara_card_v2", "data": []}),
+        ("v3 name an object", {"spec": "chara_card_v3", "data": {"name": {"a": 1}}}),
+        (
+            "v2 alternate_greetings of numbers",
+            {"spec": "chara_card_v2", "data": {"name": "x", "alternate_greetings": [1, 2]}},
+        ),
+        ("v2 tags a string", {"spec": "chara_card_v2", "data": {"name": "x", "tags": "a,b"}}),
+        ("v2 character_book a list", {"spec": "chara_card_v2", "data": {"name": "x", "character_book": []}}),
+        (
+            "v2 book entries an object of numbers",
+            {"spec": "chara_card_v2", "data": {"name": "x", "character_book": {"entries": {"0": 5}}}},
+        ),
+        (
+            "v2 book entry keys a string",
+            {
+                "spec": "chara_card_v2",
+                "data": {"name": "x", "character_book": {"entries": [{"keys": "a", "content": 1}]}},
+            },
+        ),
+        ("v2 extensions a list", {"spec": "chara_card_v2", "data": {"name": "x", "extensions": []}}),
+        (
+            "v2 depth_prompt a string",
+            {"spec": "chara_card_v2", "data": {"name": "x", "extensions": {"depth_prompt": "x"}}},
+        ),
+        (
+            "v2 regex_scripts an object",
+            {"spec": "chara_card_v2", "data": {"name": "x", "extensions": {"regex_scripts": {"a": 1}}}},
+        ),
+        ("v2 risuai a number", {"spec": "chara_card_v2", "data": {"name": "x", "extensions": {"risuai": 5}}}),
+        ("v3 assets a string", {"spec": "chara_card_v3", "data": {"name": "x", "assets": "x"}}),
+        ("v3 asset rows of numbers", {"spec": "chara_card_v3", "data": {"name": "x", "assets": [1]}}),
+        ("v1 name a number", {"name": 5, "description": "d", "first_mes": "hi"}),
+        ("v1 fields all null", {"name": None, "description": None, "first_mes": None, "personality": None}),
+        ("spec a number", {"spec": 2, "data": {"name": "x"}}),
+        (
+            "creation date a string",
+            {"spec": "chara_card_v3", "data": {"name": "x", "creation_date": "today"}},
+        ),
+    ]:
+        b = base64.b64encode(orjson.dumps(tree))
+        yield Case("png", f"chara: {label}", "c.png", tiny_png(text("chara", b)))
+        if isinstance(tree, dict) and tree.get("spec") == "chara_card_v3":
+            yield Case(
+                "png",
+                f"ccv3: {label}",
+                "c.png",
+                tiny_png(text("ccv3", b), text("chara", base64.b64encode(card_json()))),
+            )
+    for label, tree in [
+        ("a list", [1]),
+        ("name a number", {"name": 5}),
+        ("image a number", {"name": "p", "image": 5}),
+    ]:
+        b = base64.b64encode(orjson.dumps(tree))
+        yield Case("png", f"persona: {label}", "p.png", tiny_png(text("persona", b)))
+
+
+# -- type confusion inside containers ------------------------------------------------------------
+
+
+def payload_cases(per_payload: int = 25, seed: int = 7) -> Iterator[Case]:
+    """For every binary sample (PNG, charx/byaf/JPEG hybrid, risum, risup): each JSON tree its
+    container carries, with fields replaced by wrong-typed values, rebuilt into a valid container."""
+    from .containers import payloads
+
+    rnd = random.Random(seed)
+    for f in sample_files():
+        data = f.read_bytes()
+        rel = f.relative_to(SAMPLES).as_posix()
+        for p in payloads(f.name, data):
+            paths = list(_paths(p.tree))
+            rnd.shuffle(paths)
+            for path in paths[:per_payload]:
+                fn = rnd.choice(_WRONG)
+                try:
+                    mutated = _set(p.tree, path, fn(_get(p.tree, path)))
+                    built = p.rebuild(mutated)
+                except (KeyError, IndexError, TypeError, ValueError):
+                    continue
+                yield Case(
+                    f"shape:{rel.split('/')[0]}",
+                    f"{rel} [{p.where}] {'/'.join(map(str, path))} wrong type",
+                    f.name,
+                    built,
+                )
+
+
 def cases() -> Iterator[Case]:
     yield from zip_cases()
     yield from png_cases()
+    yield from png_payload_cases()
     yield from json_cases()
+    yield from risum_cases()
+    yield from risup_cases()
+    yield from charx_cases()
+    yield from byaf_cases()
+    yield from exif_cases()
+    yield from naidata_cases()
     yield from random_cases()
     yield from shape_cases()
+    yield from payload_cases()

@@ -2,8 +2,8 @@
 
 For each case: ``read()`` (detect + decode, as the CLI does) and every codec's ``decode`` forced on
 the input (as ``--from FORMAT`` does). Each call must either succeed or raise one of the typed
-errors; a typed error marked ``internal`` (a decoder let a KeyError or TypeError escape) and any
-other exception are crashes.
+errors; a typed error marked ``internal`` (a decoder let a KeyError or TypeError escape), any
+other exception and a detector that raised (``Codec.detect_errors``) are crashes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import tracemalloc
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bunzai_codecs import BunzaiError, read
+from bunzai_codecs import BunzaiError, Codec, read
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
 
@@ -43,6 +43,8 @@ def _classify(exc: BaseException) -> str | None:
 
 def run(case: Case, *, measure: bool = False) -> Outcome:
     out = Outcome(case)
+    # detectors are wrapped so a crash scores 0 and detection goes on; it is still a bug
+    Codec.detect_errors.clear()
     if measure:
         tracemalloc.start()
     t0 = time.perf_counter()
@@ -74,6 +76,8 @@ def run(case: Case, *, measure: bool = False) -> Outcome:
                 out.crashes.append(f"{codec.id}: {crash}")
             else:
                 out.forced["rejected"] += 1
+    out.crashes += [f"detect {cid}: {err}" for cid, err in Codec.detect_errors]
+    Codec.detect_errors.clear()
     out.seconds = time.perf_counter() - t0
     if measure:
         out.peak_bytes = tracemalloc.get_traced_memory()[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import apache_beam as beam
 import orjson
@@ -193,3 +194,27 @@ def test_export_all_means_every_format_bunzai_can_write() -> None:
         assert "read-only" not in export_formats("all") and "vaud-json" in export_formats("all")
         with pytest.raises(UsageError, match="cannot write"):
             export_formats("read-only")
+
+
+def test_read_lines_reads_ranges_and_never_mistakes_a_short_read_for_the_end(tmp_path: Path) -> None:
+    """Regression (fault tests): staged runs and previous shards were read through ``fs.open``;
+    after a transient S3 error (503, dropped connection) s3fs's file object returns ``b""``, which
+    read as the end of the file. ``read_lines`` reads byte ranges with ``cat_file`` (which retries)
+    and calls a short range an OSError."""
+    import fsspec
+
+    from pipeline.io import read_lines
+
+    fs = fsspec.filesystem("file")
+    p = tmp_path / "run.bin"
+    p.write_bytes(b"one\ntwo\nthree\nlast-without-newline")
+    path = str(p)
+    assert list(read_lines(fs, path, block=3)) == [b"one\n", b"two\n", b"three\n", b"last-without-newline"]
+    assert list(read_lines(fs, path, 4, 14, block=5)) == [b"two\n", b"three\n"]
+
+    class Flaky(type(fs)):  # type: ignore[misc]
+        def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
+            return b"" if start else super().cat_file(path, start=start, end=end, **kw)
+
+    with pytest.raises(OSError, match="expected"):
+        list(read_lines(Flaky(), path, block=4))

@@ -545,7 +545,11 @@ def body_to_book(body: LorebookBody, *, spelling: Spelling = "snake") -> dict[st
 
 
 def _wire_id(id_: str) -> int | str:
-    return int(id_) if id_.isdigit() and (id_ == "0" or id_[0] != "0") and len(id_) < 16 else id_
+    return (
+        int(id_)
+        if id_.isascii() and id_.isdigit() and (id_ == "0" or id_[0] != "0") and len(id_) < 16
+        else id_
+    )
 
 
 def body_to_entry(e: LoreEntry, *, spelling: Spelling = "snake") -> dict[str, Any]:

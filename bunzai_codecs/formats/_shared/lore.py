@@ -62,7 +62,7 @@ def position_int(name: str) -> int | None:
     n = POSITION_INTS.get(name)
     if n is not None:
         return n
-    if name.lstrip("-").isdigit():
+    if name.isascii() and name.lstrip("-").isdigit():  # "²" is a digit to isdigit, not to int
         return int(name)
     return None
 

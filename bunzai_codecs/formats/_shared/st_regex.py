@@ -131,8 +131,9 @@ def split_find(find_regex: str) -> tuple[str, str]:
 
 
 def join_find(find: str, flags: str) -> str:
-    """The ``/pattern/flags`` literal ST stores."""
-    return f"/{find}/{flags}"
+    """The ``/pattern/flags`` literal ST stores; ``""`` for an empty pattern (``//`` would be the
+    two-slash pattern to ST's ``regexFromString``, and ``split_find`` reads it so)."""
+    return f"/{find}/{flags}" if find else ""
 
 
 _DIRECTIVE = re.compile(r"<[^>]*>")
@@ -271,7 +272,7 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
                 for m in (1, 2):
                     if m not in placement:
                         placement.append(m)
-            elif ph.isdigit():
+            elif ph.isascii() and ph.isdigit():
                 placement.append(int(ph))
             continue
         if n not in placement:
@@ -295,7 +296,7 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
     if rule.substituteFind is not None:
         sub = rule.substituteFind
         n = SUBSTITUTE_INTS.get(sub)
-        out["substituteRegex"] = n if n is not None else int(sub) if sub.isdigit() else 0
+        out["substituteRegex"] = n if n is not None else int(sub) if sub.isascii() and sub.isdigit() else 0
     out["minDepth"] = rule.minDepth
     out["maxDepth"] = rule.maxDepth
     return out

@@ -179,7 +179,7 @@ def _position(v: Any, path: Path) -> str:
             return "character"
         if s in ("at_depth", "depth"):
             return "depth"
-        if s.lstrip("-").isdigit():
+        if s.isascii() and s.lstrip("-").isdigit():  # "²" is a digit to isdigit, not to int
             return _position(int(s), path)
         return "world"  # Marinara's importer reads any other string as 0
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -263,7 +263,7 @@ def _position_out(p: str) -> int:
         return POSITIONS_OUT[p]
     if p in POSITION_FALLBACK:
         return POSITION_FALLBACK[p]
-    return int(p) if p.lstrip("-").isdigit() else 0
+    return int(p) if p.isascii() and p.lstrip("-").isdigit() else 0
 
 
 def entry_row(

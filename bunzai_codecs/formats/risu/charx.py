@@ -68,7 +68,7 @@ ITYPES = {
     "code": ("js", "ts", "lua"),
 }
 ASSET_DIRS = ("icon", "emotion", "background", "user_icon")
-_UNSAFE = re.compile(r'[<>:"\\|?*\x00-\x1f]')
+_UNSAFE = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
 _RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
 
 
@@ -146,7 +146,8 @@ def itype_of(ext: str) -> str:
 
 def member_name(name: str) -> str:
     """Risu's zip-entry clean-up of an asset name (control and ``<>:"\\|?*`` -> ``_``, trailing dots
-    and spaces trimmed, Windows reserved names prefixed)."""
+    and spaces trimmed, Windows reserved names prefixed); ``/`` is replaced too, so a card's asset
+    name is always one path segment (``../../x`` cannot become a member outside ``assets/``)."""
     out = _UNSAFE.sub("_", name).rstrip(". ") or "_"
     return "_" + out if _RESERVED.match(out) else out
 
@@ -159,6 +160,7 @@ def asset_path(atype: str, name: str, ext: str, taken: set[str], n: int) -> str:
     if ext == "unknown":
         itype, ext = "image", "png"
     else:
+        ext = member_name(ext)  # an ext comes from the card too: "png/../../x" must stay one segment
         itype = itype_of(ext)
     base = f"assets/{folder}/{itype}/{name}"
     path = f"{base}.{ext}"

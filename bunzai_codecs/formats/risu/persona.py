@@ -23,7 +23,7 @@ import orjson
 from bunzai_codecs.core import png
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.persona import PersonaBody
 
@@ -129,4 +129,10 @@ def _portrait_bytes(body: PersonaBody) -> bytes | None:
         data = base64.b64decode(p.ref.split(",", 1)[1], validate=True)
     except (binascii.Error, ValueError):
         return None
-    return data if data[:8] == png.PNG_SIGNATURE else None
+    if data[:8] != png.PNG_SIGNATURE:
+        return None
+    try:
+        png.parse(data)  # a data URI can hold a broken PNG: writing into it would give an unreadable file
+    except BunzaiError:
+        return None
+    return data

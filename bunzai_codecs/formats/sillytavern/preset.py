@@ -221,7 +221,7 @@ def read_prompts(
             layout.effective = _effective_slot(slots)
             if layout.effective is not None:
                 order_at = (*order_at, layout.effective, "order")
-                order = r.arr(slots[layout.effective]["order"], order_at)
+                order = r.arr(slots[layout.effective].get("order"), order_at)  # the slot may lack it
 
     by_id = {pid: (p, pat) for pid, p, pat in pool}
     out: list[dict[str, Any]] = []

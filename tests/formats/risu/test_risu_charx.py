@@ -392,6 +392,44 @@ def test_asset_paths_follow_risus_rules() -> None:
     assert charx.asset_path("user_icon", "con", "png", taken, 5) == "assets/user_icon/image/_con.png"
 
 
+@pytest.mark.parametrize(
+    ("name", "ext"),
+    [("../../../tmp/x", "png"), ("..", "png"), ("ok", "png/../../x"), ("/etc/passwd", "webp")],
+)
+def test_an_asset_name_from_the_card_stays_one_path_segment(name: str, ext: str) -> None:
+    """Regression (security tests): a CCv3 card whose data: asset is named ``../../x`` exported to
+    .charx raised Malformed from the zip writer (the name kept its slashes). Names and extensions
+    from the card are one segment now, so the export succeeds and every member stays under assets/."""
+    path = charx.asset_path("emotion", name, ext, set(), 0)
+    assert path.startswith("assets/emotion/") and path.count("/") == 3 and "/../" not in path
+    png_uri = "data:image/png;base64," + base64.b64encode(charx_png()).decode()
+    card = {
+        "spec": "chara_card_v3",
+        "spec_version": "3.0",
+        "data": {
+            "name": "x",
+            "assets": [{"type": "emotion", "uri": png_uri, "name": name, "ext": ext}],
+        },
+    }
+    d = read(orjson.dumps(card), "c.json")
+    data = write(d.primary, "risu", linked=d.entities).data
+    names = set(_members(data))
+    uri = orjson.loads(_members(data)["card.json"])["data"]["assets"][-1]["uri"]
+    assert uri.removeprefix("embeded://") in names
+    assert all(n.startswith(("assets/", "x_meta/")) or n in ("card.json", "module.risum") for n in names)
+
+
+def charx_png() -> bytes:
+    import struct
+    import zlib
+
+    def chunk(t: bytes, d: bytes) -> bytes:
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+
+    ihdr = chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    return b"\x89PNG\r\n\x1a\n" + ihdr + chunk(b"IDAT", zlib.compress(b"\0\0\0\0")) + chunk(b"IEND", b"")
+
+
 def test_sniff_mime() -> None:
     assert charx.sniff_mime(WEBP) == "image/webp"
     assert charx.sniff_mime(b"\x89PNG\r\n\x1a\nxx") == "image/png"

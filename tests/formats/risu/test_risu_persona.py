@@ -89,3 +89,19 @@ def test_bad_payloads_are_typed_errors() -> None:
         read(_persona_png(b"bm90IGpzb24="), "x.png")
     with pytest.raises(Malformed):
         read(_persona_png(b"%%%"), "x.png", format="risu-persona")
+
+
+def test_a_broken_inline_portrait_is_not_used_as_the_carrier() -> None:
+    """Regression (property tests): a portrait data URI holding only a PNG signature was used as
+    the image the persona is written into, giving a file that does not decode. A portrait that is
+    not a whole PNG is ignored like any other non-PNG portrait: the blank image carries the persona."""
+    codec = registry.get("risu-persona")
+    body = PersonaBody.model_validate(
+        {
+            "name": "Mira",
+            "media": {"portrait": {"role": "portrait", "ref": "data:image/png;base64,iVBORw0KGgo="}},
+        }
+    )
+    data = codec.encode(CanonicalEntity(kind="persona", id="persona-x", body=body), EmitContext())
+    assert data.startswith(blank_png()[:33])
+    assert codec.decode(Sniff(data, "p.png")).primary.body.name == "Mira"

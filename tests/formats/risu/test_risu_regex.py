@@ -206,6 +206,29 @@ def test_corpus_module_lorebooks_are_linked(corpus: Path) -> None:
     assert sum(1 for r in body.rules if not r.enabled) == 9
 
 
+def test_a_fresh_export_writes_rules_in_run_order() -> None:
+    """Regression (property tests): Risu runs scripts in array order, but fresh rows were written in
+    list order whatever ``sortOrder`` said, so a Marinara set (explicit ``order`` column) changed its
+    run order on the way to Risu. Rows are written sorted by ``sortOrder``, as the ST codec does."""
+    from bunzai_codecs.core.codec import EmitContext
+    from bunzai_codecs.core.entity import CanonicalEntity
+
+    body = RegexSetBody.model_validate(
+        {
+            "name": "set",
+            "rules": [
+                {"id": "a", "label": "runs second", "find": "b", "sortOrder": 5},
+                {"id": "b", "label": "runs first", "find": "a", "sortOrder": -1},
+            ],
+        }
+    )
+    data = registry.get("risu-regex").encode(
+        CanonicalEntity(kind="regex", id="regex-x", body=body), EmitContext()
+    )
+    rows = orjson.loads(data)["data"]
+    assert [r["comment"] for r in rows] == ["runs first", "runs second"]
+
+
 def test_fresh_rows_are_written_in_run_order() -> None:
     """Regression: Risu runs a list's scripts in array order, but fresh rows were written in list
     order whatever each rule's sortOrder said."""

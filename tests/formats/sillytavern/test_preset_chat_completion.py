@@ -401,3 +401,22 @@ def test_unknown_prompt_values_are_kept_verbatim() -> None:
     fresh = _fresh(e)
     assert fresh["prompts"][0]["role"] == "tool" and fresh["prompts"][0]["injection_position"] == 2
     assert fresh["reasoning_effort"] == "maximum" and fresh["names_behavior"] == 7
+
+
+def test_an_order_slot_without_its_order_list_is_a_typed_error() -> None:
+    """Regression (fuzz corpus json/crash-42f1dcd7...): a prompt_order slot for the effective
+    character without an ``order`` key raised KeyError inside the decoder."""
+    import orjson
+
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.errors import Malformed
+    from bunzai_codecs.core.sniff import Sniff
+
+    tree = {
+        "prompts": [{"identifier": "main", "name": "Main", "content": "x"}],
+        "prompt_order": [{"character_id": 100001, "ordgr": [{"identifier": "main", "enabled": True}]}],
+    }
+    with pytest.raises(Malformed) as e:
+        registry.get("sillytavern-preset").decode(Sniff(orjson.dumps(tree), "p.json"))
+    assert not getattr(e.value, "internal", False)
+    assert e.value.path == "$.prompt_order[0].order"

@@ -119,6 +119,9 @@ def test_detect_never_crashes_on_odd_input() -> None:
         b"{",
         b"[1,2]",
         b'{"spec": 5}',
+        # regression (hostile suite): an unhashable spec made `spec in CARD_SPECS` raise
+        b'{"spec": {"v": 3}, "data": {"name": "x"}}',
+        b'{"spec": ["chara_card_v2"], "data": {"name": "x"}}',
         b'{"name": 5, "first_mes": []}',
         build_png(png.Chunk(b"tEXt", b"no separator")),
         build_png(png.Chunk(b"zTXt", b"chara\0\0not zlib")),

@@ -18,6 +18,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import RegexSetBody
 from bunzai_codecs.formats._shared.st_regex import (
     body_to_scripts,
+    join_find,
     rule_to_script,
     script_to_rule,
     scripts_to_body,
@@ -47,6 +48,14 @@ def _rule(script: dict[str, Any], index: int = 0) -> Any:
 )
 def test_find_regex_literal_split(literal: str, find: str, flags: str) -> None:
     assert split_find(literal) == (find, flags)
+
+
+@pytest.mark.parametrize(("find", "flags"), [("", ""), ("", "g"), ("a", ""), ("a/b", "gi"), ("//g", "")])
+def test_find_regex_literal_round_trips(find: str, flags: str) -> None:
+    """Regression (property tests): an empty pattern was written as ``//``, which ST's
+    ``regexFromString`` and ``split_find`` read as the two-slash pattern, so an empty rule came
+    back matching ``//``. It is written as ``""`` (ST: no regex); its flags mean nothing then."""
+    assert split_find(join_find(find, flags)) == (find, flags if find else "")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,1 @@
+"""Fuzz harnesses (atheris) per container, their saved corpora and the replay test."""

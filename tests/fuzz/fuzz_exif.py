@@ -1,0 +1,19 @@
+#!/usr/bin/env python
+"""Fuzz Backyard's EXIF (TIFF) UserComment reader, inside a PNG eXIf chunk, through every codec.
+
+    python tests/fuzz/fuzz_exif.py -max_total_time=60        (or: make fuzz FUZZ_TIME=60)
+
+Only typed errors may escape (tests/fuzz/check.py); the saved corpus is tests/fuzz/corpus/exif/.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _run import main
+
+if __name__ == "__main__":
+    main("exif")

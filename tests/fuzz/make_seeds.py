@@ -1,0 +1,82 @@
+"""Write the seed inputs of every fuzz target into tests/fuzz/corpus/<target>/seed-*.
+
+    .venv/bin/python -m tests.fuzz.make_seeds
+
+Seeds are the project's own samples (samples/) cut down to what each container reader sees, plus a
+few wrapped-mode inputs (first byte 0x01, see check.py). Deterministic: running it again rewrites the
+same files. Crashers (crash-*) found by the harnesses live beside the seeds and are never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+
+from bunzai_codecs.core import png
+from bunzai_codecs.formats.backyard import exif
+from bunzai_codecs.formats.risu import jsformat, risum, risup
+
+from .check import CORPUS, ROOT
+
+SAMPLES = ROOT / "samples"
+CARD = orjson.dumps(
+    {
+        "spec": "chara_card_v3",
+        "spec_version": "3.0",
+        "data": {
+            "name": "Seed",
+            "description": "d",
+            "first_mes": "hi",
+            "extensions": {"depth_prompt": {"prompt": "p", "depth": 4}},
+            "character_book": {"entries": [{"keys": ["k"], "content": "c", "id": 1, "enabled": True}]},
+            "assets": [
+                {"type": "icon", "uri": "embeded://assets/icon/image/main.png", "name": "main", "ext": "png"}
+            ],
+        },
+    }
+)
+
+
+def seeds() -> dict[str, list[bytes]]:
+    files = {p.name: p.read_bytes() for p in sorted(SAMPLES.rglob("*")) if p.is_file()}
+    out: dict[str, list[bytes]] = {t: [] for t in ("png", "zip", "rpack", "risup", "exif", "json")}
+    for name, data in files.items():
+        if data[:8] == png.PNG_SIGNATURE:
+            out["png"].append(data)
+            for c in png.parse(data).chunks:
+                if c.type == b"eXIf":
+                    out["exif"].append(c.data)
+        elif data[:4] == b"PK\x03\x04" or data[:3] == b"\xff\xd8\xff":
+            out["zip"].append(data)
+        elif name.endswith(".risum"):
+            out["rpack"].append(data)
+            out["rpack"].append(b"\x01" + risum.read_blocks(data).main)
+        elif name.endswith((".risup", ".risupreset")):
+            out["risup"].append(data)
+            opened = risup.open_preset(data, rpacked=name.endswith(".risup"))
+            out["risup"].append(b"\x01" + jsformat.pack(opened.preset))
+        elif data.lstrip()[:1] in (b"{", b"[") and len(data) < 5000:
+            out["json"].append(data)
+    out["png"].append(b"\x01" + CARD)
+    out["zip"].append(b"\x01" + CARD)
+    out["json"].append(CARD)
+    out["exif"].append(
+        exif.build_exif(exif.user_comment_value(b'{"character":{"aiName":"Seed"},"version":4}'))
+    )
+    return out
+
+
+def main() -> None:
+    for target, items in seeds().items():
+        d = CORPUS / target
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.glob("seed-*"):
+            old.unlink()
+        for data in items:
+            (d / f"seed-{hashlib.sha1(data).hexdigest()[:16]}").write_bytes(data)
+        print(f"{d}: {len(items)} seeds")
+
+
+if __name__ == "__main__":
+    main()
