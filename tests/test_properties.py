@@ -600,6 +600,14 @@ def _lumiverse_markers(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "prompts": prompts}
 
 
+def _compile_empty_content(body: dict[str, Any]) -> dict[str, Any]:
+    from bunzai_codecs.formats.rolecall.persona import compile_sections
+
+    if body.get("content"):
+        return body
+    return {**body, "content": compile_sections(body.get("sections", {}))}
+
+
 def _fold_appearance(body: dict[str, Any]) -> dict[str, Any]:
     sections = body.get("sections", {})
     appearance = sections.get("appearance")
@@ -651,7 +659,10 @@ NORMALISE: dict[str, list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
     "rolecall-preset": [
         ("a marker is named by its slot and placed in list order; ST has eight marker slots", _st_markers)
     ],
-    "rolecall-persona": [("a persona card folds the appearance into the description", _fold_appearance)],
+    "rolecall-persona": [
+        ("an empty content is compiled from the sections on read (RoleCall's rule)", _compile_empty_content),
+        ("a persona card folds the appearance into the description", _fold_appearance),
+    ],
     "marinara-preset": [
         (
             "defaultChoices is keyed by variable name: a keyless choice has no default",
