@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean reliability
+.PHONY: run test lint format schema docs clean reliability bench bench-full
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -40,6 +40,18 @@ schema: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info out
+
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	@touch $(BENCH_STAMP)
+
+# quick figures (1k-file corpus, under 3 minutes); bench-full: 1k/10k/100k, memory and scaling
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench --quick
+
+bench-full: $(BENCH_STAMP)
+	$(BIN)/python -m bench --full --report BENCHMARKS.md
 
 reliability: $(STAMP)
 	$(BIN)/python -m tests.hostile.report
