@@ -21,6 +21,7 @@ from typing import Any
 from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import parse_json
+from bunzai_codecs.formats._shared.wire import type_name
 
 Path = tuple[str | int, ...]
 
@@ -38,13 +39,13 @@ def bad(message: str, path: Path) -> Malformed:
 
 def obj(value: Any, path: Path, what: str = "an object") -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise bad(f"expected {what}, found {_kind(value)}", path)
+        raise bad(f"expected {what}, found {type_name(value)}", path)
     return value
 
 
 def arr(value: Any, path: Path, what: str = "an array") -> list[Any]:
     if not isinstance(value, list):
-        raise bad(f"expected {what}, found {_kind(value)}", path)
+        raise bad(f"expected {what}, found {type_name(value)}", path)
     return value
 
 
@@ -54,7 +55,7 @@ def text(row: dict[str, Any], key: str, path: Path, default: str = "") -> str:
     if v is None:
         return default
     if not isinstance(v, str):
-        raise bad(f"{key} must be a string, found {_kind(v)}", (*path, key))
+        raise bad(f"{key} must be a string, found {type_name(v)}", (*path, key))
     return v
 
 
@@ -92,7 +93,7 @@ def to_number(v: Any, path: Path, what: str = "value") -> int | float:
             f = float("nan")
         if f == f and f not in (float("inf"), float("-inf")):
             return f
-    raise bad(f"{what} must be a number, found {_kind(v)}", path)
+    raise bad(f"{what} must be a number, found {type_name(v)}", path)
 
 
 def flag(row: dict[str, Any], key: str, path: Path, default: bool) -> bool:
@@ -106,7 +107,7 @@ def flag(row: dict[str, Any], key: str, path: Path, default: bool) -> bool:
         return True
     if v == "false":
         return False
-    raise bad(f'{key} must be a boolean or "true"/"false", found {_kind(v)}', (*path, key))
+    raise bad(f'{key} must be a boolean or "true"/"false", found {type_name(v)}', (*path, key))
 
 
 def json_col(row: dict[str, Any], key: str, path: Path, default: Any = None) -> Any:
@@ -133,7 +134,7 @@ def str_list(value: Any, path: Path) -> list[str]:
         elif isinstance(item, int | float) and not isinstance(item, bool):
             out.append(js_number(item))
         else:
-            raise bad(f"expected a string, found {_kind(item)}", (*path, i))
+            raise bad(f"expected a string, found {type_name(item)}", (*path, i))
     return out
 
 
@@ -177,22 +178,6 @@ def _js_numbers(v: Any) -> Any:
     if isinstance(v, list):
         return [_js_numbers(x) for x in v]
     return v
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int | float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "an array"
-    if isinstance(v, dict):
-        return "an object"
-    return type(v).__name__
 
 
 # -- writing rows back in their own form ----------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core.errors import Malformed, json_path
+from bunzai_codecs.formats._shared.wire import type_name
 
 Path = tuple[str | int, ...]
 
@@ -36,12 +37,12 @@ class Reader:
 
     def obj(self, v: Any, path: Path, what: str = "an object") -> dict[str, Any]:
         if not isinstance(v, dict):
-            raise Malformed(f"expected {what}, found {_kind(v)}", path=json_path(path))
+            raise Malformed(f"expected {what}, found {type_name(v)}", path=json_path(path))
         return v
 
     def arr(self, v: Any, path: Path, what: str = "an array") -> list[Any]:
         if not isinstance(v, list):
-            raise Malformed(f"expected {what}, found {_kind(v)}", path=json_path(path))
+            raise Malformed(f"expected {what}, found {type_name(v)}", path=json_path(path))
         return v
 
     def str_list(self, v: Any, path: Path) -> list[str]:
@@ -55,7 +56,7 @@ class Reader:
                 self.warn((*path, i), f"number {x!r} read as text")
                 out.append(_num_text(x))
             else:
-                raise Malformed(f"expected a string, found {_kind(x)}", path=json_path((*path, i)))
+                raise Malformed(f"expected a string, found {type_name(x)}", path=json_path((*path, i)))
         return out
 
     # -- scalars: wrong type is a warning and the default --------------------------------------
@@ -78,7 +79,7 @@ class Reader:
             n = parse_number(v)
             if n is not None:
                 return n
-        self.warn(path, f"{_kind(v)} where a number belongs; read as {default!r}")
+        self.warn(path, f"{type_name(v)} where a number belongs; read as {default!r}")
         return default
 
     def boolean(self, v: Any, path: Path, default: Any = False) -> Any:
@@ -90,7 +91,7 @@ class Reader:
             return bool(v)
         if v in ("true", "false"):
             return v == "true"
-        self.warn(path, f"{_kind(v)} where a boolean belongs; read as {default!r}")
+        self.warn(path, f"{type_name(v)} where a boolean belongs; read as {default!r}")
         return default
 
     def text(self, v: Any, path: Path, default: Any = None) -> Any:
@@ -100,7 +101,7 @@ class Reader:
             return v
         if isinstance(v, int | float) and not isinstance(v, bool):
             return _num_text(v)
-        self.warn(path, f"{_kind(v)} where a string belongs; read as {default!r}")
+        self.warn(path, f"{type_name(v)} where a string belongs; read as {default!r}")
         return default
 
     def opaque(self, v: Any, path: Path) -> dict[str, Any] | None:
@@ -108,7 +109,7 @@ class Reader:
             return None
         if isinstance(v, dict):
             return v
-        self.warn(path, f"{_kind(v)} where an object belongs; left in escrow")
+        self.warn(path, f"{type_name(v)} where an object belongs; left in escrow")
         return None
 
 
@@ -173,19 +174,3 @@ def _hashable(v: Any) -> Any:
 
 def _num_text(x: int | float) -> str:
     return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int | float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "an array"
-    if isinstance(v, dict):
-        return "an object"
-    return type(v).__name__

@@ -58,6 +58,7 @@ from bunzai_codecs.formats._shared.tavern import (
 )
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.agnai.tavern_ext import AgnaiDialect
+from bunzai_codecs.formats.chub.dialect import ChubDialect
 
 CCV3 = "ccv3"
 CHARA = "chara"
@@ -83,7 +84,7 @@ def card_score(t: dict[str, Any]) -> float:
     """The detection score of a parsed JSON object as a Tavern card (see the module docstring)."""
     spec = t.get("spec")
     if spec is not None:
-        return 0.9 if spec in CARD_SPECS else 0.0
+        return 0.9 if isinstance(spec, str) and spec in CARD_SPECS else 0.0
     if "data" in t or "entries" in t or not isinstance(t.get("name"), str):
         return 0.0  # `entries`: a lorebook ({name, description, entries}), never a flat card
     for k in _STRONG_FLAT:
@@ -139,11 +140,12 @@ class SillyTavernCard(Codec):
     kind = "character"
     family = "sillytavern"
     label = "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)"
-    suffixes = (".png", ".json", ".apng")
+    suffixes: ClassVar[tuple[str, ...]] = (".png", ".json", ".apng")
     extension = ".json"
     #: app layers applied on top of the shared Tavern mapping (e.g. Agnai's ``extensions.agnai``):
-    #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards
-    dialects: ClassVar[tuple[TavernDialect, ...]] = (AgnaiDialect(),)
+    #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards. Chub's
+    #: ``extensions.chub`` is a lens onto media (``formats/chub/dialect.py``)
+    dialects: ClassVar[tuple[TavernDialect, ...]] = (AgnaiDialect(), ChubDialect())
     coverage = functools.reduce(operator.or_, (d.coverage for d in dialects), TAVERN_COVERAGE)
 
     # -- detect ----------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""``chub-lorebook``: a Chub lorebook as the Chub API serves it (``node.definition`` of
+``GET /api/lorebooks/{user}/{slug}?full=true``).
+
+The shape is a CCv3 ``character_book`` with an array of entries (formats/others.md §6.2), plus a
+book-level ``extensions.chub`` bag (``id``, ``full_path``, ``expressions``, ``alt_expressions``,
+``related_lorebooks``). The field map is the shared ``character_book`` mapper
+(``_shared/character_book.py``): Chub writes ST's extended entry fields in camelCase inside
+``extensions`` (``excludeRecursion``, ``displayIndex``) and ``selectiveLogic``/``probability`` at the
+entry's top level, which that mapper reads. Chub's own entry keys (``weight``, ``addMemo``, a
+``characterFilter: null``) stay in each entry's ``extensions``; the book's ``extensions`` (the
+``chub`` bag included) in ``LorebookBody.extensions``.
+
+Detection: 1.0 for a ``character_book``-shaped object (``entries`` an array of CCv3 rows) whose
+``extensions.chub`` is an object — the Chub identity that no other app writes. A bare book without
+it is left to ``sillytavern-lorebook`` (0.78); this codec never claims it.
+
+Round trip: the escrow twin is the whole file; a same-format export overlays the body's edits on it
+(``merge3`` with entries paired by ``id``), so an unedited book comes back as it was, book-level
+``extensions.chub`` and every unmapped entry key included. A fresh export (no twin) is the shared
+``character_book`` writer's output in Chub's camelCase spelling, 2-space JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Unsupported
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities import LorebookBody
+from bunzai_codecs.formats._shared.character_book import (
+    CHARACTER_BOOK_COVERAGE,
+    ENTRY_KEY,
+    body_to_book,
+    book_spelling,
+    book_to_body,
+    is_character_book,
+)
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.chub.dialect import CHUB
+
+
+def is_chub_book(tree: Any) -> bool:
+    """A ``character_book``-shaped object carrying Chub's book-level ``extensions.chub`` object."""
+    if not is_character_book(tree):
+        return False
+    ext = tree.get("extensions")
+    return isinstance(ext, dict) and isinstance(ext.get(CHUB), dict)
+
+
+class ChubLorebook(Codec):
+    """Chub lorebooks (``character_book`` JSON with a book-level ``extensions.chub``)."""
+
+    id = "chub-lorebook"
+    kind = "lorebook"
+    family = "chub"
+    label = "Chub lorebook (character_book JSON)"
+    suffixes = (".json",)
+    extension = ".json"
+    coverage = CHARACTER_BOOK_COVERAGE
+
+    def detect(self, s: Sniff) -> float:
+        return 1.0 if is_chub_book(s.json_object) else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        tree = s.require_json()
+        if not isinstance(tree, dict):
+            raise wrong("$", "a lorebook object", tree)
+        ctx = MapContext("$")
+        body = book_to_body(tree, ctx)
+        e = self.entity(s, body, raw=tree)
+        e.warnings.extend(ctx.warnings)
+        return Decoded([e])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = entity.body
+        if not isinstance(body, LorebookBody):
+            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        if isinstance(raw, dict):
+            base = LorebookBody.model_validate(book_to_body(raw))
+            if base == body:
+                out: Any = raw
+            else:
+                spelling = book_spelling(raw)
+                out = merge3(
+                    raw,
+                    body_to_book(base, spelling=spelling),
+                    body_to_book(body, spelling=spelling),
+                    list_key=ENTRY_KEY,
+                )
+        else:
+            out = body_to_book(body, spelling="camel")
+        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+
+
+__all__ = ["ChubLorebook", "is_chub_book"]

@@ -1,0 +1,231 @@
+"""``lumiverse``: Lumiverse characters — a Tavern card with Lumiverse's bare ``data.extensions`` keys,
+as JSON, PNG, or a zip with ``card.json`` + ``lumiverse_modules.json`` + asset files.
+
+Lumiverse has no ``extensions.lumiverse`` namespace: its keys sit directly in ``data.extensions``
+(formats/others.md §2.1). The fingerprint is any of: an object ``expressions``,
+``expression_groups``, ``alternate_fields`` or ``lumiverse_image_gen_lora``, an array
+``alternate_avatars``, ``world_book_ids`` or ``databank_ids``, a string ``alternate_character_name``,
+or a ``ttsVoice`` key.
+
+Detection:
+
+=================================================================  =====
+input                                                              score
+=================================================================  =====
+zip with ``lumiverse_modules.json`` (and no ``module.risum``)      1.0
+JSON card (V3, V2 or flat) or PNG ``ccv3``/``chara`` payload with  0.95
+the fingerprint
+zip with ``module.risum``; anything else                           0
+=================================================================  =====
+
+The zip scores 1.0 like RisuAI's ``.charx`` (any zip with ``card.json``); the tie is broken by
+content and priority, never by import order: this codec only claims a zip that has
+``lumiverse_modules.json``, and its ``priority`` (10) ranks it above ``risu`` (0), so the registry
+asks it first and its certain score ends detection. A plain charx (no modules file) is never
+claimed here.
+
+Mapping: the shared Tavern mapper (plus the Chub lens). Lumiverse's keys have no canonical home
+(canonical has no alternate-field variants, expression packs, LoRA or TTS voice ids; the
+``alternate_character_name`` is a prompt-name override that would collide with CCv3 ``nickname``),
+so they stay in ``body.extensions`` verbatim — which also means a SillyTavern export carries them.
+
+Zip: ``card.json`` is decoded like a JSON card (its book and scripts become linked entities); the
+modules file's ``regex_scripts[]`` (module rows: a single-string ``target``) decode into one more
+linked regex set, mapped by ``lumiverse-regex`` and marked as the module's (its twin, the row list,
+is stored under this codec's id with ``module: true``). The whole archive rides in the escrow blobs
+(``blobs.archive``). A same-format export returns the archive unchanged when nothing changed, and
+otherwise rewrites only ``card.json`` (the overlaid card) and ``lumiverse_modules.json`` (the
+re-embedded module scripts), keeping every other member's bytes, the member order, each member's
+compression method and any bytes before the zip (a JPEG polyglot). ``options["container"] = "json"``
+writes the card alone (the module scripts are then written beside it by ``bundle.write``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import orjson
+
+from bunzai_codecs.core import archive
+from bunzai_codecs.core.codec import Coverage, EmitContext
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.entities import RegexSetBody
+from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
+from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.st_regex import body_to_scripts as st_body_to_scripts
+from bunzai_codecs.formats._shared.st_regex import embed_scripts
+from bunzai_codecs.formats._shared.tavern import TavernDialect
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
+from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
+from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
+
+LUMIVERSE = "lumiverse"
+CARD_JSON = "card.json"
+MODULES_JSON = "lumiverse_modules.json"
+RISU_MODULE = "module.risum"
+#: the escrow part of the module scripts' regex-set entity
+MODULE_PART = ("regex", "lumiverse_modules")
+
+_OBJECT_KEYS = ("expressions", "expression_groups", "alternate_fields", "lumiverse_image_gen_lora")
+_ARRAY_KEYS = ("alternate_avatars", "world_book_ids", "databank_ids")
+
+
+def fingerprinted(tree: Any) -> bool:
+    """True when a card tree's extensions carry a Lumiverse key (see the module docstring)."""
+    ext = card_extensions(tree)
+    if ext is None:
+        return False
+    return (
+        any(isinstance(ext.get(k), dict) for k in _OBJECT_KEYS)
+        or any(isinstance(ext.get(k), list) for k in _ARRAY_KEYS)
+        or isinstance(ext.get("alternate_character_name"), str)
+        or "ttsVoice" in ext
+    )
+
+
+def is_module_set(entity: CanonicalEntity) -> bool:
+    """A regex set that came from a Lumiverse zip's ``lumiverse_modules.json``."""
+    twin = entity.twin(LUMIVERSE)
+    return bool(twin and twin.get("module") is True)
+
+
+class LumiverseCard(SillyTavernCard):
+    """Lumiverse characters: Tavern cards with Lumiverse's bare extension keys (JSON, PNG, zip)."""
+
+    id = "lumiverse"
+    family = "lumiverse"
+    label = "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)"
+    suffixes: ClassVar[tuple[str, ...]] = (".json", ".png", ".charx", ".zip")
+    #: above ``risu`` (0): both are certain on a zip with card.json; only this one checks the modules file
+    priority = 10
+    dialects: ClassVar[tuple[TavernDialect, ...]] = SillyTavernCard.dialects
+    coverage = SillyTavernCard.coverage | Coverage.of(
+        notes=[
+            "alternate fields/avatars, expression packs, LoRA, TTS voice and world/databank ids ride in"
+            " `extensions` verbatim (no canonical home)",
+            "a zip keeps every asset member and the modules file byte for byte; module regex scripts"
+            " are a linked regex set",
+        ]
+    )
+
+    # -- detect ----------------------------------------------------------------------------------
+
+    def detect(self, s: Sniff) -> float:
+        if s.is_zip:
+            z = s.zip
+            if z is None or RISU_MODULE in z:
+                return 0.0
+            return 1.0 if MODULES_JSON in z else 0.0
+        trees = png_card_trees(s) if s.is_png else [s.json_object]
+        return 0.95 if any(fingerprinted(t) for t in trees) else 0.0
+
+    # -- decode ----------------------------------------------------------------------------------
+
+    def decode(self, s: Sniff) -> Decoded:
+        if s.is_zip:
+            return self._decode_zip(s)
+        return super().decode(s)
+
+    def _decode_zip(self, s: Sniff) -> Decoded:
+        z = s.require_zip()
+        if CARD_JSON not in z:
+            raise Malformed("Lumiverse zip has no card.json", path=CARD_JSON)
+        tree = parse_json(z.read(CARD_JSON), what="card.json")
+        if not isinstance(tree, dict):
+            raise wrong(f"{CARD_JSON}:$", "a character card object", tree)
+        entities = self.decode_tree(s, tree, zip={"card": CARD_JSON}, blobs={"archive": s.data})
+        card = entities[0]
+        if MODULES_JSON in z:
+            modules = parse_json(z.read(MODULES_JSON), what=MODULES_JSON)
+            if not isinstance(modules, dict):
+                raise wrong(f"{MODULES_JSON}:$", "an object", modules)
+            rows = modules.get("regex_scripts")
+            if rows is not None and rows != []:
+                ctx = MapContext(f"{MODULES_JSON}:$.regex_scripts")
+                body = scripts_to_body(rows, ctx=ctx)
+                rx = self.entity(s, body, raw=rows, part=MODULE_PART, kind="regex", module=True)
+                rx.warnings.extend(ctx.warnings)
+                entities.append(rx)
+                card.links = {KNOWLEDGE_REFS: [*card.links.get(KNOWLEDGE_REFS, []), rx.id]}
+        return Decoded(entities)
+
+    # -- encode ----------------------------------------------------------------------------------
+
+    def _scripts(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
+        """``card.json``'s own ``regex_scripts``: every linked regex set except the module's."""
+        sets = [r for r in ctx.refs(entity, "regex") if not is_module_set(r)]
+        if sets:
+            for r in sets:
+                ctx.embed(r)
+            if len(sets) == 1:
+                return embed_scripts(sets[0], self.id)
+            out: list[Any] = []
+            for r in sets:
+                assert isinstance(r.body, RegexSetBody)
+                out.extend(st_body_to_scripts(r.body))
+            return out
+        if isinstance(old, list) and not old:
+            return KEEP  # an empty list is not an embedded set
+        # a resolved module set is not the card's: with every regex link resolved and none of them
+        # the card's own set, the set was unlinked and its stale copy goes (keep_or_drop's rule)
+        return keep_or_drop(entity, ctx, "regex", old)
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        twin = entity.twin(self.id)
+        want = ctx.options.get("container")
+        if twin is None or "zip" not in twin or want == "json":
+            return super().encode(entity, ctx)
+        if want not in (None, "zip"):
+            raise Unsupported(f"a Lumiverse zip card is written as a zip or as json, not {want!r}")
+        raw = twin.get("raw")
+        blob = (twin.get("blobs") or {}).get("archive")
+        if not isinstance(raw, dict) or not isinstance(blob, bytes):
+            raise Unsupported("the escrow twin of this Lumiverse zip is incomplete; export as json")
+        tree, _ = self.overlay_tree(entity, raw, ctx)
+        z = archive.open_zip(blob)
+        modules_bytes = self._modules(entity, ctx, z)
+        if tree is raw and modules_bytes is None:
+            return blob
+        members = []
+        for m in z.members:
+            data = z.read(m.name)
+            if m.name == CARD_JSON and tree is not raw:
+                data = orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+            elif m.name == MODULES_JSON and modules_bytes is not None:
+                data = modules_bytes
+            members.append(archive.ZipMemberSpec(m.name, data, m.method))
+        return archive.write_zip(members, prefix=z.prefix)
+
+    def _modules(self, entity: CanonicalEntity, ctx: EmitContext, z: archive.ZipReader) -> bytes | None:
+        """New bytes for ``lumiverse_modules.json``, or ``None`` to keep the member as it is."""
+        if MODULES_JSON not in z:
+            return None
+        sets = [r for r in ctx.refs(entity, "regex") if is_module_set(r)]
+        modules = parse_json(z.read(MODULES_JSON), what=MODULES_JSON)
+        if not isinstance(modules, dict):
+            return None
+        old = modules.get("regex_scripts")
+        if sets:
+            rx = sets[0]
+            ctx.embed(rx)
+            assert isinstance(rx.body, RegexSetBody)
+            twin = rx.twin(self.id)
+            rows = twin.get("raw") if twin else None
+            new = (
+                merge_scripts(rows, rx.body, module=True)
+                if isinstance(rows, list)
+                else lv_body_to_scripts(rx.body, module=True)
+            )
+            if isinstance(rows, list) and new is rows and rows == old:
+                return None
+        elif not old or keep_or_drop(entity, ctx, "regex", old) is KEEP:
+            return None
+        else:
+            new = []  # the links no longer name the module's scripts
+        return orjson.dumps({**modules, "regex_scripts": new}, option=orjson.OPT_INDENT_2)
+
+
+__all__ = ["LumiverseCard", "fingerprinted", "is_module_set"]

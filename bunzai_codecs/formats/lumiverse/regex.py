@@ -1,0 +1,282 @@
+"""``lumiverse-regex``: Lumiverse regex script exports, and the module-embedded script rows.
+
+The export file is ``{version: 1, type: "lumiverse_regex_scripts", scripts: [...]}`` (formats/
+others.md §2.2); the same rows, minus account fields, sit in a Lumiverse character zip's
+``lumiverse_modules.json`` ``regex_scripts[]`` (read by the ``lumiverse`` codec through this
+module). One file or one module list is one canonical regex set.
+
+=========================  ==================================================================
+script key                 canonical ``RegexRule``
+=========================  ==================================================================
+``id``                     ``id`` (missing: the row index, not written back; repeats ``-2``...)
+``name``                   ``label``
+``find_regex``             ``find`` (verbatim)
+``flags``                  ``flags`` (absent: none)
+``replace_string``         ``replace``
+``placement[]``            ``phases``: ``user_input`` input, ``ai_output`` output,
+                           ``world_info`` lorebook, ``reasoning``; ``memory`` (Lumiverse-only)
+                           and other strings verbatim
+``target``                 ``targets``: ``prompt``, ``display``, ``response`` (verbatim: the
+                           stored reply). **An array in the export file, a single string in a
+                           module row** (newer modules: either); written back in the row's own
+                           form
+``min_depth``/``max_depth`` ``minDepth``/``maxDepth``
+``trim_strings``           ``trimStrings`` (``[]`` is absent)
+``run_on_edit``            ``runOnEdit``
+``substitute_macros``      ``substituteFind``: ``none``, ``raw``, ``escaped``; ``after`` verbatim
+``disabled``               ``enabled`` (negated)
+``sort_order``             ``sortOrder`` (absent: the row index)
+``description``, others    ``extras`` (``user_id``, ``script_id``, ``scope``, ``scope_id``,
+                           ``folder``, ``pack_id``, ``preset_id``, ``metadata``, timestamps,
+                           sealed ``actions``), written back as row keys
+=========================  ==================================================================
+
+A rule with no ``targets`` (another app's "edit the stored text") is written with ``target``
+``["response"]``. The set is named after the file (its stem). Detection: 1.0 for an object with
+``type: "lumiverse_regex_scripts"`` and an array ``scripts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Unsupported
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats._shared.lore import unique_ids
+from bunzai_codecs.formats._shared.wire import (
+    MapContext,
+    bool_at,
+    js_number_text,
+    num_at,
+    str_at,
+    strs_at,
+    wrong,
+)
+from bunzai_codecs.formats.sillytavern.regex import file_stem
+
+FILE_TYPE = "lumiverse_regex_scripts"
+PLACEMENT_PHASES: dict[str, str] = {
+    "user_input": "input",
+    "ai_output": "output",
+    "world_info": "lorebook",
+    "reasoning": "reasoning",
+}
+PHASE_PLACEMENTS: dict[str, str] = {v: k for k, v in PLACEMENT_PHASES.items()}
+#: ``target`` written for a rule that edits the stored text (no canonical targets)
+STORED_TARGET = "response"
+
+RULE_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "find_regex",
+        "replace_string",
+        "flags",
+        "placement",
+        "target",
+        "min_depth",
+        "max_depth",
+        "trim_strings",
+        "run_on_edit",
+        "substitute_macros",
+        "disabled",
+        "sort_order",
+    }
+)
+
+
+def is_export(t: Any) -> bool:
+    return isinstance(t, dict) and t.get("type") == FILE_TYPE and isinstance(t.get("scripts"), list)
+
+
+def _script_id(v: Any, index: int, ctx: MapContext) -> str:
+    if v is None or v == "":
+        return str(index)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return js_number_text(v)
+    raise wrong(ctx.at("id"), "a string id", v)
+
+
+def script_to_rule(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
+    """One Lumiverse script row (export or module form) as a ``RegexRule`` dict."""
+    placement = r.get("placement")
+    phases: list[str] = []
+    if placement is not None:
+        for p in strs_at(placement, ctx, "placement") or ():
+            ph = PLACEMENT_PHASES.get(p, p)
+            if ph not in phases:
+                phases.append(ph)
+    target = r.get("target")
+    targets: list[str] | None
+    if target is None:
+        targets = None
+    elif isinstance(target, str):
+        targets = [target]
+    else:
+        targets = list(strs_at(target, ctx, "target") or ())
+    disabled = bool_at(r.get("disabled"), ctx, "disabled")
+    sort_order = num_at(r.get("sort_order"), ctx, "sort_order")
+    extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
+    return {
+        "id": _script_id(r.get("id"), index, ctx),
+        "label": str_at(r.get("name"), ctx, "name") or "",
+        "find": str_at(r.get("find_regex"), ctx, "find_regex") or "",
+        "flags": str_at(r.get("flags"), ctx, "flags") or "",
+        "replace": str_at(r.get("replace_string"), ctx, "replace_string") or "",
+        "trimStrings": strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
+        "phases": phases,
+        "targets": targets,
+        "substituteFind": str_at(r.get("substitute_macros"), ctx, "substitute_macros"),
+        "minDepth": num_at(r.get("min_depth"), ctx, "min_depth"),
+        "maxDepth": num_at(r.get("max_depth"), ctx, "max_depth"),
+        "runOnEdit": bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
+        "enabled": not disabled,
+        "sortOrder": index if sort_order is None else sort_order,
+        "extras": extras or None,
+    }
+
+
+def scripts_to_body(scripts: Any, *, name: str = "", ctx: MapContext | None = None) -> dict[str, Any]:
+    """A list of Lumiverse script rows as a ``RegexSetBody`` dict."""
+    ctx = ctx or MapContext("$")
+    if not isinstance(scripts, list):
+        raise wrong(ctx.path, "an array of regex scripts", scripts)
+    rules = []
+    for i, r in enumerate(scripts):
+        if not isinstance(r, dict):
+            raise wrong(ctx.at(i), "a regex script object", r)
+        rules.append(script_to_rule(r, i, ctx.child(i)))
+    ids = [r["id"] for r in rules]
+    if len(set(ids)) != len(ids):
+        for r, uid in zip(rules, unique_ids(ids), strict=True):
+            r["id"] = uid
+    return {"name": name, "rules": rules}
+
+
+def rule_to_script(rule: RegexRule, index: int, *, module: bool = False) -> dict[str, Any]:
+    """A fresh Lumiverse script row; ``module`` writes the module form (a single-string ``target``
+    when there is one target, no ``id`` when it is just the row index)."""
+    targets = list(rule.targets) if rule.targets is not None else [STORED_TARGET]
+    out: dict[str, Any] = {}
+    if not (module and rule.id == str(index)):
+        out["id"] = rule.id
+    out |= {
+        "name": rule.label,
+        "find_regex": rule.find,
+        "replace_string": rule.replace,
+        "flags": rule.flags,
+        "placement": [PHASE_PLACEMENTS.get(p, p) for p in rule.phases],
+        "target": targets[0] if module and len(targets) == 1 else targets,
+        "min_depth": rule.minDepth,
+        "max_depth": rule.maxDepth,
+        "trim_strings": list(rule.trimStrings or ()),
+        "run_on_edit": bool(rule.runOnEdit),
+        "substitute_macros": rule.substituteFind or "none",
+        "disabled": not rule.enabled,
+        "sort_order": rule.sortOrder,
+    }
+    for k, v in (rule.extras or {}).items():
+        out.setdefault(k, v)
+    return out
+
+
+def body_to_scripts(body: RegexSetBody, *, module: bool = False) -> list[dict[str, Any]]:
+    return [rule_to_script(r, i, module=module) for i, r in enumerate(body.rules)]
+
+
+def SCRIPT_ID(item: Any) -> Any:
+    """``merge3`` list key: rows paired by ``id`` (positional for module rows, which have none)."""
+    return item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else None
+
+
+def merge_scripts(raw: list[Any], body: RegexSetBody, *, module: bool) -> list[Any]:
+    """The twin's rows with the body's edits applied (the twin itself when nothing changed)."""
+    base = RegexSetBody.model_validate(scripts_to_body(raw))
+    if base.rules == body.rules:
+        return raw
+    return merge3(
+        raw,
+        body_to_scripts(base, module=module),
+        body_to_scripts(body, module=module),
+        list_key=SCRIPT_ID,
+    )
+
+
+class LumiverseRegex(Codec):
+    """Lumiverse regex script exports (``lumiverse_regex_scripts``)."""
+
+    id = "lumiverse-regex"
+    kind = "regex"
+    family = "lumiverse"
+    label = "Lumiverse regex scripts"
+    suffixes = (".json",)
+    extension = ".json"
+    coverage = Coverage.of(
+        "name",
+        "rules[].id",
+        "rules[].label",
+        "rules[].find",
+        "rules[].flags",
+        "rules[].replace",
+        "rules[].trimStrings",
+        "rules[].phases",
+        "rules[].targets",
+        "rules[].substituteFind",
+        "rules[].minDepth",
+        "rules[].maxDepth",
+        "rules[].runOnEdit",
+        "rules[].enabled",
+        "rules[].sortOrder",
+        "rules[].extras",
+        notes=[
+            "the set name is the file name; no set description",
+            "phases `request`, `display` and `slash` have no Lumiverse placement and are written verbatim",
+            "a rule without targets is written with target `response`",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        return 1.0 if is_export(s.json_object) else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        tree = s.require_json()
+        if not isinstance(tree, dict):
+            raise wrong("$", "a Lumiverse regex export object", tree)
+        ctx = MapContext("$.scripts")
+        body = scripts_to_body(tree.get("scripts"), name=file_stem(s.name), ctx=ctx)
+        e = self.entity(s, body, raw=tree)
+        e.warnings.extend(ctx.warnings)
+        return Decoded([e])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = entity.body
+        if not isinstance(body, RegexSetBody):
+            raise Unsupported(f"{self.id} holds regex sets, not {entity.kind}")
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        if isinstance(raw, dict) and isinstance(raw.get("scripts"), list):
+            scripts = merge_scripts(raw["scripts"], body, module=False)
+            out: Any = raw if scripts is raw["scripts"] else {**raw, "scripts": scripts}
+        else:
+            out = {"version": 1, "type": FILE_TYPE, "scripts": body_to_scripts(body)}
+        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+
+
+__all__ = [
+    "FILE_TYPE",
+    "LumiverseRegex",
+    "body_to_scripts",
+    "merge_scripts",
+    "rule_to_script",
+    "script_to_rule",
+    "scripts_to_body",
+]

@@ -1,0 +1,564 @@
+"""``rolecall-lorebook``: RoleCall's lorebook export, ``RoleCallExportV1``.
+
+``{schemaVersion: "1.0.0", exportDate, lorebook: {name, description, settings, metadata, entries[],
+categories?, tree?}}`` (formats/others.md §1.2). Entries are nested groups on the wire and flat in
+canonical:
+
+============================================  ==============================================
+wire (entry)                                  canonical ``LoreEntry``
+============================================  ==============================================
+``id``, ``title``, ``content``, ``enabled``,  same names (``comment: null`` is no comment; a
+``constant``, ``comment``                     missing ``title`` is ``Entry N``)
+``triggers.primary[]`` / ``.secondary[]``     ``triggers`` / ``secondaryTriggers``:
+                                              ``{keyword, isRegex, flags?, probability?}`` ->
+                                              ``{text, isRegex, flags, probability}``
+``triggers.selectiveLogic``                   ``selectiveLogic`` (same four names)
+``matching.{caseSensitive, matchWholeWords,   same names (``null`` = the book's setting)
+scanDepth}``
+``injection.{position, depth, role}``         same names; RoleCall-only positions (``append``,
+                                              ``append_bottom``, ``prepend_top``, ``scene``) kept
+                                              verbatim
+``priority.{sortOrder, priority}``            ``sortOrder`` (placement), ``priority`` (eviction)
+``timing.{sticky, cooldown, delay}``          same names
+``grouping.{groupName, categoryId,            ``group``, ``categoryId``, ``groupWeight``
+groupWeight}``
+``probability``                               ``probability``
+``advanced.{excludeRecursion,                 same names (``delayUntilRecursion`` is a number)
+preventRecursion, delayUntilRecursion,
+ignoreBudget}``
+``characterFilter``                           ``characterFilter`` (``null`` = none)
+``scanSources.{characterDescription,          ``scanSources`` ``character_description``,
+characterPersonality, userPersona,            ``character_personality``,
+scenario}``                                   ``persona_description``, ``character_scenario``
+``unsupportedFields`` (ST-origin bag)         ``vectorized``, ``groupOverride``,
+                                              ``useGroupScoring``, ``automationId``,
+                                              ``generationTriggers``, ``outletName``;
+                                              ``matchCharacterDepthPrompt`` /
+                                              ``matchCreatorNotes`` -> ``scanSources``; other
+                                              keys -> ``extensions``
+============================================  ==============================================
+
+Book: ``settings.{lorebookType, globalMatchWholeWords, globalScanDepth, globalRecursion,
+tokenBudget, entryBudget}`` and ``metadata.tags`` map by name; ``categories[]`` are canonical
+categories. Twin only (no canonical home): ``exportDate``, ``settings.globalCaseSensitive``,
+``budgetMode``, ``metadata.genre``/``fandom``, ``tree``, entry ``triggers.mode``, per-trigger
+``frequency``, ``advanced.useMemo``, ``sideEffects``, entry ``metadata``.
+
+Detection: 1.0 when ``lorebook.entries`` is an array and ``schemaVersion`` is a string containing
+``1.0.0`` (the original design's rule: RoleCall's other lorebook shapes are not claimed).
+
+Encode: a same-format export overlays the body's edits on the twin (entries paired by ``id``); a
+fresh export writes the v1 envelope with ``exportDate`` = ``EmitContext.options["exportedAt"]`` or
+the Unix epoch (bytes must be deterministic), and only the settings the body has.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
+from bunzai_codecs.formats._shared.wire import (
+    MapContext,
+    bool_at,
+    js_number_text,
+    num_at,
+    opt_obj,
+    str_at,
+    strs_at,
+    wrong,
+)
+
+SCHEMA_VERSION = "1.0.0"
+EPOCH = "1970-01-01T00:00:00.000Z"
+
+#: RoleCall ``scanSources`` flag -> canonical scan source
+SCAN_FLAGS: tuple[tuple[str, str], ...] = (
+    ("characterDescription", "character_description"),
+    ("characterPersonality", "character_personality"),
+    ("userPersona", "persona_description"),
+    ("scenario", "character_scenario"),
+)
+#: ``unsupportedFields`` flags that are scan sources
+UNSUPPORTED_SCAN: tuple[tuple[str, str], ...] = (
+    ("matchCharacterDepthPrompt", "character_depth_prompt"),
+    ("matchCreatorNotes", "creator_notes"),
+)
+#: ``unsupportedFields`` keys that are canonical fields of the same name
+UNSUPPORTED_FIELDS = (
+    "vectorized",
+    "groupOverride",
+    "useGroupScoring",
+    "automationId",
+    "generationTriggers",
+    "outletName",
+)
+_SCAN_ORDER = {
+    canon: i for i, canon in enumerate([c for _, c in SCAN_FLAGS] + [c for _, c in UNSUPPORTED_SCAN])
+}
+
+
+def is_rolecall_export(tree: Any) -> bool:
+    """The detection rule: ``schemaVersion`` string containing ``1.0.0`` and ``lorebook.entries`` array."""
+    if not isinstance(tree, dict):
+        return False
+    sv = tree.get("schemaVersion")
+    book = tree.get("lorebook")
+    return (
+        isinstance(sv, str)
+        and SCHEMA_VERSION in sv
+        and isinstance(book, dict)
+        and isinstance(book.get("entries"), list)
+    )
+
+
+# --- decode -------------------------------------------------------------------------------------
+
+
+def _group(e: dict[str, Any], key: str, ctx: MapContext) -> dict[str, Any]:
+    v = e.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise wrong(ctx.at(key), "an object", v)
+    return v
+
+
+def _triggers(v: Any, ctx: MapContext, *path: str | int) -> list[dict[str, Any]] | None:
+    if v is None:
+        return None
+    if not isinstance(v, list):
+        raise wrong(ctx.at(*path), "an array of triggers", v)
+    out = []
+    for i, t in enumerate(v):
+        if not isinstance(t, dict):
+            raise wrong(ctx.at(*path, i), "a trigger object", t)
+        row: dict[str, Any] = {"text": str_at(t.get("keyword"), ctx, *path, i, "keyword") or ""}
+        is_regex = bool_at(t.get("isRegex"), ctx, *path, i, "isRegex")
+        if is_regex is not None:
+            row["isRegex"] = is_regex
+        flags = str_at(t.get("flags"), ctx, *path, i, "flags")
+        if flags is not None:
+            row["flags"] = flags
+        p = num_at(t.get("probability"), ctx, *path, i, "probability")
+        if p is not None:
+            row["probability"] = p
+        out.append(row)
+    return out
+
+
+def _entry_id(v: Any, index: int, ctx: MapContext) -> str:
+    if v is None:
+        return str(index)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return js_number_text(v)
+    raise wrong(ctx.at("id"), "a string id", v)
+
+
+def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
+    """One RoleCall entry as a ``LoreEntry`` dict (see the module docstring)."""
+    row: dict[str, Any] = {
+        "id": _entry_id(e.get("id"), index, ctx),
+        "title": str_at(e.get("title"), ctx, "title") or f"Entry {index + 1}",
+        "content": str_at(e.get("content"), ctx, "content") or "",
+    }
+    comment = str_at(e.get("comment"), ctx, "comment")
+    if comment is not None:
+        row["comment"] = comment
+    for key in ("enabled", "constant"):
+        b = bool_at(e.get(key), ctx, key)
+        if b is not None:
+            row[key] = b
+
+    trig = _group(e, "triggers", ctx)
+    row["triggers"] = _triggers(trig.get("primary"), ctx, "triggers", "primary")
+    row["secondaryTriggers"] = _triggers(trig.get("secondary"), ctx, "triggers", "secondary")
+    logic = trig.get("selectiveLogic")
+    if logic is not None:
+        if isinstance(logic, str) and logic in LOGIC_INTS:
+            row["selectiveLogic"] = logic
+        else:
+            ctx.warn(
+                f"{ctx.at('triggers', 'selectiveLogic')}: unknown selectiveLogic {logic!r} read as and_any"
+            )
+
+    m = _group(e, "matching", ctx)
+    row["caseSensitive"] = bool_at(m.get("caseSensitive"), ctx, "matching", "caseSensitive")
+    row["matchWholeWords"] = bool_at(m.get("matchWholeWords"), ctx, "matching", "matchWholeWords")
+    row["scanDepth"] = num_at(m.get("scanDepth"), ctx, "matching", "scanDepth")
+
+    inj = _group(e, "injection", ctx)
+    pos = str_at(inj.get("position"), ctx, "injection", "position")
+    if pos is not None:
+        row["position"] = pos
+    depth = num_at(inj.get("depth"), ctx, "injection", "depth")
+    if depth is not None:
+        row["depth"] = depth
+    role = inj.get("role")
+    if role is not None:
+        if role in ("system", "user", "assistant"):
+            row["role"] = role
+        else:
+            ctx.warn(f"{ctx.at('injection', 'role')}: unknown role {role!r} read as system")
+
+    pr = _group(e, "priority", ctx)
+    for wire, canon in (("sortOrder", "sortOrder"), ("priority", "priority")):
+        n = num_at(pr.get(wire), ctx, "priority", wire)
+        if n is not None:
+            row[canon] = n
+
+    tm = _group(e, "timing", ctx)
+    for key in ("sticky", "cooldown", "delay"):
+        row[key] = num_at(tm.get(key), ctx, "timing", key)
+
+    gr = _group(e, "grouping", ctx)
+    row["group"] = str_at(gr.get("groupName"), ctx, "grouping", "groupName")
+    row["categoryId"] = str_at(gr.get("categoryId"), ctx, "grouping", "categoryId")
+    row["groupWeight"] = num_at(gr.get("groupWeight"), ctx, "grouping", "groupWeight")
+
+    p = num_at(e.get("probability"), ctx, "probability")
+    if p is not None:
+        row["probability"] = p
+
+    adv = _group(e, "advanced", ctx)
+    for key in ("excludeRecursion", "preventRecursion"):
+        b = bool_at(adv.get(key), ctx, "advanced", key)
+        if b is not None:
+            row[key] = b
+    d = adv.get("delayUntilRecursion")
+    if d is True or d is False:
+        row["delayUntilRecursion"] = int(d)  # ST's boolean spelling, if an ST-origin row carries it
+    elif d is not None:
+        row["delayUntilRecursion"] = num_at(d, ctx, "advanced", "delayUntilRecursion")
+    row["ignoreBudget"] = bool_at(adv.get("ignoreBudget"), ctx, "advanced", "ignoreBudget")
+
+    cf = e.get("characterFilter")
+    if cf is not None:
+        if not isinstance(cf, dict):
+            raise wrong(ctx.at("characterFilter"), "an object or null", cf)
+        row["characterFilter"] = {
+            "isExclude": bool_at(cf.get("isExclude"), ctx, "characterFilter", "isExclude") or False,
+            "names": strs_at(cf.get("names"), ctx, "characterFilter", "names") or [],
+            "tags": strs_at(cf.get("tags"), ctx, "characterFilter", "tags") or [],
+        }
+
+    sources: list[str] | None = None
+    ss = e.get("scanSources")
+    if ss is not None:
+        if not isinstance(ss, dict):
+            raise wrong(ctx.at("scanSources"), "an object", ss)
+        sources = [canon for flag, canon in SCAN_FLAGS if bool_at(ss.get(flag), ctx, "scanSources", flag)]
+
+    un = _group(e, "unsupportedFields", ctx)
+    rest: dict[str, Any] = {}
+    for k, v in un.items():
+        if k in ("vectorized", "groupOverride", "useGroupScoring"):
+            row[k] = bool_at(v, ctx, "unsupportedFields", k)
+        elif k in ("automationId", "outletName"):
+            row[k] = str_at(v, ctx, "unsupportedFields", k)
+        elif k == "generationTriggers":
+            row[k] = strs_at(v, ctx, "unsupportedFields", k)
+        elif k in ("matchCharacterDepthPrompt", "matchCreatorNotes"):
+            if bool_at(v, ctx, "unsupportedFields", k):
+                canon = dict(UNSUPPORTED_SCAN)[k]
+                sources = [*(sources or ()), canon]
+        else:
+            rest[k] = v
+    if sources is not None:
+        row["scanSources"] = sorted(sources, key=_SCAN_ORDER.__getitem__)
+    if rest:
+        row["extensions"] = rest
+    return row
+
+
+def export_to_body(tree: Any, ctx: MapContext | None = None) -> dict[str, Any]:
+    """A RoleCallExportV1 tree as a ``LorebookBody`` dict."""
+    ctx = ctx or MapContext("$")
+    if not isinstance(tree, dict):
+        raise wrong(ctx.path, "a RoleCall lorebook export object", tree)
+    book = tree.get("lorebook")
+    if not isinstance(book, dict):
+        raise wrong(ctx.at("lorebook"), "the lorebook object", book)
+    bctx = ctx.child("lorebook")
+    settings = opt_obj(book.get("settings"), bctx.at("settings")) or {}
+    meta = opt_obj(book.get("metadata"), bctx.at("metadata")) or {}
+    sp = ("settings",)
+    body: dict[str, Any] = {
+        "name": str_at(book.get("name"), bctx, "name") or "",
+        "description": str_at(book.get("description"), bctx, "description"),
+        "lorebookType": str_at(settings.get("lorebookType"), bctx, *sp, "lorebookType"),
+        "globalMatchWholeWords": bool_at(
+            settings.get("globalMatchWholeWords"), bctx, *sp, "globalMatchWholeWords"
+        ),
+        "globalScanDepth": num_at(settings.get("globalScanDepth"), bctx, *sp, "globalScanDepth"),
+        "globalRecursion": bool_at(settings.get("globalRecursion"), bctx, *sp, "globalRecursion"),
+        "tokenBudget": num_at(settings.get("tokenBudget"), bctx, *sp, "tokenBudget"),
+        "entryBudget": num_at(settings.get("entryBudget"), bctx, *sp, "entryBudget"),
+        "tags": strs_at(meta.get("tags"), bctx, "metadata", "tags"),
+    }
+    bool_at(settings.get("globalCaseSensitive"), bctx, *sp, "globalCaseSensitive")  # type check only
+
+    cats = book.get("categories")
+    if cats is not None:
+        if not isinstance(cats, list):
+            raise wrong(bctx.at("categories"), "an array of categories", cats)
+        out = []
+        for i, c in enumerate(cats):
+            if not isinstance(c, dict):
+                raise wrong(bctx.at("categories", i), "a category object", c)
+            cat: dict[str, Any] = {
+                "id": _entry_id(c.get("id"), i, bctx.child("categories", i)),
+                "name": str_at(c.get("name"), bctx, "categories", i, "name") or "",
+            }
+            so = num_at(c.get("sortOrder"), bctx, "categories", i, "sortOrder")
+            if so is not None:
+                cat["sortOrder"] = so
+            cat["enabled"] = bool_at(c.get("enabled"), bctx, "categories", i, "enabled")
+            out.append(cat)
+        body["categories"] = out
+
+    entries = book.get("entries", [])
+    if not isinstance(entries, list):
+        raise wrong(bctx.at("entries"), "an array of entries", entries)
+    rows = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise wrong(bctx.at("entries", i), "an entry object", e)
+        rows.append(entry_to_body(e, i, bctx.child("entries", i)))
+    ids = [r["id"] for r in rows]
+    if len(set(ids)) != len(ids):
+        for r, uid in zip(rows, unique_ids(ids), strict=True):
+            r["id"] = uid
+    body["entries"] = rows
+    return body
+
+
+# --- encode -------------------------------------------------------------------------------------
+
+
+def _trigger_out(t: Trigger) -> dict[str, Any]:
+    out: dict[str, Any] = {"keyword": t.text, "isRegex": t.isRegex}
+    if t.flags is not None:
+        out["flags"] = t.flags
+    if t.probability is not None:
+        out["probability"] = t.probability
+    return out
+
+
+def body_to_entry(e: LoreEntry) -> dict[str, Any]:
+    """One canonical entry as a RoleCall entry (RoleCall's group order)."""
+    primary = e.triggers or []
+    secondary = e.secondaryTriggers or []
+    advanced_mode = any(t.probability is not None for t in (*primary, *secondary))
+    sources = set(e.scanSources or ())
+    out: dict[str, Any] = {
+        "id": e.id,
+        "title": e.title,
+        "content": e.content,
+        "comment": e.comment,
+        "enabled": e.enabled,
+        "constant": e.constant,
+        "triggers": {
+            "mode": "advanced" if advanced_mode else "simple",
+            "primary": [_trigger_out(t) for t in primary],
+            "secondary": [_trigger_out(t) for t in secondary],
+            "selectiveLogic": e.selectiveLogic,
+        },
+        "matching": {
+            "caseSensitive": e.caseSensitive,
+            "matchWholeWords": e.matchWholeWords,
+            "scanDepth": e.scanDepth,
+        },
+        "injection": {"position": e.position, "depth": e.depth, "role": e.role},
+        "priority": {"sortOrder": e.sortOrder, "priority": e.priority},
+        "timing": {"sticky": e.sticky or 0, "cooldown": e.cooldown or 0, "delay": e.delay or 0},
+        "grouping": {
+            "groupName": e.group,
+            "categoryId": e.categoryId,
+            "groupWeight": 100 if e.groupWeight is None else e.groupWeight,
+        },
+        "probability": e.probability,
+        "advanced": {
+            "useMemo": False,
+            "excludeRecursion": e.excludeRecursion,
+            "preventRecursion": e.preventRecursion,
+            "delayUntilRecursion": e.delayUntilRecursion,
+            "ignoreBudget": bool(e.ignoreBudget),
+        },
+        "characterFilter": None
+        if e.characterFilter is None
+        else {
+            "isExclude": e.characterFilter.isExclude,
+            "names": list(e.characterFilter.names),
+            "tags": list(e.characterFilter.tags),
+        },
+        "scanSources": {flag: canon in sources for flag, canon in SCAN_FLAGS},
+    }
+    un: dict[str, Any] = {}
+    for k in UNSUPPORTED_FIELDS:
+        v = getattr(e, k)
+        if v is not None:
+            un[k] = list(v) if isinstance(v, list) else v
+    for flag, canon in UNSUPPORTED_SCAN:
+        if canon in sources:
+            un[flag] = True
+    if e.extensions:
+        for k, v in e.extensions.items():
+            un.setdefault(k, v)
+    if un:
+        out["unsupportedFields"] = un
+    return out
+
+
+def body_to_export(body: LorebookBody, exported_at: str = EPOCH) -> dict[str, Any]:
+    """A fresh RoleCallExportV1 tree for a canonical lorebook."""
+    settings: dict[str, Any] = {}
+    for key in ("lorebookType", "globalMatchWholeWords", "globalScanDepth", "globalRecursion", "tokenBudget"):
+        v = getattr(body, key)
+        if v is not None:
+            settings[key] = v
+    if body.entryBudget is not None:
+        settings["budgetMode"] = "entry"
+        settings["entryBudget"] = body.entryBudget
+    book: dict[str, Any] = {
+        "name": body.name,
+        "description": body.description,
+        "settings": settings,
+        "metadata": {"tags": list(body.tags or ())},
+        "entries": [body_to_entry(e) for e in body.entries],
+    }
+    if body.categories:
+        book["categories"] = [
+            {
+                "id": c.id,
+                "name": c.name,
+                "sortOrder": c.sortOrder,
+                **({} if c.enabled is None else {"enabled": c.enabled}),
+            }
+            for c in body.categories
+        ]
+    return {"schemaVersion": SCHEMA_VERSION, "exportDate": exported_at, "lorebook": book}
+
+
+def ENTRY_ID(item: Any) -> Any:
+    """``merge3`` list key: entries and categories paired by ``id``."""
+    return item.get("id") if isinstance(item, dict) else None
+
+
+class RoleCallLorebook(Codec):
+    """RoleCall lorebook export (``RoleCallExportV1``)."""
+
+    id = "rolecall-lorebook"
+    kind = "lorebook"
+    family = "rolecall"
+    label = "RoleCall lorebook export (v1)"
+    suffixes = (".json",)
+    extension = ".json"
+    coverage = Coverage.of(
+        "name",
+        "description",
+        "lorebookType",
+        "tags",
+        "globalScanDepth",
+        "globalRecursion",
+        "globalMatchWholeWords",
+        "tokenBudget",
+        "entryBudget",
+        "categories[].id",
+        "categories[].name",
+        "categories[].sortOrder",
+        "categories[].enabled",
+        "entries[].id",
+        "entries[].title",
+        "entries[].comment",
+        "entries[].content",
+        "entries[].enabled",
+        "entries[].constant",
+        "entries[].triggers",
+        "entries[].secondaryTriggers",
+        "entries[].selectiveLogic",
+        "entries[].position",
+        "entries[].depth",
+        "entries[].role",
+        "entries[].outletName",
+        "entries[].sortOrder",
+        "entries[].priority",
+        "entries[].probability",
+        "entries[].scanDepth",
+        "entries[].caseSensitive",
+        "entries[].matchWholeWords",
+        "entries[].excludeRecursion",
+        "entries[].preventRecursion",
+        "entries[].delayUntilRecursion",
+        "entries[].sticky",
+        "entries[].cooldown",
+        "entries[].delay",
+        "entries[].group",
+        "entries[].groupWeight",
+        "entries[].groupOverride",
+        "entries[].useGroupScoring",
+        "entries[].categoryId",
+        "entries[].scanSources",
+        "entries[].characterFilter",
+        "entries[].generationTriggers",
+        "entries[].ignoreBudget",
+        "entries[].vectorized",
+        "entries[].automationId",
+        "entries[].extensions",
+        notes=[
+            "no `selective` flag (secondary keys always combine by selectiveLogic) and no book `extensions`",
+            "displayIndex is not held; scanSources character_name, character_tags and persona_tags are not held",
+            "book globalCaseSensitive, budgetMode, genre/fandom and the category tree ride in escrow only",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        return 1.0 if is_rolecall_export(s.json_object) else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        tree = s.require_json()
+        ctx = MapContext("$")
+        body = export_to_body(tree, ctx)
+        e = self.entity(s, body, raw=tree)
+        e.warnings.extend(ctx.warnings)
+        return Decoded([e])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = entity.body
+        if not isinstance(body, LorebookBody):
+            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        if isinstance(raw, dict):
+            base = LorebookBody.model_validate(export_to_body(raw))
+            if base == body:
+                out: Any = raw
+            else:
+                stamp = raw.get("exportDate")
+                when = stamp if isinstance(stamp, str) else EPOCH
+                out = merge3(raw, body_to_export(base, when), body_to_export(body, when), list_key=ENTRY_ID)
+        else:
+            when = ctx.options.get("exportedAt", EPOCH)
+            if not isinstance(when, str):
+                raise Malformed("options['exportedAt'] must be an ISO date string")
+            out = body_to_export(body, when)
+        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+
+
+__all__ = [
+    "RoleCallLorebook",
+    "body_to_entry",
+    "body_to_export",
+    "entry_to_body",
+    "export_to_body",
+    "is_rolecall_export",
+]

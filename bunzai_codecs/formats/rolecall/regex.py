@@ -1,0 +1,261 @@
+"""``rolecall-regex``: a RoleCall regex script file — one script, many rules.
+
+``{id?, name?, rules: [{id, name, description, find_pattern, replace_string, placement: string[],
+flags, enabled, min_depth, max_depth, run_on_edit, sort_order, trim_strings[]}, ...]}``
+(formats/others.md §1.4). One file is one canonical regex set.
+
+==========================  ===============================================================
+rule key                    canonical ``RegexRule``
+==========================  ===============================================================
+``id``                      ``id`` (missing: the row index; repeats get ``-2``...)
+``name``                    ``label``
+``find_pattern``            ``find`` (verbatim, no delimiters)
+``flags``                   ``flags`` (absent: RoleCall's default ``g``)
+``replace_string``          ``replace``
+``placement[]``             ``phases``: ``user_input`` input, ``ai_output`` output,
+                            ``display_only`` display, ``prompt_only`` request (the outgoing
+                            prompt), ``lorebook``, ``reasoning``; other strings verbatim
+``enabled``                 ``enabled`` (absent: on)
+``min_depth``/``max_depth`` ``minDepth``/``maxDepth`` (``null`` = no bound)
+``run_on_edit``             ``runOnEdit``
+``sort_order``              ``sortOrder`` (absent: the row index)
+``trim_strings``            ``trimStrings`` (``[]`` is absent)
+``description``, others     ``extras`` (verbatim; written back as rule keys)
+==========================  ===============================================================
+
+The set's ``name`` is ``name``; the file's own ``id`` rides in the twin. Detection: 0.9 for an
+object (not an array) whose ``rules`` is a non-empty array of objects each with ``find_pattern`` or
+``replace_string`` (the original design's rule; RoleCall's second regex subsystem, with
+``substitution``, is dead code and not claimed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Unsupported
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats._shared.lore import unique_ids
+from bunzai_codecs.formats._shared.wire import (
+    MapContext,
+    bool_at,
+    js_number_text,
+    num_at,
+    str_at,
+    strs_at,
+    wrong,
+)
+
+#: RoleCall ``placement`` strings -> canonical phases
+PLACEMENT_PHASES: dict[str, str] = {
+    "user_input": "input",
+    "ai_output": "output",
+    "display_only": "display",
+    "prompt_only": "request",
+    "lorebook": "lorebook",
+    "reasoning": "reasoning",
+}
+PHASE_PLACEMENTS: dict[str, str] = {v: k for k, v in PLACEMENT_PHASES.items()}
+DEFAULT_FLAGS = "g"
+
+#: rule keys this mapper reads (everything else goes to ``extras``)
+RULE_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "find_pattern",
+        "replace_string",
+        "placement",
+        "flags",
+        "enabled",
+        "min_depth",
+        "max_depth",
+        "run_on_edit",
+        "sort_order",
+        "trim_strings",
+    }
+)
+
+
+def is_rolecall_script(t: Any) -> bool:
+    """The detection rule (see the module docstring)."""
+    if not isinstance(t, dict):
+        return False
+    rules = t.get("rules")
+    if not isinstance(rules, list) or not rules:
+        return False
+    return all(isinstance(r, dict) and ("find_pattern" in r or "replace_string" in r) for r in rules)
+
+
+def _rule_id(v: Any, index: int, ctx: MapContext) -> str:
+    if v is None or v == "":
+        return str(index)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return js_number_text(v)
+    raise wrong(ctx.at("id"), "a string id", v)
+
+
+def rule_to_body(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
+    """One RoleCall rule as a ``RegexRule`` dict."""
+    placement = r.get("placement")
+    phases: list[str] = []
+    if placement is not None:
+        if not isinstance(placement, list):
+            raise wrong(ctx.at("placement"), "an array of placement names", placement)
+        for i, p in enumerate(placement):
+            if isinstance(p, str):
+                ph = PLACEMENT_PHASES.get(p, p)
+            elif isinstance(p, int | float) and not isinstance(p, bool):
+                ph = js_number_text(p)  # not RoleCall's spelling; kept as its digits
+            else:
+                raise wrong(ctx.at("placement", i), "a placement name", p)
+            if ph not in phases:
+                phases.append(ph)
+    flags = str_at(r.get("flags"), ctx, "flags")
+    enabled = bool_at(r.get("enabled"), ctx, "enabled")
+    sort_order = num_at(r.get("sort_order"), ctx, "sort_order")
+    extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
+    return {
+        "id": _rule_id(r.get("id"), index, ctx),
+        "label": str_at(r.get("name"), ctx, "name") or "",
+        "find": str_at(r.get("find_pattern"), ctx, "find_pattern") or "",
+        "flags": DEFAULT_FLAGS if flags is None else flags,
+        "replace": str_at(r.get("replace_string"), ctx, "replace_string") or "",
+        "trimStrings": strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
+        "phases": phases,
+        "minDepth": num_at(r.get("min_depth"), ctx, "min_depth"),
+        "maxDepth": num_at(r.get("max_depth"), ctx, "max_depth"),
+        "runOnEdit": bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
+        "enabled": True if enabled is None else enabled,
+        "sortOrder": index if sort_order is None else sort_order,
+        "extras": extras or None,
+    }
+
+
+def script_to_body(t: Any, ctx: MapContext | None = None) -> dict[str, Any]:
+    """A RoleCall script file as a ``RegexSetBody`` dict."""
+    ctx = ctx or MapContext("$")
+    if not isinstance(t, dict):
+        raise wrong(ctx.path, "a regex script object", t)
+    rules = t.get("rules")
+    if not isinstance(rules, list):
+        raise wrong(ctx.at("rules"), "an array of rules", rules)
+    out = []
+    for i, r in enumerate(rules):
+        if not isinstance(r, dict):
+            raise wrong(ctx.at("rules", i), "a rule object", r)
+        out.append(rule_to_body(r, i, ctx.child("rules", i)))
+    ids = [r["id"] for r in out]
+    if len(set(ids)) != len(ids):
+        for r, uid in zip(out, unique_ids(ids), strict=True):
+            r["id"] = uid
+    return {"name": str_at(t.get("name"), ctx, "name") or "", "rules": out}
+
+
+def rule_to_native(rule: RegexRule) -> dict[str, Any]:
+    """A fresh RoleCall rule for a canonical rule."""
+    placement = [PHASE_PLACEMENTS.get(ph, ph) for ph in rule.phases]
+    out: dict[str, Any] = {"id": rule.id, "name": rule.label}
+    extras = rule.extras or {}
+    if "description" in extras:
+        out["description"] = extras["description"]
+    out |= {
+        "find_pattern": rule.find,
+        "replace_string": rule.replace,
+        "placement": placement,
+        "flags": rule.flags,
+        "enabled": rule.enabled,
+        "min_depth": rule.minDepth,
+        "max_depth": rule.maxDepth,
+        "run_on_edit": bool(rule.runOnEdit),
+        "sort_order": rule.sortOrder,
+        "trim_strings": list(rule.trimStrings or ()),
+    }
+    for k, v in extras.items():
+        out.setdefault(k, v)
+    return out
+
+
+def body_to_script(body: RegexSetBody) -> dict[str, Any]:
+    """A fresh RoleCall script file for a canonical regex set."""
+    out: dict[str, Any] = {}
+    if body.name:
+        out["name"] = body.name
+    out["rules"] = [rule_to_native(r) for r in body.rules]
+    return out
+
+
+def RULE_ID(item: Any) -> Any:
+    """``merge3`` list key: rules paired by ``id``."""
+    return item.get("id") if isinstance(item, dict) else None
+
+
+class RoleCallRegex(Codec):
+    """RoleCall regex script files (one script with its rules)."""
+
+    id = "rolecall-regex"
+    kind = "regex"
+    family = "rolecall"
+    label = "RoleCall regex script"
+    suffixes = (".json",)
+    extension = ".json"
+    coverage = Coverage.of(
+        "name",
+        "rules[].id",
+        "rules[].label",
+        "rules[].find",
+        "rules[].flags",
+        "rules[].replace",
+        "rules[].trimStrings",
+        "rules[].phases",
+        "rules[].minDepth",
+        "rules[].maxDepth",
+        "rules[].runOnEdit",
+        "rules[].enabled",
+        "rules[].sortOrder",
+        "rules[].extras",
+        notes=[
+            "no targets (prompt/display copies) and no macro substitution setting; phases `display`"
+            " and `request` are the `display_only` and `prompt_only` placements",
+            "phase `slash` has no RoleCall placement and is written verbatim",
+        ],
+    )
+
+    def detect(self, s: Sniff) -> float:
+        return 0.9 if is_rolecall_script(s.json_object) else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        tree = s.require_json()
+        ctx = MapContext("$")
+        e = self.entity(s, script_to_body(tree, ctx), raw=tree)
+        e.warnings.extend(ctx.warnings)
+        return Decoded([e])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        body = entity.body
+        if not isinstance(body, RegexSetBody):
+            raise Unsupported(f"{self.id} holds regex sets, not {entity.kind}")
+        twin = entity.twin(self.id)
+        raw = twin.get("raw") if twin else None
+        if isinstance(raw, dict):
+            base = RegexSetBody.model_validate(script_to_body(raw))
+            out: Any = (
+                raw
+                if base == body
+                else merge3(raw, body_to_script(base), body_to_script(body), list_key=RULE_ID)
+            )
+        else:
+            out = body_to_script(body)
+        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+
+
+__all__ = ["RoleCallRegex", "body_to_script", "is_rolecall_script", "rule_to_body", "script_to_body"]
