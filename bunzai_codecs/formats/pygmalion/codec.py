@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from typing import Any, cast
 
 import orjson
@@ -35,15 +34,12 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
+from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
 
 PNG_KEYWORD = "chara"
 _REJECT_KEYS = ("spec", "data", "schemaVersion", "body")
 _SIGNAL_KEYS = ("char_persona", "char_greeting", "world_scenario")
 _TEXT_KEYS = ("char_name", "name", "char_persona", "char_greeting", "world_scenario", "example_dialogue")
-#: each signal key as it appears in JSON text (``claims`` needs at least one of them)
-_SIGNAL_TEXT = tuple(f'"{k}"'.encode() for k in _SIGNAL_KEYS)
-#: an escaped ASCII character (``\u005f``): a key could be spelled that way, so look closer
-_ESCAPED_ASCII = re.compile(rb"\\u00[0-7][0-9A-Fa-f]")
 
 
 def claims(tree: Any) -> bool:
@@ -60,28 +56,12 @@ def claims(tree: Any) -> bool:
     )
 
 
-def might_claim(text: bytes) -> bool:
-    """False only when JSON ``text`` certainly fails ``claims``: no signal key is spelled in it
-    (plainly, with an escaped character, or in UTF-16). Lets detection pass over a Tavern PNG card
-    (whose ``chara`` chunk is its whole card) without parsing it."""
-    if any(k in text for k in _SIGNAL_TEXT):
-        return True
-    return text[:2] in (b"\xff\xfe", b"\xfe\xff") or _ESCAPED_ASCII.search(text) is not None
-
-
 def png_payload(text: bytes, offset: int | None = None) -> Any:
     """The JSON tree of a ``chara`` chunk value (base64 JSON)."""
-    return _parse_payload(_payload_bytes(text, offset), offset)
-
-
-def _payload_bytes(text: bytes, offset: int | None) -> bytes:
     try:
-        return base64.b64decode(text.strip(), validate=True)
+        decoded = base64.b64decode(text.strip(), validate=True)
     except (binascii.Error, ValueError):
         raise Malformed("the PNG chara chunk is not valid base64", offset=offset) from None
-
-
-def _parse_payload(decoded: bytes, offset: int | None) -> Any:
     try:
         return parse_json(decoded, what="JSON in the PNG chara chunk")
     except Malformed as exc:
@@ -152,11 +132,15 @@ class PygmalionCodec(Codec):
             chunk = s.png_text(PNG_KEYWORD)
             if chunk is None:
                 return 0.0
+            # the Tavern card reader's parse of this chunk is shared by every detector and decoder
+            # (``Sniff.memo``), so a Tavern card costs pygmalion no parse of its own. That reader
+            # is more lenient (whitespace, missing padding, bare JSON) but reads the same bytes
+            # wherever the strict one succeeds, so "not ours" there is "not ours" here; a claim is
+            # confirmed by the strict reader the decoder uses
             try:
-                decoded = _payload_bytes(chunk.text, None)
-                if not might_claim(decoded):
-                    return 0.0  # a Tavern card: not parsed here (the card codec parses it once)
-                tree = _parse_payload(decoded, None)
+                if not claims(sniff_payload_tree(s, chunk)):
+                    return 0.0
+                tree = png_payload(chunk.text)
             except BunzaiError:
                 return 0.0
         return 1.0 if claims(tree) else 0.0

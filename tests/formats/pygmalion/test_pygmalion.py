@@ -80,7 +80,7 @@ def test_a_tavern_png_card_is_passed_over_without_parsing_its_payload(
     def boom(*_: object) -> object:
         raise AssertionError("parsed")
 
-    monkeypatch.setattr(pyg, "_parse_payload", boom)
+    monkeypatch.setattr(pyg, "png_payload", boom)
     tavern = {"spec": "chara_card_v2", "data": {"name": "A", "description": "d" * 5000}}
     png = tiny_png(text_chunk("chara", base64.b64encode(json.dumps(tavern).encode())))
     assert CODEC.detect(Sniff(png, "a.png")) == 0.0
@@ -95,11 +95,11 @@ def test_a_tavern_png_card_is_passed_over_without_parsing_its_payload(
         b'{"char_greeting": "hi", "world\\u005Fscenario": "s"}',
         # UTF-16 with a BOM is read as text
         json.dumps({"char_name": "A", "char_persona": "p"}).encode("utf-16"),
-        # the signal keys anywhere in the text, a UTF-8 BOM in front
+        # a UTF-8 BOM in front
         b'\xef\xbb\xbf{"char_persona": "p", "char_greeting": "g"}',
     ],
 )
-def test_the_png_shortcut_never_misses_a_flat_payload(payload: bytes) -> None:
+def test_the_shared_parse_never_misses_a_flat_payload(payload: bytes) -> None:
     png = tiny_png(text_chunk("chara", base64.b64encode(payload)))
     assert CODEC.detect(Sniff(png, "a.png")) == 1.0
 
