@@ -13,14 +13,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/bunzai detect samples
-	@mkdir -p out
-	$(BIN)/bunzai inspect samples/vaud/aria.vaud.json --pretty > out/aria.inspect.json
-	$(BIN)/bunzai inspect samples/sillytavern/lighthouse-keeper.v2.json --pretty > out/lighthouse-keeper.inspect.json
-	$(BIN)/bunzai convert samples/sillytavern/tidepool.png --to sillytavern -o out/tidepool.png
-	$(BIN)/bunzai convert samples/sillytavern/lighthouse-keeper.v2.json --to vaud-json -o out/lighthouse-keeper.vaud.json
-	$(BIN)/bunzai convert out/lighthouse-keeper.vaud.json --to sillytavern -o out/lighthouse-keeper.json
-	@echo "bunzai detect ran over samples/; canonical entities and round trips are in out/"
+	$(BIN)/bunzai normalize
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

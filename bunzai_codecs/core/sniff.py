@@ -283,8 +283,18 @@ class Sniff:
             raise value
         return cast(T, value)
 
+    def __reduce__(self) -> tuple[Any, tuple[bytes, str, str | None]]:
+        # pickled as the input alone: the parse caches hold a module-private sentinel that would
+        # not survive a round trip (an unpickled Sniff would see "parsed, and it was nothing"), so
+        # a Sniff shipped between processes (Beam workers) parses again, lazily, where it lands
+        return (_rebuild, (self.data, self.name, self.uri))
+
     def __repr__(self) -> str:
         return f"<Sniff {self.name or self.uri or '?'} {len(self.data)} bytes>"
+
+
+def _rebuild(data: bytes, name: str, uri: str | None) -> Sniff:
+    return Sniff(data, name, uri=uri)
 
 
 def decode_text(data: bytes) -> bytes:

@@ -110,3 +110,13 @@ def test_memo_computes_once_and_keeps_typed_errors() -> None:
     assert calls == ["value", "broken"]
     with pytest.raises(ZeroDivisionError):  # only typed errors are input facts worth keeping
         s.memo("z", lambda: 1 // 0)
+
+
+def test_a_pickled_sniff_parses_again_where_it_lands() -> None:
+    import pickle
+
+    s = Sniff(b'{"a": 1}', "x.json", uri="s3://b/x.json")
+    assert s.json == {"a": 1}
+    again = pickle.loads(pickle.dumps(s))
+    assert (again.data, again.name, again.uri) == (s.data, s.name, s.uri)
+    assert again.json == {"a": 1} and again.json_error is None and again.sha256 == s.sha256

@@ -1,0 +1,65 @@
+"""``bunzai normalize`` / ``python -m jobs.normalize``: run the normalize pipeline and print its summary.
+
+With no arguments it reads the bundled ``samples/`` folder, writes ``./out/`` on the DirectRunner
+and prints what it found and where everything is. See README.md ("The normalize job").
+
+Exit codes: 0 done (rejects are results, not failures); 1 the manifest does not balance (an input
+is unaccounted for: a bug to report); 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import apache_beam as beam
+import orjson
+from apache_beam.runners.runner import PipelineResult
+
+from pipeline.graph import Built, build
+from pipeline.options import NormalizeConfig, UsageError, help_text, parse, runner_name
+from pipeline.report import MANIFEST, now, summary
+
+EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE = 0, 1, 2
+
+
+def run_pipeline(
+    cfg: NormalizeConfig, options: beam.options.pipeline_options.PipelineOptions
+) -> tuple[Built, PipelineResult]:
+    """Build and run the graph, waiting for it to finish."""
+    p = beam.Pipeline(options=options)
+    built = build(p, cfg, runner=runner_name(options), started=now())
+    result = p.run()
+    result.wait_until_finish()
+    return built, result
+
+
+def read_manifest(built: Built) -> dict[str, Any]:
+    fs, root = built.output.open()
+    manifest: dict[str, Any] = orjson.loads(fs.cat_file(f"{root}/{MANIFEST}"))
+    return manifest
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        sys.stdout.write(help_text())
+        return EXIT_OK
+    try:
+        cfg, options = parse(args)
+        built, _ = run_pipeline(cfg, options)
+    except UsageError as exc:
+        print(f"bunzai normalize: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    manifest = read_manifest(built)
+    sys.stdout.write(summary(manifest, built.output))
+    return EXIT_OK if manifest["balance"]["ok"] else EXIT_UNBALANCED
+
+
+def main() -> None:
+    raise SystemExit(run())
+
+
+if __name__ == "__main__":
+    main()

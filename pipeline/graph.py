@@ -1,0 +1,252 @@
+"""The normalize graph: every stage wired to its outputs.
+
+    inputs -> List -> PairWithPrevious (dedupe by uri; --since) -> Reshuffle -> ReadBytes
+      -> Detect -> Decode -> Validate -> canonical/part-*.jsonl   (sorted shards)
+                                      -> RoundTrip -> fidelity/rows-*.jsonl
+                                      -> Export -> exports/<format>/<entity-id><ext>
+      every stage's failures -> rejects/part-*.jsonl; one row per input -> inventory/part-*.jsonl
+      -> Prune (files of earlier runs) -> manifest.json (last: the run's commit record)
+
+Big data (bytes, entities, lines) stays inside the fused read-to-write stage; only small records
+(file refs, run notes, export candidates, counts) cross a shuffle, so the local runners, which hold
+shuffled data in memory, stream an archive of any size.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+import orjson
+
+from pipeline.io import Output
+from pipeline.options import NormalizeConfig
+from pipeline.report import (
+    SAMPLE,
+    CommitExports,
+    Prune,
+    WriteManifest,
+    balance_of,
+    export_counts,
+    fidelity_counts,
+    reject_counts,
+    row_counts,
+)
+from pipeline.shards import ShardSpec, WriteShards, line_of
+from pipeline.since import (
+    CANONICAL,
+    FIDELITY,
+    INVENTORY_DS,
+    REJECTS_DS,
+    CarryForward,
+    Previous,
+    carried_exports,
+    codec_fingerprint,
+    load_previous,
+    previous_inventory,
+    unchanged_row,
+)
+from pipeline.transforms import (
+    Decode,
+    Detect,
+    Export,
+    ListFiles,
+    MarkShared,
+    PairWithPrevious,
+    ReadBytes,
+    RoundTrip,
+    Validate,
+    ValidInput,
+    canonical_records,
+    inventory_record,
+    reject_record,
+)
+
+#: where runs and staged exports live during a run (removed when the manifest is written)
+STAGING = ".bunzai-staging"
+
+SPECS = {
+    CANONICAL: ShardSpec("canonical"),
+    FIDELITY: ShardSpec("fidelity", "rows"),
+    REJECTS_DS: ShardSpec("rejects"),
+    INVENTORY_DS: ShardSpec("inventory"),
+}
+
+
+@dataclass(frozen=True)
+class Built:
+    output: Output
+    previous: Previous | None
+    manifest: Any
+
+
+def _entity_sources(v: ValidInput) -> set[str]:
+    return {ve.entity.source.uri for ve in v.accepted if ve.entity.source is not None}
+
+
+def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) -> Built:
+    fingerprint = codec_fingerprint()
+    previous = load_previous(cfg, fingerprint)
+    reuse = previous if previous is not None and previous.honoured else None
+    output = Output(cfg.output, cfg.storage)
+    staging = f"{STAGING}/{uuid.uuid4().hex}"
+    shards = {
+        ds: WriteShards(ds, spec, output, staging, target_bytes=cfg.shard_bytes) for ds, spec in SPECS.items()
+    }
+
+    # -- list, pair with the previous run, read ---------------------------------------------------
+    listing = (
+        p
+        | "Inputs" >> beam.Create(list(range(len(cfg.inputs))))
+        | "List" >> ListFiles(cfg.inputs, cfg.storage, cfg.output)
+    )
+    prev_rows = previous_inventory(p, reuse, cfg.storage) if reuse else p | "NoPrevious" >> beam.Create([])
+    paired = listing.files | "PairWithPrevious" >> PairWithPrevious(prev_rows)
+    read = (
+        paired.pending
+        | "MarkShared" >> MarkShared()
+        | "Reshuffle" >> beam.Reshuffle()  # MarkShared groups by size: spread the reads again
+        | "ReadBytes" >> ReadBytes(cfg.inputs, cfg.storage, cfg.max_file_bytes, since=reuse is not None)
+    )
+
+    # -- the per-input chain (fused: the bytes and entities never leave it) -----------------------
+    detected = read.files | "Detect" >> Detect()
+    decoded = detected.detected | "Decode" >> Decode()
+    validated = decoded.decoded | "Validate" >> Validate()
+    valid = validated.valid
+    canonical = valid | "CanonicalRecords" >> beam.FlatMap(canonical_records)
+    roundtrip = valid | "RoundTrip" >> RoundTrip()
+
+    reject_streams = [
+        listing.rejects,
+        read.rejects,
+        detected.rejects,
+        decoded.rejects,
+        validated.rejects,
+        roundtrip.rejects,
+    ]
+    fresh_candidates = None
+    direct_exports = None
+    if cfg.export:
+        exported = valid | "Export" >> Export(cfg.export, output, staging)
+        reject_streams.append(exported.rejects)
+        fresh_candidates = exported.candidates
+        direct_exports = exported.written
+
+    unchanged_rows = read.unchanged | "UnchangedRows" >> beam.Map(unchanged_row)
+    rows = (
+        read.inventory,
+        detected.inventory,
+        decoded.inventory,
+        validated.inventory,
+        unchanged_rows,
+    ) | "InventoryRows" >> beam.Flatten()
+    fresh_rejects = tuple(reject_streams) | "FreshRejects" >> beam.Flatten()
+
+    # -- carried forward from the previous run (--since) -----------------------------------------
+    canonical_in = [canonical]
+    fidelity_in = [roundtrip.rows]
+    reject_dicts = [fresh_rejects]
+    accounted_extra = []
+    fidelity_dicts = [roundtrip.rows | "ParseRows" >> beam.Map(lambda rec: orjson.loads(line_of(rec)))]
+    candidates = [fresh_candidates] if fresh_candidates is not None else []
+    if reuse is not None:
+        skip = (read.refreshed, paired.deleted) | "NotCarried" >> beam.Flatten()
+        carried = p | "CarryForward" >> CarryForward(reuse, cfg.storage, skip)
+        canonical_in.append(carried["canonical"])
+        fidelity_in.append(carried["fidelity"])
+        reject_dicts.append(carried["reject_dicts"])
+        accounted_extra.append(carried["accounted"])
+        fidelity_dicts.append(carried["rows"])
+        if cfg.export:
+            candidates.append(
+                read.unchanged | "CarriedExports" >> beam.FlatMap(carried_exports, reuse.root, cfg.export)
+            )
+
+    # -- the sorted shards ------------------------------------------------------------------------
+    reject_records = [fresh_rejects | "RejectRecords" >> beam.Map(reject_record)]
+    if reuse is not None:
+        reject_records.append(carried["rejects"])
+    written_shards = [
+        tuple(canonical_in) | "WriteCanonical" >> shards[CANONICAL],
+        tuple(fidelity_in) | "WriteFidelity" >> shards[FIDELITY],
+        tuple(reject_records) | "WriteRejects" >> shards[REJECTS_DS],
+        rows | "InventoryRecords" >> beam.Map(inventory_record) | "WriteInventory" >> shards[INVENTORY_DS],
+    ]
+    shard_infos = tuple(written_shards) | "AllShards" >> beam.Flatten()
+    written = [shard_infos | "ShardPaths" >> beam.Map(lambda s: s.rel)]
+
+    count_streams = [
+        rows | "CountRows" >> beam.FlatMap(row_counts),
+        tuple(reject_dicts) | "AllRejects" >> beam.Flatten() | "CountRejects" >> beam.FlatMap(reject_counts),
+        tuple(fidelity_dicts)
+        | "AllRows" >> beam.Flatten()
+        | "CountFidelity" >> beam.FlatMap(fidelity_counts),
+        paired.deleted | "CountDeleted" >> beam.Map(lambda _: (("inputs", "deleted"), 1)),
+    ]
+    if candidates:
+        committed = (
+            tuple(candidates) | "AllCandidates" >> beam.Flatten() | "CommitExports" >> CommitExports(output)
+        )
+        if direct_exports is not None:
+            committed = (committed, direct_exports) | "AllExports" >> beam.Flatten()
+        written.append(committed)
+        count_streams.append(committed | "CountExports" >> beam.FlatMap(export_counts))
+    if fresh_candidates is not None and direct_exports is not None:
+        attempts = (fresh_candidates, direct_exports) | "ExportAttempts" >> beam.Flatten()
+        count_streams.append(attempts | "CountAttempts" >> beam.Map(lambda _: (("stage", "export", "in"), 1)))
+
+    # -- balance: every listed input is an entity's source or a reject -------------------------
+    listed = paired.pending | "ListedUris" >> beam.Map(lambda pd: (pd.ref.uri, 1))
+    accounted = [
+        valid | "EntitySources" >> beam.FlatMap(_entity_sources),
+        tuple(reject_dicts)
+        | "RejectUris" >> beam.Flatten()
+        | "InputRejects" >> beam.FlatMap(lambda r: [r["uri"]] if r["stage"] != "list" else []),
+        *accounted_extra,
+    ]
+    balance = (
+        {
+            "listed": listed,
+            "accounted": tuple(accounted)
+            | "AccountedUris" >> beam.Flatten()
+            | "ByUri" >> beam.Map(lambda u: (u, 1)),
+        }
+        | "Balance" >> beam.CoGroupByKey()
+        | "Classify" >> beam.FlatMap(balance_of)
+    )
+    count_streams.append(balance | "CountBalance" >> beam.Map(lambda kv: (("balance", kv[0]), 1)))
+    examples = (
+        balance
+        | "Problems" >> beam.Filter(lambda kv: kv[0] != "ok")
+        | "Examples" >> beam.combiners.Top.SmallestPerKey(SAMPLE)
+    )
+
+    # -- finish: remove stale files, then the manifest ------------------------------------------
+    pruned = (
+        tuple(written)
+        | "Written" >> beam.Flatten()
+        | "Prune" >> Prune(output)
+        | beam.combiners.Count.Globally()
+    )
+    counts = tuple(count_streams) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
+    header = {
+        "options": cfg.public(),
+        "runner": runner,
+        "started": started,
+        "fingerprint": fingerprint,
+        "since": previous.public() if previous is not None else None,
+    }
+    manifest = {
+        "counts": counts,
+        "patterns": listing.patterns,
+        "shards": shard_infos,
+        "balance": examples,
+        "pruned": pruned,
+    } | "Manifest" >> WriteManifest(output, staging, header)
+    return Built(output, previous, manifest)
+
+
+__all__ = ["SPECS", "STAGING", "Built", "build"]

@@ -1,0 +1,239 @@
+"""The normalize job's options: a ``PipelineOptions`` subclass (every Beam option is accepted too)
+and the validated ``NormalizeConfig`` the graph is built from.
+
+``--storage-options`` carries credentials. It is taken out of the argument list before Beam sees
+it — runners log, display (Dataflow's job page) and ship their options — and travels only inside
+``Storage``, which never prints it. The manifest records that it was given, never its value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from bunzai_codecs.core import registry
+from bunzai_codecs.core.codec import Codec
+from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
+from pipeline.io import Storage
+
+DEFAULT_OUTPUT = "out"
+DEFAULT_SHARD_BYTES = 128 << 20
+_SECRET_FLAG = re.compile(r"^--storage[-_]options?(=|$)")
+
+
+class UsageError(ValueError):
+    """A bad option: the job prints it and exits 2."""
+
+
+class NormalizeOptions(PipelineOptions):
+    """``bunzai normalize`` options (run ``bunzai normalize --help``)."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--input",
+            dest="inputs",
+            action="append",
+            default=None,
+            metavar="URL",
+            help="a file, folder or glob on any fsspec store; chains such as zip://**::s3://bucket/dump.zip "
+            "work too. Repeatable. Default: the bundled samples/ folder.",
+        )
+        parser.add_argument(
+            "--output",
+            default=DEFAULT_OUTPUT,
+            metavar="URL",
+            help=f"output folder URL (default: ./{DEFAULT_OUTPUT})",
+        )
+        parser.add_argument(
+            "--export",
+            default="",
+            metavar="FMT[,FMT]",
+            help="also write every entity in these formats (of its kind): format ids from `bunzai formats`, or all",
+        )
+        parser.add_argument(
+            "--storage-options",
+            dest="storage_options",
+            default=None,
+            metavar="JSON",
+            help='fsspec options, flat ({"endpoint_url": ...}) or per protocol ({"s3": {...}, "gcs": {...}}); '
+            "never written to any output or log",
+        )
+        parser.add_argument(
+            "--max-file-bytes",
+            dest="max_file_bytes",
+            type=int,
+            default=MAX_INPUT_BYTES,
+            metavar="N",
+            help=f"reject larger inputs without reading them (default and maximum: {MAX_INPUT_BYTES})",
+        )
+        parser.add_argument(
+            "--since",
+            default=None,
+            metavar="MANIFEST_URL",
+            help="the previous run's manifest.json: inputs with the same uri, size and checksum are not "
+            "decoded again; their results are carried forward",
+        )
+        parser.add_argument(
+            "--shard-bytes",
+            dest="shard_bytes",
+            type=int,
+            default=DEFAULT_SHARD_BYTES,
+            metavar="N",
+            help=f"target size of each JSONL shard (default {DEFAULT_SHARD_BYTES})",
+        )
+
+
+@dataclass(frozen=True)
+class NormalizeConfig:
+    """What the graph is built from: validated, defaults filled, secrets held in ``storage``."""
+
+    inputs: tuple[str, ...]
+    output: str
+    export: tuple[str, ...] = ()
+    storage: Storage = field(default_factory=Storage)
+    max_file_bytes: int = MAX_INPUT_BYTES
+    since: str | None = None
+    shard_bytes: int = DEFAULT_SHARD_BYTES
+
+    def public(self) -> dict[str, Any]:
+        """The options as the manifest records them: everything but the storage options' values."""
+        return {
+            "inputs": list(self.inputs),
+            "output": self.output,
+            "export": list(self.export),
+            "maxFileBytes": self.max_file_bytes,
+            "since": self.since,
+            "shardBytes": self.shard_bytes,
+            "storageOptions": "given (not recorded)" if self.storage.options else None,
+        }
+
+
+def split_secrets(argv: Sequence[str]) -> tuple[list[str], str | None]:
+    """``argv`` without ``--storage-options`` (either spelling, ``=`` or separate value), and its value."""
+    rest: list[str] = []
+    value: str | None = None
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        m = _SECRET_FLAG.match(a)
+        if m is None:
+            rest.append(a)
+        elif m.group(1) == "=":
+            value = a.split("=", 1)[1]
+        else:
+            if i + 1 >= len(argv):
+                raise UsageError("--storage-options needs a JSON value")
+            value = argv[i + 1]
+            next(it, None)
+    return rest, value
+
+
+def parse_storage_options(text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # the message must not echo the value: it may hold a key
+        raise UsageError(f"--storage-options is not valid JSON (at character {exc.pos})") from None
+    if not isinstance(value, Mapping):
+        raise UsageError("--storage-options must be a JSON object")
+    return dict(value)
+
+
+def writable(format_id: str) -> bool:
+    """Whether the format's codec can encode (some formats are read-only)."""
+    return type(registry.get(format_id)).encode is not Codec.encode
+
+
+def export_formats(text: str) -> tuple[str, ...]:
+    """``--export``: format ids (each checked), or ``all`` = every format bunzai can write."""
+    if not text.strip():
+        return ()
+    if text.strip() == "all":
+        return tuple(f for f in sorted(registry.CODECS) if writable(f))
+    out: list[str] = []
+    for f in (x.strip() for x in text.split(",")):
+        if not f:
+            continue
+        if f not in registry.CODECS:
+            known = ", ".join(sorted(registry.CODECS))
+            raise UsageError(f"--export: unknown format {f!r}; known: {known}, all")
+        if not writable(f):
+            raise UsageError(f"--export: bunzai reads {f} but cannot write it")
+        if f not in out:
+            out.append(f)
+    return tuple(out)
+
+
+def default_inputs() -> tuple[str, ...]:
+    """``./samples`` when it exists, else the samples folder of this checkout."""
+    here = Path("samples")
+    if here.is_dir():
+        return ("samples",)
+    bundled = Path(__file__).resolve().parents[1] / "samples"
+    if bundled.is_dir():
+        return (str(bundled),)
+    raise UsageError("no --input given and there is no samples/ folder here")
+
+
+def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]:
+    """The config and the options Beam gets (without the storage options)."""
+    rest, secret = split_secrets(list(argv or []))
+    options = PipelineOptions(rest)
+    o = options.view_as(NormalizeOptions)
+    if o.max_file_bytes is None or not (0 < o.max_file_bytes <= MAX_INPUT_BYTES):
+        raise UsageError(f"--max-file-bytes must be between 1 and {MAX_INPUT_BYTES}")
+    if o.shard_bytes is None or o.shard_bytes <= 0:
+        raise UsageError("--shard-bytes must be positive")
+    if "::" in (o.output or ""):
+        raise UsageError("--output must be a folder URL, not a chain")
+    cfg = NormalizeConfig(
+        inputs=tuple(o.inputs) if o.inputs else default_inputs(),
+        output=(o.output or DEFAULT_OUTPUT).rstrip("/") or "/",
+        export=export_formats(o.export or ""),
+        storage=Storage(parse_storage_options(secret)),
+        max_file_bytes=o.max_file_bytes,
+        since=o.since,
+        shard_bytes=o.shard_bytes,
+    )
+    return cfg, options
+
+
+def runner_name(options: PipelineOptions) -> str:
+    r = options.view_as(StandardOptions).runner
+    if r is None:
+        return "DirectRunner"
+    return r if isinstance(r, str) else type(r).__name__
+
+
+def help_text() -> str:
+    parser = argparse.ArgumentParser(
+        prog="bunzai normalize",
+        description="Normalize every roleplay file under the inputs into canonical JSONL, exports, "
+        "fidelity rows, rejects and a manifest (an Apache Beam pipeline; any Beam option is accepted, "
+        "e.g. --runner, --direct_running_mode=multi_processing --direct_num_workers=4).",
+    )
+    NormalizeOptions._add_argparse_args(parser)
+    return parser.format_help()
+
+
+__all__ = [
+    "NormalizeConfig",
+    "NormalizeOptions",
+    "UsageError",
+    "export_formats",
+    "help_text",
+    "parse",
+    "parse_storage_options",
+    "runner_name",
+    "split_secrets",
+]

@@ -1,0 +1,476 @@
+"""The end of a run: committing exports, removing stale outputs, counting, the manifest and the
+summary table.
+
+Counts are computed from the records themselves (inventory rows, rejects, fidelity rows, committed
+exports), combined per key, so the manifest is exact on every runner; Beam counters (namespace
+``bunzai``) report the same flow live. The manifest is written last, after every other file is in
+place, and is the run's commit record: a folder with a manifest is complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import platform
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import apache_beam as beam
+import orjson
+
+import bunzai_codecs
+from bunzai_codecs.core import registry
+from pipeline.io import Output, copy_file, is_local, list_files, move_file, write_bytes
+from pipeline.shards import ShardInfo
+from pipeline.transforms import STAGES, ExportCandidate
+
+MANIFEST = "manifest.json"
+#: folders the job owns in the output; files there that this run did not write are removed
+MANAGED = ("canonical", "fidelity", "rejects", "inventory", "exports")
+#: uris listed per balance problem in the manifest
+SAMPLE = 20
+
+
+# -- exports -------------------------------------------------------------------------------------
+
+
+class _Commit(beam.DoFn):
+    def __init__(self, output: Output) -> None:
+        self.output = output
+
+    def setup(self) -> None:
+        self.fs, self.root = self.output.open()
+
+    def process(self, item: tuple[str, Iterable[ExportCandidate]]) -> Iterator[str]:
+        rel, cands = item
+        ordered = sorted(cands, key=lambda c: (c.uri, c.staged or "", c.previous or ""))
+        winner, losers = ordered[0], ordered[1:]
+        final = f"{self.root}/{rel}"
+        for c in losers:
+            if c.staged:
+                self.fs.rm_file(c.staged)
+        if winner.staged:
+            move_file(self.fs, winner.staged, final)
+            yield rel
+            return
+        assert winner.previous is not None
+        src_fs, src = self.output.storage.fs(winner.previous)
+        if src_fs is self.fs and src == final:  # same output folder: the file is already there
+            if self.fs.exists(final):
+                yield rel
+            return
+        try:
+            copy_file(src_fs, src, self.fs, final)
+        except FileNotFoundError:  # the previous run could not export it (its reject is carried)
+            return
+        yield rel
+
+
+class CommitExports(beam.PTransform):
+    """``ExportCandidate``s -> committed export paths (relative to the output)."""
+
+    def __init__(self, output: Output) -> None:
+        super().__init__()
+        self.output = output
+
+    def expand(self, candidates: Any) -> Any:
+        return (
+            candidates
+            | "ByPath" >> beam.Map(lambda c: (c.rel, c))
+            | "Group" >> beam.GroupByKey()
+            | "Commit" >> beam.ParDo(_Commit(self.output))
+        )
+
+
+# -- pruning -------------------------------------------------------------------------------------
+
+
+class _ListManaged(beam.DoFn):
+    def __init__(self, output: Output) -> None:
+        self.output = output
+
+    def process(self, _: Any, written: int) -> Iterator[tuple[str, str]]:
+        # ``written`` is only a barrier: this runs once every output file is in place
+        fs, root = self.output.open()
+        for top in MANAGED:
+            base = f"{root}/{top}"
+            if not fs.exists(base):
+                continue
+            for path, _info in list_files(fs, base, hidden=True):
+                yield path[len(root) + 1 :], "found"
+
+
+def _stale(item: tuple[str, dict[str, list[str]]]) -> Iterator[str]:
+    rel, groups = item
+    if groups["found"] and not groups["written"]:
+        yield rel
+
+
+class _Remove(beam.DoFn):
+    def __init__(self, output: Output) -> None:
+        self.output = output
+
+    def setup(self) -> None:
+        self.fs, self.root = self.output.open()
+
+    def process(self, rel: str) -> Iterator[str]:
+        path = f"{self.root}/{rel}"
+        self.fs.rm_file(path)
+        if is_local(self.fs):  # no empty folders left behind (object stores have none)
+            parent = path.rpartition("/")[0]
+            with contextlib.suppress(OSError):
+                while parent != self.root and not os.listdir(parent):
+                    os.rmdir(parent)
+                    parent = parent.rpartition("/")[0]
+        yield rel
+
+
+class Prune(beam.PTransform):
+    """Written paths -> paths removed: files under the managed folders that this run did not write
+    (shards of an earlier run with another shard count, exports of inputs that are gone, leftovers
+    of an interrupted write). Runs after every write, so a re-run leaves exactly this run's files."""
+
+    def __init__(self, output: Output) -> None:
+        super().__init__()
+        self.output = output
+
+    def expand(self, written: Any) -> Any:
+        done = beam.pvalue.AsSingleton(written | "CountWritten" >> beam.combiners.Count.Globally())
+        found = (
+            written.pipeline
+            | "Start" >> beam.Create([None])
+            | "ListOutput" >> beam.ParDo(_ListManaged(self.output), done)
+        )
+        mine = written | "Mine" >> beam.Map(lambda rel: (rel, "written"))
+        return (
+            {"found": found, "written": mine}
+            | "Join" >> beam.CoGroupByKey()
+            | "Stale" >> beam.FlatMap(_stale)
+            | "Remove" >> beam.ParDo(_Remove(self.output))
+        )
+
+
+# -- counts --------------------------------------------------------------------------------------
+
+
+def row_counts(row: dict[str, Any]) -> Iterator[tuple[tuple[str, ...], int]]:
+    """Counts one inventory row contributes: its status, format, entities and the stages it passed."""
+    yield ("inputs", "listed"), 1
+    yield ("inputs", row["status"]), 1
+    entities = row.get("entities") or []
+    if row.get("format"):
+        yield ("formats", row["format"]), 1
+    for eid in entities:
+        yield ("entities", eid.split("-", 1)[0], row.get("format") or "?"), 1
+    yield ("outcome", "entities" if entities else "rejected"), 1
+    if row["status"] == "unchanged":
+        yield ("stage", "read", "skipped"), 1
+        return
+    stopped = row.get("rejected")
+    for stage in ("read", "detect", "decode"):
+        yield ("stage", stage, "in"), 1
+        if stopped == stage:
+            return
+        yield ("stage", stage, "out"), 1
+    yield ("stage", "decode", "entities"), row.get("decoded") or 0
+    yield ("stage", "validate", "in"), row.get("decoded") or 0
+    yield ("stage", "validate", "out"), len(entities)
+
+
+def reject_counts(rec: dict[str, Any]) -> Iterator[tuple[tuple[str, ...], int]]:
+    yield ("rejects", rec["stage"], rec["error"]), 1
+
+
+def fidelity_counts(row: dict[str, Any]) -> Iterator[tuple[tuple[str, ...], int]]:
+    yield ("fidelity", row["check"], row["status"]), 1
+
+
+def export_counts(rel: str) -> Iterator[tuple[tuple[str, ...], int]]:
+    yield ("exports", rel.split("/")[1]), 1
+
+
+def balance_of(item: tuple[str, dict[str, list[Any]]]) -> Iterator[tuple[str, str]]:
+    """``listed`` vs ``accounted`` for one uri: ``ok``, ``unaccounted`` (listed, yet neither an
+    entity's source nor a reject: lost) or ``unlisted`` (an output naming an input nobody listed)."""
+    uri, groups = item
+    if groups["listed"] and groups["accounted"]:
+        yield "ok", uri
+    elif groups["listed"]:
+        yield "unaccounted", uri
+    else:
+        yield "unlisted", uri
+
+
+# -- the manifest --------------------------------------------------------------------------------
+
+
+def _nest(counts: dict[tuple[str, ...], int], head: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, n in counts.items():
+        if key[0] != head:
+            continue
+        node = out
+        for k in key[1:-1]:
+            node = node.setdefault(k, {})
+        node[key[-1]] = node.get(key[-1], 0) + n
+    return _sorted(out)
+
+
+def _sorted(d: Any) -> Any:
+    return {k: _sorted(d[k]) for k in sorted(d)} if isinstance(d, dict) else d
+
+
+def build_manifest(
+    *,
+    options: dict[str, Any],
+    runner: str,
+    started: str,
+    finished: str,
+    fingerprint: str,
+    since: dict[str, Any] | None,
+    counts: Iterable[tuple[tuple[str, ...], int]],
+    patterns: Iterable[tuple[int, int]],
+    shards: Iterable[ShardInfo],
+    balance: Iterable[tuple[str, list[str]]],
+    pruned: int,
+) -> dict[str, Any]:
+    c: dict[tuple[str, ...], int] = defaultdict(int)
+    for k, n in counts:
+        c[tuple(k)] += n
+    inputs = _nest(c, "inputs")
+    listed = inputs.get("listed", 0)
+    stats_stages = _nest(c, "stage")
+    rejects = _nest(c, "rejects")
+    stages: dict[str, dict[str, int]] = {}
+    for st in STAGES:
+        row = dict(stats_stages.get(st, {}))
+        row["rejected"] = sum(rejects.get(st, {}).values())
+        stages[st] = _sorted(row)
+    stages["list"]["out"] = listed
+    exports = _nest(c, "exports")
+    # export: in = this run's attempts (staged + refused); out = files committed, carried ones included
+    stages["export"]["in"] = c.get(("stage", "export", "in"), 0) + stages["export"]["rejected"]
+    stages["export"]["out"] = sum(exports.values())
+    fidelity = _nest(c, "fidelity")
+    stages["roundtrip"]["rows"] = sum(sum(v.values()) for v in fidelity.values())
+    by_kind: dict[str, int] = defaultdict(int)
+    by_format: dict[str, int] = defaultdict(int)
+    for key, n in c.items():
+        if key[0] == "entities":
+            by_kind[key[1]] += n
+            by_format[key[2]] += n
+    bal_counts = _nest(c, "balance")
+    samples = {k: sorted(v)[:SAMPLE] for k, v in balance}
+    accounted = bal_counts.get("ok", 0)
+    problems = {k: bal_counts.get(k, 0) for k in ("unaccounted", "unlisted")}
+    listed_by_listing = accounted + problems["unaccounted"]
+    shard_list: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in sorted(shards, key=lambda s: s.rel):
+        shard_list[s.dataset].append(s.to_json())
+    pats = dict(patterns)
+    return {
+        "manifestVersion": 1,
+        "bunzai": {
+            "version": bunzai_codecs.__version__,
+            "codecFingerprint": fingerprint,
+            "codecs": sorted(registry.CODECS),
+        },
+        "beam": beam.__version__,
+        "python": platform.python_version(),
+        "runner": runner,
+        "started": started,
+        "finished": finished,
+        "options": options,
+        "since": since,
+        "inputs": {
+            "patterns": [{"input": u, "matched": pats.get(i, 0)} for i, u in enumerate(options["inputs"])],
+            "listed": listed,
+            "new": inputs.get("new", 0),
+            "changed": inputs.get("changed", 0),
+            "unchanged": inputs.get("unchanged", 0),
+            "deleted": inputs.get("deleted", 0),
+            "withEntities": c.get(("outcome", "entities"), 0),
+            "rejectedWhole": c.get(("outcome", "rejected"), 0),
+            "formats": _nest(c, "formats"),
+        },
+        "balance": {
+            "rule": "every listed input is the source of a canonical entity or of a reject (and has one inventory row); no output names an input that was not listed",
+            "listed": listed_by_listing,
+            "inventoryRows": listed,
+            "accounted": accounted,
+            "unaccounted": problems["unaccounted"],
+            "unlisted": problems["unlisted"],
+            "ok": problems["unaccounted"] == 0 and problems["unlisted"] == 0 and listed_by_listing == listed,
+            "examples": {k: v for k, v in sorted(samples.items()) if k != "ok"},
+        },
+        "counts": {
+            "stages": stages,
+            "entities": {
+                "total": sum(by_kind.values()),
+                "byKind": _sorted(dict(by_kind)),
+                "byFormat": _sorted(dict(by_format)),
+                "byKindFormat": _nest(c, "entities"),
+            },
+            "rejects": {
+                "total": sum(sum(v.values()) for v in rejects.values()),
+                "byStage": {k: sum(v.values()) for k, v in rejects.items()},
+                "byStageError": rejects,
+            },
+            "exports": {"total": sum(exports.values()), "byFormat": exports},
+            "fidelity": fidelity,
+        },
+        "outputs": {
+            "shards": {k: shard_list[k] for k in sorted(shard_list)},
+            "exports": "exports/<format>/<entity-id><extension>",
+            "pruned": pruned,
+        },
+    }
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class _WriteManifest(beam.DoFn):
+    def __init__(self, output: Output, staging: str, header: dict[str, Any]) -> None:
+        self.output = output
+        self.staging = staging
+        self.header = header
+
+    def process(
+        self,
+        _: Any,
+        counts: list[tuple[tuple[str, ...], int]],
+        patterns: list[tuple[int, int]],
+        shards: list[ShardInfo],
+        balance: list[tuple[str, list[str]]],
+        pruned: int,
+    ) -> Iterator[str]:
+        manifest = build_manifest(
+            **self.header,
+            finished=now(),
+            counts=counts,
+            patterns=patterns,
+            shards=shards,
+            balance=balance,
+            pruned=pruned,
+        )
+        fs, root = self.output.open()
+        staging = f"{root}/{self.staging}"
+        if fs.exists(staging):
+            fs.rm(staging, recursive=True)
+        parent = staging.rsplit("/", 1)[0]
+        if is_local(fs) and fs.exists(parent) and not fs.ls(parent):
+            fs.rmdir(parent)
+        write_bytes(fs, f"{root}/{MANIFEST}", orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+        yield self.output.display(MANIFEST)
+
+
+class WriteManifest(beam.PTransform):
+    """Everything the manifest needs, as side inputs -> ``manifest.json`` (written last)."""
+
+    def __init__(self, output: Output, staging: str, header: dict[str, Any]) -> None:
+        super().__init__()
+        self.output = output
+        self.staging = staging
+        self.header = header
+
+    def expand(self, parts: dict[str, Any]) -> Any:
+        return (
+            parts["counts"].pipeline
+            | "Once" >> beam.Create([None])
+            | "Write"
+            >> beam.ParDo(
+                _WriteManifest(self.output, self.staging, self.header),
+                beam.pvalue.AsList(parts["counts"]),
+                beam.pvalue.AsList(parts["patterns"]),
+                beam.pvalue.AsList(parts["shards"]),
+                beam.pvalue.AsList(parts["balance"]),
+                beam.pvalue.AsSingleton(parts["pruned"]),
+            )
+        )
+
+
+# -- the summary table ---------------------------------------------------------------------------
+
+
+def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def summary(manifest: dict[str, Any], output: Output) -> str:
+    """What a person wants after a run: inputs, entities, rejects, where everything is."""
+    inp, bal, counts = manifest["inputs"], manifest["balance"], manifest["counts"]
+    lines = [f"bunzai normalize ({manifest['runner']}, {manifest['started']} -> {manifest['finished']})", ""]
+    lines.append(
+        f"INPUTS  listed {inp['listed']}  new {inp['new']}  changed {inp['changed']}  "
+        f"unchanged {inp['unchanged']}  deleted {inp['deleted']}  "
+        f"accounted {bal['accounted']}/{bal['listed']}" + ("" if bal["ok"] else "  ** NOT BALANCED **")
+    )
+    for p in inp["patterns"]:
+        if not p["matched"]:
+            lines.append(f"  warning: {p['input']} matched no file")
+    if manifest.get("since"):
+        s = manifest["since"]
+        lines.append(
+            f"  since {s['manifest']}: " + ("reused" if s["honoured"] else f"not reused ({s['reason']})")
+        )
+    lines.append("")
+    ents = counts["entities"]["byKindFormat"]
+    rows: list[tuple[str, ...]] = [("KIND", "FORMAT", "ENTITIES")]
+    rows += [(k, f, str(n)) for k in sorted(ents) for f, n in sorted(ents[k].items())]
+    lines.append(f"ENTITIES  {counts['entities']['total']}")
+    if len(rows) > 1:
+        lines += _table(rows)
+    lines.append("")
+    rej = counts["rejects"]["byStageError"]
+    lines.append(f"REJECTS  {counts['rejects']['total']}")
+    rows = [("STAGE", "ERROR", "COUNT")]
+    rows += [(s, e, str(n)) for s in STAGES for e, n in sorted(rej.get(s, {}).items())]
+    if len(rows) > 1:
+        lines += _table(rows)
+    lines.append("")
+    ex = counts["exports"]["byFormat"]
+    lines.append(
+        f"EXPORTS  {counts['exports']['total']}"
+        + ("" if ex else "  (none requested: --export FMT[,FMT]|all)")
+    )
+    if ex:
+        lines += _table([("FORMAT", "FILES"), *((f, str(n)) for f, n in sorted(ex.items()))])
+    lines.append("")
+    lines.append("OUTPUTS")
+    shards = manifest["outputs"]["shards"]
+    rows = []
+    for ds, what in (
+        ("canonical", "canonical entities (vaud-json lines)"),
+        ("fidelity", "fidelity rows"),
+        ("rejects", "rejects"),
+        ("inventory", "input inventory"),
+    ):
+        for s in shards.get(ds, []):
+            rows.append((output.display(s["path"]), f"{s['records']} {what}"))
+    if ex:
+        rows.append((output.display("exports/"), f"{counts['exports']['total']} export files"))
+    rows.append((output.display(MANIFEST), "manifest"))
+    lines += _table(rows)
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "MANAGED",
+    "MANIFEST",
+    "CommitExports",
+    "Prune",
+    "WriteManifest",
+    "balance_of",
+    "build_manifest",
+    "export_counts",
+    "fidelity_counts",
+    "now",
+    "reject_counts",
+    "row_counts",
+    "summary",
+]

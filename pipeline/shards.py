@@ -1,0 +1,245 @@
+"""Sorted, deterministic JSONL shards (canonical lines, fidelity rows, rejects, the input inventory)
+written with bounded memory on any runner.
+
+Same inputs, same files: names and bytes depend only on the records, never on how a runner
+bundled or ordered them. Sorting needs every record of a shard in one place, but a shuffle of
+every canonical line (escrow twins, base64 images) would hold the whole archive in memory on the
+local runners, which buffer shuffled data in RAM. So this is an external sort:
+
+1. ``_StageRuns`` runs fused with the stage that makes the records: it buffers them, and every
+   ``flush_bytes`` (and at the end of a bundle) writes one sorted *run* file to a staging folder,
+   noting where each of ``GRID`` hash cells starts in it. Only that note (``RunInfo``) is shuffled.
+2. The plan: the total size gives the number of shards ``n`` (at least 1; ``target_bytes`` each;
+   at most ``GRID``); shard ``i`` owns hash cells ``[i*GRID/n, (i+1)*GRID/n)``.
+3. ``_MergeShard`` k-way merges its cell range of every run into ``<dir>/<prefix>-<i>-of-<n>.jsonl``,
+   written atomically, and reports its record count, size and sha256.
+
+A record is ``<16 hex of sha256(key)><natural key as JSON>\\t<line>\\n``: the hash spreads records
+evenly over the cells, the natural key orders them inside a cell, and the line itself (which never
+holds a raw tab or newline: compact JSON escapes them) breaks the last ties.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+import orjson
+from apache_beam.transforms.window import GlobalWindows
+
+from pipeline.io import Output, open_atomic, write_bytes
+
+#: hash cells; also the most shards one dataset is cut into
+GRID = 256
+#: read-ahead per run while merging (many runs are open at once)
+_RANGE_BLOCK = 1 << 20
+
+
+def record(key: str, natural: Sequence[str], line: bytes) -> bytes:
+    """The sortable form of ``line``: placed by ``key``'s hash, ordered by ``natural``."""
+    hk = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16].encode("ascii")
+    return hk + orjson.dumps(list(natural)) + b"\t" + line + b"\n"
+
+
+def line_of(rec: bytes) -> bytes:
+    """The JSONL line (with its newline) a record carries."""
+    return rec[rec.index(b"\t") + 1 :]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardSpec:
+    """One sharded dataset: ``<dir>/<prefix>-00000-of-00003.jsonl``."""
+
+    dir: str
+    prefix: str = "part"
+
+    def rel(self, index: int, count: int) -> str:
+        return f"{self.dir}/{self.prefix}-{index:05d}-of-{count:05d}.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    dataset: str
+    path: str
+    records: int
+    bytes: int
+    #: byte offset where each hash cell starts (``GRID + 1`` entries; the last is the file size)
+    offsets: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardTask:
+    spec: ShardSpec
+    index: int
+    count: int
+    ranges: tuple[tuple[str, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardInfo:
+    """A written shard, as the manifest lists it."""
+
+    dataset: str
+    rel: str
+    records: int
+    bytes: int
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.rel, "records": self.records, "bytes": self.bytes, "sha256": self.sha256}
+
+
+def cell_offsets(records: Sequence[bytes]) -> tuple[int, ...]:
+    """Where each hash cell starts in the concatenation of sorted ``records``."""
+    offsets = [0] * (GRID + 1)
+    pos = 0
+    c = 0
+    for rec in records:
+        cell = int(rec[:2], 16)
+        while c <= cell:
+            offsets[c] = pos
+            c += 1
+        pos += len(rec)
+    while c <= GRID:
+        offsets[c] = pos
+        c += 1
+    return tuple(offsets)
+
+
+class _StageRuns(beam.DoFn):
+    """Buffers records and writes them as sorted runs into the staging folder."""
+
+    def __init__(self, dataset: str, output: Output, staging: str, flush_bytes: int) -> None:
+        self.dataset = dataset
+        self.output = output
+        self.staging = staging
+        self.flush_bytes = flush_bytes
+
+    def setup(self) -> None:
+        self.fs, self.root = self.output.open()
+
+    def start_bundle(self) -> None:
+        self.buf: list[bytes] = []
+        self.size = 0
+
+    def process(self, rec: bytes) -> Iterator[RunInfo]:
+        self.buf.append(rec)
+        self.size += len(rec)
+        if self.size >= self.flush_bytes:
+            yield from self._flush()
+
+    def finish_bundle(self) -> Iterator[Any]:
+        for info in self._flush():
+            yield GlobalWindows.windowed_value(info)
+
+    def _flush(self) -> Iterator[RunInfo]:
+        if not self.buf:
+            return
+        buf, size = self.buf, self.size
+        self.buf, self.size = [], 0
+        buf.sort()
+        path = f"{self.root}/{self.staging}/{self.dataset}/run-{uuid.uuid4().hex}.bin"
+        write_bytes(self.fs, path, b"".join(buf))
+        yield RunInfo(self.dataset, path, len(buf), size, cell_offsets(buf))
+
+
+def plan(runs: Iterable[RunInfo], spec: ShardSpec, target_bytes: int) -> list[ShardTask]:
+    """Cut the runs into shards of about ``target_bytes`` along the hash cells."""
+    ordered = sorted(runs, key=lambda r: r.path)
+    total = sum(r.bytes for r in ordered)
+    n = max(1, min(GRID, -(-total // max(1, target_bytes))))
+    tasks = []
+    for i in range(n):
+        lo, hi = i * GRID // n, (i + 1) * GRID // n
+        ranges = tuple(
+            (r.path, r.offsets[lo], r.offsets[hi]) for r in ordered if r.offsets[hi] > r.offsets[lo]
+        )
+        tasks.append(ShardTask(spec, i, n, ranges))
+    return tasks
+
+
+def _read_range(fs: Any, path: str, start: int, end: int) -> Iterator[bytes]:
+    with fs.open(path, "rb", block_size=_RANGE_BLOCK) as f:
+        f.seek(start)
+        pos = start
+        while pos < end:
+            rec = f.readline()
+            if not rec:
+                raise OSError(f"staging run {path} ends at byte {pos}, expected {end}")
+            pos += len(rec)
+            yield rec
+
+
+class _MergeShard(beam.DoFn):
+    def __init__(self, dataset: str, output: Output) -> None:
+        self.dataset = dataset
+        self.output = output
+
+    def setup(self) -> None:
+        self.fs, self.root = self.output.open()
+
+    def process(self, task: ShardTask) -> Iterator[ShardInfo]:
+        rel = task.spec.rel(task.index, task.count)
+        digest = hashlib.sha256()
+        records = size = 0
+        streams = [_read_range(self.fs, p, s, e) for p, s, e in task.ranges]
+        with open_atomic(self.fs, f"{self.root}/{rel}") as f:
+            for rec in heapq.merge(*streams):
+                line = line_of(rec)
+                f.write(line)
+                digest.update(line)
+                records += 1
+                size += len(line)
+        yield ShardInfo(self.dataset, rel, records, size, digest.hexdigest())
+
+
+class WriteShards(beam.PTransform):
+    """Records (``record(...)`` bytes) from one or more PCollections -> sorted shards.
+
+    Give each producer its own PCollection rather than a Flatten: the run writer then fuses with
+    each producer, and nothing big is ever materialised between stages.
+    """
+
+    def __init__(
+        self,
+        dataset: str,
+        spec: ShardSpec,
+        output: Output,
+        staging: str,
+        *,
+        target_bytes: int,
+        flush_bytes: int = 32 << 20,
+    ) -> None:
+        super().__init__()
+        self.dataset = dataset
+        self.spec = spec
+        self.output = output
+        self.staging = staging
+        self.target_bytes = target_bytes
+        self.flush_bytes = flush_bytes
+
+    def expand(self, producers: Any) -> Any:
+        if isinstance(producers, beam.PCollection):
+            producers = (producers,)
+        runs = [
+            pc
+            | f"Runs{i}" >> beam.ParDo(_StageRuns(self.dataset, self.output, self.staging, self.flush_bytes))
+            for i, pc in enumerate(producers)
+        ]
+        merged = runs[0] if len(runs) == 1 else tuple(runs) | "AllRuns" >> beam.Flatten()
+        spec, target = self.spec, self.target_bytes
+        return (
+            merged
+            | "CollectRuns" >> beam.combiners.ToList()
+            | "Plan" >> beam.FlatMap(plan, spec, target)
+            | "Spread" >> beam.Reshuffle()
+            | "Merge" >> beam.ParDo(_MergeShard(self.dataset, self.output))
+        )
+
+
+__all__ = ["GRID", "ShardInfo", "ShardSpec", "WriteShards", "cell_offsets", "line_of", "plan", "record"]

@@ -1,0 +1,275 @@
+"""Nightly runs: ``--since URL_OF_PREVIOUS_MANIFEST``.
+
+The previous manifest names its inventory shards (one row per input: uri, size, checksum, sha256,
+entity ids, where it stopped). Each listed input is paired with its previous row by uri; one whose
+size and store checksum (ETag, md5, zip CRC) match — or, on stores without checksums such as local
+disks, whose sha256 matches once read — is *unchanged*: it is not decoded again. Its canonical
+lines, fidelity rows and rejects are carried forward from the previous run's shards, and its
+exports are copied (or, when the output folder is the same, kept). Every other previous result
+(changed or deleted inputs) is dropped, so the output is always the complete set.
+
+The previous results are only reused when they are what this run would produce: same codec
+library (a fingerprint of its source), same ``--max-file-bytes``, and every format now exported
+was exported then. Otherwise the manifest says ``since.honoured: false`` with the reason, and the
+run processes everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apache_beam as beam
+import orjson
+from apache_beam.pvalue import TaggedOutput
+
+import bunzai_codecs
+from bunzai_codecs.core import registry
+from bunzai_codecs.lint import ID_PATTERN
+from pipeline.io import Storage, join
+from pipeline.options import NormalizeConfig, UsageError
+from pipeline.shards import record
+from pipeline.transforms import (
+    REJECTS,
+    ExportCandidate,
+    Pending,
+    export_formats_for,
+    export_rel,
+    inventory_row,
+    reject_record,
+)
+
+MANIFEST_VERSION = 1
+CANONICAL, FIDELITY, REJECTS_DS, INVENTORY_DS = "canonical", "fidelity", "rejects", "inventory"
+
+
+def codec_fingerprint() -> str:
+    """sha256 over the codec library's source files: results made by other code are not reused."""
+    root = Path(bunzai_codecs.__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Previous:
+    """What ``--since`` points at, and whether its results can be reused."""
+
+    manifest: str
+    #: the previous output folder (the manifest's folder)
+    root: str
+    honoured: bool
+    reason: str | None = None
+    #: dataset -> shard paths relative to ``root``
+    shards: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def urls(self, dataset: str) -> list[str]:
+        return [join(self.root, rel) for rel in self.shards.get(dataset, ())]
+
+    def public(self) -> dict[str, Any]:
+        return {"manifest": self.manifest, "honoured": self.honoured, "reason": self.reason}
+
+
+def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
+    if not cfg.since:
+        return None
+    url = cfg.since
+    try:
+        fs, path = cfg.storage.fs(url)
+        m = orjson.loads(fs.cat_file(path))
+    except FileNotFoundError:
+        raise UsageError(f"--since: no manifest at {url}") from None
+    except (OSError, orjson.JSONDecodeError, ValueError) as exc:
+        raise UsageError(f"--since: cannot read {url}: {type(exc).__name__}") from None
+    if not isinstance(m, dict) or m.get("manifestVersion") != MANIFEST_VERSION:
+        raise UsageError(f"--since: {url} is not a bunzai normalize manifest")
+    root = url.rsplit("/", 1)[0] if "/" in url else "."
+    shards = {
+        ds: tuple(s["path"] for s in info) for ds, info in (m.get("outputs", {}).get("shards") or {}).items()
+    }
+    prev_opts = m.get("options", {})
+    reason = None
+    if m.get("bunzai", {}).get("codecFingerprint") != fingerprint:
+        reason = "the codec library changed since that run"
+    elif prev_opts.get("maxFileBytes") != cfg.max_file_bytes:
+        reason = "--max-file-bytes differs from that run"
+    elif not set(cfg.export) <= set(prev_opts.get("export") or ()):
+        reason = "this run exports formats that run did not"
+    elif INVENTORY_DS not in shards:
+        reason = "that manifest lists no inventory"
+    return Previous(url, root, reason is None, reason, shards)
+
+
+# -- reading the previous run --------------------------------------------------------------------
+
+
+class _ReadLines(beam.DoFn):
+    """A previous shard's lines, streamed."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def process(self, url: str) -> Iterator[bytes]:
+        fs, path = self.storage.fs(url)
+        with fs.open(path, "rb") as f:
+            for line in f:
+                line = line.rstrip(b"\n")
+                if line:
+                    yield line
+
+
+class ReadShards(beam.PTransform):
+    """Shard URLs -> their lines (without newlines)."""
+
+    def __init__(self, urls: list[str], storage: Storage) -> None:
+        super().__init__()
+        self.urls = urls
+        self.storage = storage
+
+    def expand(self, pbegin: Any) -> Any:
+        return (
+            pbegin
+            | "Shards" >> beam.Create(self.urls)
+            | "Spread" >> beam.Reshuffle()
+            | "Lines" >> beam.ParDo(_ReadLines(self.storage))
+        )
+
+
+def canonical_keys(line: bytes) -> tuple[str, str]:
+    """(entity id, source uri) of a canonical line, without parsing its body and escrow.
+
+    ``vaud-json`` writes ``schemaVersion``, ``kind``, ``id`` first and ``source`` after
+    ``original`` (only ``warnings``, a list of strings, may follow), so the first ``"id"`` key and
+    the last ``"source"`` object are the entity's own; orjson escapes every quote inside strings.
+    """
+    i = line.find(b',"id":"')
+    k = line.rfind(b',"source":{"uri":')
+    if i >= 0 and k > i:
+        j = line.find(b'"', i + 7)
+        try:
+            src, _ = json.JSONDecoder().raw_decode(line[k + 10 :].decode("utf-8"))
+            return line[i + 7 : j].decode("utf-8"), str(src["uri"])
+        except (ValueError, KeyError, TypeError):
+            pass
+    tree = orjson.loads(line)
+    return str(tree["id"]), str(tree["source"]["uri"])
+
+
+def _carry_canonical(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
+    eid, uri = canonical_keys(line)
+    if uri not in skip:
+        yield record(eid, [eid, uri], line)
+        yield TaggedOutput("accounted", uri)
+
+
+def _carry_rows(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
+    row = orjson.loads(line)
+    if row["uri"] not in skip:
+        yield record(row["entity"], [row["entity"], row["check"], row["target"], row["uri"]], line)
+        yield TaggedOutput("parsed", row)
+
+
+def _carry_rejects(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
+    rec = orjson.loads(line)
+    if rec["uri"] not in skip:
+        yield reject_record(rec)
+        yield TaggedOutput(REJECTS, rec)
+
+
+class CarryForward(beam.PTransform):
+    """The previous run's results for inputs this run did not process again.
+
+    ``skip`` (a PCollection of uris: refreshed and deleted inputs) is a side input: every previous
+    line whose uri is not in it is carried. Returns ``canonical`` / ``fidelity`` / ``rejects``
+    shard records, ``accounted`` (uris of carried entities), ``rows`` (carried fidelity rows) and
+    ``reject_dicts`` (carried rejects), for the manifest's counts.
+    """
+
+    def __init__(self, previous: Previous, storage: Storage, skip: Any) -> None:
+        super().__init__()
+        self.previous = previous
+        self.storage = storage
+        self.skip = skip
+
+    def expand(self, pbegin: Any) -> dict[str, Any]:
+        skip = beam.pvalue.AsDict(self.skip | "SkipSet" >> beam.Map(lambda u: (u, True)))
+        prev, st = self.previous, self.storage
+        canon = (
+            pbegin
+            | "ReadCanonical" >> ReadShards(prev.urls(CANONICAL), st)
+            | "KeepCanonical"
+            >> beam.FlatMap(_carry_canonical, skip).with_outputs("accounted", main="records")
+        )
+        rows = (
+            pbegin
+            | "ReadFidelity" >> ReadShards(prev.urls(FIDELITY), st)
+            | "KeepFidelity" >> beam.FlatMap(_carry_rows, skip).with_outputs("parsed", main="records")
+        )
+        rejects = (
+            pbegin
+            | "ReadRejects" >> ReadShards(prev.urls(REJECTS_DS), st)
+            | "KeepRejects" >> beam.FlatMap(_carry_rejects, skip).with_outputs(REJECTS, main="records")
+        )
+        return {
+            "canonical": canon.records,
+            "accounted": canon.accounted,
+            "fidelity": rows.records,
+            "rows": rows.parsed,
+            "rejects": rejects.records,
+            "reject_dicts": rejects[REJECTS],
+        }
+
+
+def previous_inventory(pbegin: Any, previous: Previous, storage: Storage) -> Any:
+    return (
+        pbegin
+        | "ReadPrevInventory" >> ReadShards(previous.urls(INVENTORY_DS), storage)
+        | "ParsePrevInventory" >> beam.Map(orjson.loads)
+    )
+
+
+def unchanged_row(p: Pending) -> dict[str, Any]:
+    """The inventory row of an unchanged input: the previous row, marked unchanged."""
+    prev = p.prev or {}
+    return {
+        **inventory_row(
+            p.ref,
+            "unchanged",
+            sha256=prev.get("sha256"),
+            format=prev.get("format"),
+            entities=prev.get("entities") or (),
+            decoded=prev.get("decoded") or 0,
+            rejected=prev.get("rejected"),
+        )
+    }
+
+
+def carried_exports(p: Pending, previous_root: str, formats: tuple[str, ...]) -> Iterator[ExportCandidate]:
+    """The previous run's export files of an unchanged input's entities."""
+    for eid in (p.prev or {}).get("entities") or ():
+        if not isinstance(eid, str) or not ID_PATTERN.match(eid):
+            continue  # a doctored inventory: its ids become file names
+        kind = eid.split("-", 1)[0]
+        for fmt in export_formats_for(kind, formats):
+            rel = export_rel(fmt, eid, registry.get(fmt).extension)
+            yield ExportCandidate(rel, p.ref.uri, previous=join(previous_root, rel))
+
+
+__all__ = [
+    "MANIFEST_VERSION",
+    "CarryForward",
+    "Previous",
+    "ReadShards",
+    "canonical_keys",
+    "carried_exports",
+    "codec_fingerprint",
+    "load_previous",
+    "previous_inventory",
+    "unchanged_row",
+]

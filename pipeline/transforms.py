@@ -1,0 +1,668 @@
+"""The normalize stages as composite PTransforms, each usable and testable on its own.
+
+    ListFiles -> (dedupe/join by uri) -> Reshuffle -> ReadBytes -> Detect -> Decode -> Validate
+        -> CanonicalRecords / RoundTrip / Export
+
+Every stage sends what it cannot handle to a ``rejects`` output as
+``{"uri", "stage", "error", "message", "path"}`` and, when a whole input ends there, an
+``inventory`` row: one row per listed input, saying how far it got (see ``inventory_row``). The
+stages only talk to the codec library's registry and bundle API, so a new codec never changes them.
+Counters live in the ``bunzai`` namespace (``COUNTERS`` lists them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import apache_beam as beam
+import orjson
+from apache_beam.metrics import Metrics
+from apache_beam.pvalue import TaggedOutput
+
+from bunzai_codecs import lint as lint_rules
+from bunzai_codecs.bundle import VAUD, read_sniff, write
+from bunzai_codecs.core import registry
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
+from bunzai_codecs.core.errors import ERRORS, BunzaiError, LimitExceeded, Malformed, NotRecognized
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.fidelity import check_decoded
+from bunzai_codecs.formats.vaud.codec import dumps
+from pipeline.io import FileRef, InputSpec, Output, Storage, checksum, list_files, read_bounded, write_bytes
+from pipeline.shards import record
+
+NAMESPACE = "bunzai"
+
+#: tagged outputs
+REJECTS = "rejects"
+INVENTORY = "inventory"
+PATTERNS = "patterns"
+UNCHANGED = "unchanged"
+REFRESHED = "refreshed"
+DELETED = "deleted"
+WRITTEN = "written"
+
+STAGES = ("list", "read", "detect", "decode", "validate", "export", "roundtrip")
+
+#: every counter the stages bump (namespace ``bunzai``)
+COUNTERS = {
+    "inputs_listed": "files the listing found",
+    "inputs_unchanged": "inputs --since found unchanged (not decoded again)",
+    "inputs_read": "inputs read",
+    "bytes_read": "bytes read",
+    "inputs_detected": "inputs a codec recognised",
+    "inputs_decoded": "inputs decoded into entities",
+    "entities_decoded": "entities decoded",
+    "entities_valid": "entities that passed validation",
+    "lint_warnings": "lint warnings attached to entities",
+    "exports_written": "export files written or staged",
+    "fidelity_rows": "fidelity rows produced",
+    "rejects": "reject records, all stages",
+    "internal_errors": "rejects caused by a bunzai bug rather than the input",
+}
+
+
+def count(name: str, n: int = 1) -> None:
+    Metrics.counter(NAMESPACE, name).inc(n)
+
+
+# -- records -------------------------------------------------------------------------------------
+
+_READ_FAULTS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+def reject(uri: str, stage: str, exc: BaseException, *, prefix: str = "") -> dict[str, Any]:
+    """A reject record for ``exc``. Typed errors say what and where; anything else is a bunzai bug
+    (``InternalError``) or, for the read stage, the OS error's name."""
+    if isinstance(exc, BunzaiError):
+        rec = exc.to_record()
+        if getattr(exc, "internal", False):
+            count("internal_errors")
+    elif isinstance(exc, NotImplementedError):  # a codec that reads a format but cannot write it
+        rec = {"error": "Unsupported", "message": f"not supported: {exc}".rstrip(": "), "path": None}
+    elif isinstance(exc, OSError):
+        rec = {"error": type(exc).__name__, "message": " ".join(str(exc).split()), "path": None}
+    else:
+        count("internal_errors")
+        rec = {
+            "error": "InternalError",
+            "message": f"{type(exc).__name__}: {' '.join(str(exc).split())}",
+            "path": None,
+        }
+    count("rejects")
+    count(f"rejects_{stage}")
+    return {
+        "uri": uri,
+        "stage": stage,
+        "error": rec["error"],
+        "message": prefix + rec["message"],
+        "path": rec["path"],
+    }
+
+
+def reject_record(rec: dict[str, Any]) -> bytes:
+    """The sortable shard record of a reject."""
+    natural = [rec["uri"], rec["stage"], rec["error"], rec["path"] or "", rec["message"]]
+    return record(rec["uri"], natural, orjson.dumps(rec))
+
+
+def inventory_row(
+    ref: FileRef,
+    status: str,
+    *,
+    sha256: str | None = None,
+    format: str | None = None,
+    entities: list[str] | tuple[str, ...] = (),
+    decoded: int = 0,
+    rejected: str | None = None,
+) -> dict[str, Any]:
+    """What the manifest's inventory says about one input. ``--since`` reads it back: ``size`` and
+    ``etag`` (or ``sha256`` when the store gives no checksum) decide "unchanged"; ``entities`` are
+    the ids whose canonical lines came from it; ``rejected`` is the stage where it stopped."""
+    return {
+        "uri": ref.uri,
+        "size": ref.size,
+        "etag": ref.etag,
+        "sha256": sha256,
+        "status": status,
+        "format": format,
+        "entities": list(entities),
+        "decoded": decoded,
+        "rejected": rejected,
+    }
+
+
+def inventory_record(row: dict[str, Any]) -> bytes:
+    return record(row["uri"], [row["uri"]], orjson.dumps(row))
+
+
+# -- elements ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A listed file, with what the previous run's inventory said about it (``--since``)."""
+
+    ref: FileRef
+    prev: dict[str, Any] | None = None
+    #: another listed file has the same size, so it may hold the same bytes and give entities with
+    #: the same ids: its exports compete for their paths (see ``ExportCandidate``)
+    shared: bool = True
+
+
+@dataclass(slots=True)
+class InputFile:
+    ref: FileRef
+    sniff: Sniff
+    #: ``new`` or ``changed``
+    status: str
+    shared: bool = True
+
+
+@dataclass(slots=True)
+class Detected:
+    file: InputFile
+    format: str
+    score: float
+
+
+@dataclass(slots=True)
+class DecodedInput:
+    file: InputFile
+    format: str
+    score: float
+    #: the codec's output as it was: fidelity checks compare the file with what the codec writes back
+    decoded: Decoded
+
+
+@dataclass(slots=True)
+class ValidEntity:
+    #: the entity with this run's provenance and its lint warnings
+    entity: CanonicalEntity
+    #: its canonical JSONL line (vaud-json), without the newline
+    line: bytes
+
+
+@dataclass(slots=True)
+class ValidInput:
+    file: InputFile
+    format: str
+    score: float
+    decoded: Decoded
+    accepted: list[ValidEntity] = field(default_factory=list)
+
+    @property
+    def uri(self) -> str:
+        return self.file.ref.uri
+
+
+@dataclass(frozen=True, slots=True)
+class ExportCandidate:
+    """An export ready to be committed to ``exports/<format>/<entity-id><ext>``.
+
+    Identical input files give entities with the same id; their exports compete for one path and
+    the smallest uri wins, so the file's bytes never depend on which worker finished last.
+    """
+
+    rel: str
+    uri: str
+    #: the staged bytes (a fresh export), or
+    staged: str | None = None
+    #: the previous run's file to copy (an unchanged input under ``--since``)
+    previous: str | None = None
+
+
+# -- List ----------------------------------------------------------------------------------------
+
+
+class _ListFiles(beam.DoFn):
+    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None) -> None:
+        self.inputs = inputs
+        self.storage = storage
+        self.output = output
+
+    def setup(self) -> None:
+        self.out_fs: Any = None
+        self.out_root = ""
+        if self.output is not None:
+            try:
+                self.out_fs, root = self.storage.fs(self.output)
+                self.out_root = root.rstrip("/") + "/"
+            except Exception:  # the output is checked where it is written
+                pass
+
+    def _is_output(self, fs: Any, path: str) -> bool:
+        """A file under the output folder (``--input . --output out``): never read back as input."""
+        return fs is self.out_fs and (path + "/").startswith(self.out_root)
+
+    def process(self, index: int) -> Iterator[Any]:
+        url = self.inputs[index]
+        spec = InputSpec.parse(url)
+        errors: list[OSError] = []
+        n = 0
+        try:
+            fs, path = self.storage.fs(url)
+            root = spec.root_path(fs)
+            for p, info in list_files(fs, path, on_error=errors.append):
+                if self._is_output(fs, p):
+                    continue
+                n += 1
+                count("inputs_listed")
+                yield FileRef(spec.uri_for(root, p), index, p, info.get("size"), checksum(info))
+        except Exception as exc:  # a missing path, a bucket we may not list, an unreadable zip
+            yield TaggedOutput(REJECTS, reject(url, "list", exc))
+        for err in errors:
+            yield TaggedOutput(REJECTS, reject(getattr(err, "filename", None) or url, "list", err))
+        yield TaggedOutput(PATTERNS, (index, n))
+
+
+class ListFiles(beam.PTransform):
+    """Input indexes -> ``FileRef`` per file (main), ``rejects``, ``patterns`` ((index, matched)).
+
+    Globs are expanded on the workers, one input per element, streamed: the listing of one folder
+    (or one S3 page) is in memory at a time. Files under ``output`` are never listed.
+    """
+
+    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None = None) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.storage = storage
+        self.output = output
+
+    def expand(self, indexes: Any) -> Any:
+        return indexes | beam.ParDo(_ListFiles(self.inputs, self.storage, self.output)).with_outputs(
+            REJECTS, PATTERNS, main="files"
+        )
+
+
+def _pair_up(item: tuple[str, dict[str, list[Any]]]) -> Iterator[Any]:
+    uri, groups = item
+    refs = sorted(groups["now"], key=lambda r: r.root)
+    prev = groups["prev"][0] if groups["prev"] else None
+    if refs:
+        yield Pending(refs[0], prev)  # two inputs naming one file: it is read once
+    elif prev is not None:
+        yield TaggedOutput(DELETED, uri)
+
+
+def _mark_shared(item: tuple[int | None, Any]) -> Iterator[Pending]:
+    size, group = item
+    pendings = list(group)
+    unique = size is not None and len(pendings) == 1
+    for p in pendings:
+        yield Pending(p.ref, p.prev, shared=not unique)
+
+
+class MarkShared(beam.PTransform):
+    """``Pending`` -> ``Pending`` with ``shared`` set: whether another listed file has the same
+    size. Identical files (the only ones whose entities share ids) have equal sizes, so an input of
+    a size nobody else has writes its exports straight to their paths; the others go through the
+    staged commit that picks one winner per path. Only sizes are shuffled."""
+
+    def expand(self, pending: Any) -> Any:
+        return (
+            pending
+            | "BySize" >> beam.Map(lambda p: (p.ref.size, p))
+            | "Group" >> beam.GroupByKey()
+            | "Mark" >> beam.FlatMap(_mark_shared)
+        )
+
+
+class PairWithPrevious(beam.PTransform):
+    """``FileRef``s + the previous inventory (uri -> row) -> ``Pending`` per distinct uri, and the
+    uris only the previous run had (``deleted``)."""
+
+    def __init__(self, previous: Any) -> None:
+        super().__init__()
+        self.previous = previous
+
+    def expand(self, refs: Any) -> Any:
+        now = refs | "ByUri" >> beam.Map(lambda r: (r.uri, r))
+        prev = self.previous | "PrevByUri" >> beam.Map(lambda row: (row["uri"], row))
+        return (
+            {"now": now, "prev": prev}
+            | "Join" >> beam.CoGroupByKey()
+            | "Pair" >> beam.FlatMap(_pair_up).with_outputs(DELETED, main="pending")
+        )
+
+
+# -- ReadBytes -----------------------------------------------------------------------------------
+
+
+class _ReadBytes(beam.DoFn):
+    def __init__(self, inputs: tuple[str, ...], storage: Storage, max_bytes: int, since: bool) -> None:
+        self.inputs = inputs
+        self.storage = storage
+        self.max_bytes = max_bytes
+        self.since = since
+
+    def setup(self) -> None:
+        self.fss: list[Any] = []
+        for url in self.inputs:
+            try:
+                self.fss.append(self.storage.fs(url)[0])
+            except Exception as exc:  # listing rejected this input already; nothing of it arrives
+                self.fss.append(exc)
+
+    def process(self, pending: Pending) -> Iterator[Any]:
+        ref, prev = pending.ref, pending.prev
+        status = "new" if prev is None else "changed"
+        verify = False  # no checksum from the store: compare digests after reading
+        if prev is not None and self.since and prev.get("size") == ref.size:
+            if ref.etag and prev.get("etag"):
+                if ref.etag == prev["etag"]:
+                    yield from self._unchanged(pending)
+                    return
+            elif prev.get("sha256"):
+                verify = True
+        if ref.size is not None and ref.size > self.max_bytes:
+            exc = LimitExceeded(
+                f"input is {ref.size} bytes; --max-file-bytes is {self.max_bytes}", uri=ref.uri
+            )
+            yield from self._fail(pending, status, exc)
+            return
+        try:
+            data = read_bounded(self.fss[ref.root], ref.path, self.max_bytes, ref.size)
+        except OverflowError:
+            exc = LimitExceeded(f"input is over --max-file-bytes ({self.max_bytes})", uri=ref.uri)
+            yield from self._fail(pending, status, exc)
+            return
+        except _READ_FAULTS as exc:  # gone or forbidden: a reject. Anything else (a dropped
+            yield from self._fail(pending, status, exc)  # connection) raises; the runner retries.
+            return
+        count("inputs_read")
+        count("bytes_read", len(data))
+        try:
+            s = Sniff(data, ref.path.rsplit("/", 1)[-1], uri=ref.uri)
+        except BunzaiError as exc:
+            yield from self._fail(pending, status, exc)
+            return
+        if verify and prev is not None and s.sha256 == prev["sha256"]:
+            yield from self._unchanged(pending)
+            return
+        if prev is not None:
+            yield TaggedOutput(REFRESHED, ref.uri)
+        yield InputFile(ref, s, status, pending.shared)
+
+    def _unchanged(self, pending: Pending) -> Iterator[Any]:
+        count("inputs_unchanged")
+        yield TaggedOutput(UNCHANGED, pending)
+
+    def _fail(self, pending: Pending, status: str, exc: BaseException) -> Iterator[Any]:
+        if pending.prev is not None:
+            yield TaggedOutput(REFRESHED, pending.ref.uri)
+        yield TaggedOutput(REJECTS, reject(pending.ref.uri, "read", exc))
+        yield TaggedOutput(INVENTORY, inventory_row(pending.ref, status, rejected="read"))
+
+
+class ReadBytes(beam.PTransform):
+    """``Pending`` -> ``InputFile`` (main; the bytes in a ``Sniff``), ``rejects``, ``inventory``,
+    ``unchanged`` (``Pending`` that ``--since`` need not read again) and ``refreshed`` (uris the
+    previous run had that this run processes anew). Reads are bounded by ``max_bytes``."""
+
+    def __init__(
+        self, inputs: tuple[str, ...], storage: Storage, max_bytes: int, since: bool = False
+    ) -> None:
+        super().__init__()
+        self.dofn = _ReadBytes(inputs, storage, max_bytes, since)
+
+    def expand(self, pending: Any) -> Any:
+        return pending | beam.ParDo(self.dofn).with_outputs(
+            REJECTS, INVENTORY, UNCHANGED, REFRESHED, main="files"
+        )
+
+
+# -- Detect / Decode -----------------------------------------------------------------------------
+
+
+class _Detect(beam.DoFn):
+    def process(self, f: InputFile) -> Iterator[Any]:
+        try:
+            cand = registry.require(f.sniff)
+        except NotRecognized as exc:
+            yield TaggedOutput(REJECTS, reject(f.ref.uri, "detect", exc))
+            yield TaggedOutput(
+                INVENTORY, inventory_row(f.ref, f.status, sha256=f.sniff.sha256, rejected="detect")
+            )
+            return
+        count("inputs_detected")
+        count(f"detected_{cand.id}")
+        yield Detected(f, cand.id, cand.score)
+
+
+class Detect(beam.PTransform):
+    """``InputFile`` -> ``Detected`` (the registry's winner), ``rejects`` and ``inventory``."""
+
+    def expand(self, files: Any) -> Any:
+        return files | beam.ParDo(_Detect()).with_outputs(REJECTS, INVENTORY, main="detected")
+
+
+class _Decode(beam.DoFn):
+    def process(self, d: Detected) -> Iterator[Any]:
+        f = d.file
+        try:
+            decoded = read_sniff(f.sniff, format=d.format, score=d.score)
+            if not decoded.entities:
+                raise Malformed(f"{d.format} decoded no entity", uri=f.ref.uri)
+        except Exception as exc:
+            yield TaggedOutput(REJECTS, reject(f.ref.uri, "decode", exc))
+            yield TaggedOutput(
+                INVENTORY,
+                inventory_row(f.ref, f.status, sha256=f.sniff.sha256, format=d.format, rejected="decode"),
+            )
+            return
+        count("inputs_decoded")
+        count("entities_decoded", len(decoded.entities))
+        yield DecodedInput(f, d.format, d.score, decoded)
+
+
+class Decode(beam.PTransform):
+    """``Detected`` -> ``DecodedInput`` (a bundle: the primary entity and the ones it links),
+    ``rejects`` and ``inventory``."""
+
+    def expand(self, detected: Any) -> Any:
+        return detected | beam.ParDo(_Decode()).with_outputs(REJECTS, INVENTORY, main="decoded")
+
+
+# -- Validate ------------------------------------------------------------------------------------
+
+
+class _Validate(beam.DoFn):
+    def process(self, d: DecodedInput) -> Iterator[Any]:
+        f = d.file
+        uri = f.ref.uri
+        entities = d.decoded.entities
+        bundle = d.decoded.by_id()
+        findings = {e.id: lint_rules.lint(e, bundle) for e in entities}
+        rejected: dict[str, CanonicalEntity] = {}
+        for e in entities:
+            errs = lint_rules.errors(findings[e.id])
+            if errs:
+                more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
+                exc = errs[0].to_error(e, uri)
+                exc.message += more
+                yield TaggedOutput(REJECTS, reject(uri, "validate", exc))
+                rejected[e.id] = e
+        # this run's provenance: where the pipeline read the entity (a vaud-json input's own,
+        # earlier ``source`` is replaced, so every canonical line accounts for one listed input)
+        src = Source(uri=uri, format=d.format, score=d.score, sha256=f.sniff.sha256, bytes=f.sniff.size)
+        out = ValidInput(f, d.format, d.score, d.decoded)
+        for e in entities:
+            if e.id in rejected:
+                continue
+            notes = [str(w) for w in lint_rules.warnings(findings[e.id])]
+            for ref in e.knowledge_refs:
+                if ref in rejected:
+                    notes.append(f"links.rejected: linked {rejected[ref].kind} {ref} failed validation")
+            count("lint_warnings", len(notes))
+            stamped = CanonicalEntity(
+                kind=e.kind,
+                id=e.id,
+                body=e.body,
+                links=e.links,
+                original=e.original,
+                source=src,
+                warnings=[*e.warnings, *notes],
+            )
+            try:
+                line = dumps(stamped)
+            except Exception as exc:  # escrow that is not JSON: a codec bug
+                yield TaggedOutput(REJECTS, reject(uri, "validate", exc, prefix=f"{e.kind} {e.id}: "))
+                continue
+            out.accepted.append(ValidEntity(stamped, line))
+        count("entities_valid", len(out.accepted))
+        yield TaggedOutput(
+            INVENTORY,
+            inventory_row(
+                f.ref,
+                f.status,
+                sha256=f.sniff.sha256,
+                format=d.format,
+                entities=[v.entity.id for v in out.accepted],
+                decoded=len(entities),
+                rejected=None if out.accepted else "validate",
+            ),
+        )
+        if out.accepted:
+            yield out
+
+
+class Validate(beam.PTransform):
+    """``DecodedInput`` -> ``ValidInput`` (entities that pass the lint rules, stamped with their
+    source and carrying their warnings), ``rejects`` (one per entity with an error-level finding)
+    and ``inventory`` (one row per input that reached this stage)."""
+
+    def expand(self, decoded: Any) -> Any:
+        return decoded | beam.ParDo(_Validate()).with_outputs(REJECTS, INVENTORY, main="valid")
+
+
+# -- outputs -------------------------------------------------------------------------------------
+
+
+def canonical_records(v: ValidInput) -> Iterator[bytes]:
+    for ve in v.accepted:
+        yield record(ve.entity.id, [ve.entity.id, v.uri], ve.line)
+
+
+class _RoundTrip(beam.DoFn):
+    def process(self, v: ValidInput) -> Iterator[Any]:
+        keep = {ve.entity.id for ve in v.accepted}
+        try:
+            rows = check_decoded(v.file.sniff, v.decoded, v.format)
+        except Exception as exc:  # check_decoded turns codec failures into rows; this is a bug of ours
+            yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", exc))
+            return
+        for row in rows:
+            if row.entity not in keep:
+                continue
+            if row.status == "failed" and row.error and row.error.split(":")[0] not in _TYPED_FAILURES:
+                bug = RuntimeError(
+                    f"{row.check} round trip through {row.target} of {row.entity}: {row.error}"
+                )
+                yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", bug))
+            count("fidelity_rows")
+            natural = [row.entity, row.check, row.target, row.uri]
+            yield record(row.entity, natural, orjson.dumps(row.to_json()))
+
+
+#: a check that failed with one of these is a fact about a format (a read-only codec, a file its own
+#: codec cannot write back), recorded in its row; anything else is a crash, and also a reject
+_TYPED_FAILURES = frozenset({c.__name__ for c in ERRORS} | {"NotImplementedError"})
+
+
+class RoundTrip(beam.PTransform):
+    """``ValidInput`` -> fidelity row records (checks 1 and 2 of bunzai_codecs.fidelity), plus
+    ``rejects`` for a check that crashed on a bug."""
+
+    def expand(self, valid: Any) -> Any:
+        return valid | beam.ParDo(_RoundTrip()).with_outputs(REJECTS, main="rows")
+
+
+class _Export(beam.DoFn):
+    def __init__(self, formats: tuple[str, ...], output: Output, staging: str) -> None:
+        self.formats = formats
+        self.output = output
+        self.staging = staging
+
+    def setup(self) -> None:
+        self.fs, self.root = self.output.open()
+
+    def process(self, v: ValidInput) -> Iterator[Any]:
+        linked = [ve.entity for ve in v.accepted]
+        for ve in v.accepted:
+            e = ve.entity
+            for fmt in export_formats_for(e.kind, self.formats):
+                try:
+                    ex = write(e, fmt, linked=linked)
+                except Exception as exc:
+                    yield TaggedOutput(
+                        REJECTS, reject(v.uri, "export", exc, prefix=f"{fmt}: {e.kind} {e.id}: ")
+                    )
+                    continue
+                rel = export_rel(fmt, e.id, ex.extension)
+                count("exports_written")
+                if not v.file.shared:  # nobody else can write this path: straight to it
+                    write_bytes(self.fs, f"{self.root}/{rel}", ex.data)
+                    yield TaggedOutput(WRITTEN, rel)
+                    continue
+                staged = f"{self.root}/{self.staging}/exports/{uuid.uuid4().hex}"
+                write_bytes(self.fs, staged, ex.data)
+                yield ExportCandidate(rel, v.uri, staged=staged)
+
+
+def export_formats_for(kind: str, formats: tuple[str, ...]) -> list[str]:
+    """The requested formats that hold entities of ``kind`` (vaud-json holds every kind)."""
+    return [f for f in formats if f == VAUD or registry.get(f).kind == kind]
+
+
+def export_rel(fmt: str, entity_id: str, extension: str) -> str:
+    """``exports/<format>/<entity-id><ext>``; an id that is not a plain name never gets this far
+    (lint rule ``entity.id``), and is refused here too: ids come from input files."""
+    if not lint_rules.ID_PATTERN.match(entity_id):
+        raise ValueError(f"not an entity id: {entity_id!r}")
+    return f"exports/{fmt}/{entity_id}{extension}"
+
+
+class Export(beam.PTransform):
+    """``ValidInput`` -> per (entity, requested format of its kind): the path written (``written``)
+    when the input is not ``shared``, else an ``ExportCandidate`` staged under the output's staging
+    folder (main); ``rejects`` for exports a codec refused. Linked entities a format embeds are
+    embedded; each entity also gets its own files in the formats of its kind."""
+
+    def __init__(self, formats: tuple[str, ...], output: Output, staging: str) -> None:
+        super().__init__()
+        self.dofn = _Export(formats, output, staging)
+
+    def expand(self, valid: Any) -> Any:
+        return valid | beam.ParDo(self.dofn).with_outputs(REJECTS, WRITTEN, main="candidates")
+
+
+__all__ = [
+    "COUNTERS",
+    "NAMESPACE",
+    "STAGES",
+    "Decode",
+    "DecodedInput",
+    "Detect",
+    "Detected",
+    "Export",
+    "ExportCandidate",
+    "InputFile",
+    "ListFiles",
+    "MarkShared",
+    "PairWithPrevious",
+    "Pending",
+    "ReadBytes",
+    "RoundTrip",
+    "ValidInput",
+    "Validate",
+    "canonical_records",
+    "export_formats_for",
+    "export_rel",
+    "inventory_record",
+    "inventory_row",
+    "reject",
+    "reject_record",
+]

@@ -1,0 +1,174 @@
+"""Helpers for the pipeline tests: hand-made inputs, a pinned runner, reading an output folder.
+
+Every run pins ``--runner=FnApiRunner``: offline, the DirectRunner first tries to download the
+Prism runner. The inputs are written here from the canonical model (vaud-json files, broken files,
+random bytes); the real-world corpus is read in place, never copied into the project.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from apache_beam.metrics.metric import MetricsFilter
+
+from bunzai_codecs import write
+from bunzai_codecs.core.entity import CanonicalEntity, canonical_id
+from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
+from jobs.normalize import read_manifest, run_pipeline
+from pipeline.io import Storage
+from pipeline.options import parse
+from pipeline.transforms import NAMESPACE
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+PINNED = ("--runner=FnApiRunner",)
+
+
+@dataclass
+class Run:
+    manifest: dict[str, Any]
+    counters: dict[str, int]
+    output: str
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+    def files(self) -> dict[str, bytes]:
+        """Every file of the output folder (relative path -> bytes)."""
+        fs, root = Storage(self.storage_options).fs(self.output)
+        root = root.rstrip("/")
+        if hasattr(fs, "invalidate_cache"):
+            fs.invalidate_cache()
+        return {p[len(root) + 1 :]: fs.cat_file(p) for p in sorted(fs.find(root))}
+
+    def lines(self, dataset: str) -> list[dict[str, Any]]:
+        return [
+            orjson.loads(ln)
+            for rel, data in self.files().items()
+            if rel.startswith(dataset + "/")
+            for ln in data.splitlines()
+        ]
+
+
+def normalize(*args: str, storage_options: dict[str, Any] | None = None) -> Run:
+    argv = [*PINNED, *args]
+    if storage_options is not None:
+        argv += ["--storage-options", orjson.dumps(storage_options).decode()]
+    cfg, options = parse(argv)
+    built, result = run_pipeline(cfg, options)
+    counters: dict[str, int] = {}
+    for r in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        counters[r.key.metric.name] = counters.get(r.key.metric.name, 0) + r.committed  # summed over steps
+    return Run(read_manifest(built), counters, cfg.output, storage_options or {})
+
+
+def same_outputs(a: Run, b: Run) -> None:
+    """Two runs wrote the same files, byte for byte; manifests differ only in times, runner, output
+    folder and what was pruned from it."""
+    fa, fb = a.files(), b.files()
+    assert sorted(fa) == sorted(fb)
+    for rel in fa:
+        if rel != "manifest.json":
+            assert fa[rel] == fb[rel], rel
+    ma, mb = (dict(m.manifest) for m in (a, b))
+    for m in (ma, mb):
+        m.pop("started"), m.pop("finished"), m.pop("runner")
+        m["options"] = {k: v for k, v in m["options"].items() if k != "output"}
+        m["outputs"] = {k: v for k, v in m["outputs"].items() if k != "pruned"}
+    assert ma == mb
+
+
+# -- hand-made inputs ----------------------------------------------------------------------------
+
+
+def _lorebook(digest: str, entries: list[dict[str, Any]], part: tuple[str, ...] = ()) -> CanonicalEntity:
+    return CanonicalEntity(
+        kind="lorebook",
+        id=canonical_id("lorebook", digest, *part),
+        body=LorebookBody.model_validate({"name": f"book {digest[:4]}", "entries": entries}),
+    )
+
+
+def vaud_bytes(entity: CanonicalEntity, linked: Sequence[CanonicalEntity] = ()) -> bytes:
+    return write(entity, "vaud-json", linked=list(linked)).data
+
+
+#: file name -> (what the pipeline must do with it)
+EXPECTED = {
+    "cards/mira.vaud.json": "2 entities (character + linked lorebook)",
+    "cards/copy-of-mira.vaud.json": "the same bytes: the same entity ids, exports compete",
+    "cards/nested/rules.vaud.json": "1 regex entity",
+    "books/quiet.vaud.json": "1 lorebook with a lint warning",
+    "books/dupes.vaud.json": "validate reject: duplicate entry ids",
+    "books/escape.vaud.json": "validate reject: an id that is not a file name",
+    "broken/v2.vaud.json": "decode reject: unsupported schemaVersion",
+    "broken/half.json": "detect reject: not JSON any codec claims",
+    "broken/noise.bin": "detect reject: random bytes",
+    "broken/empty.json": "detect reject: empty",
+}
+
+
+def write_inputs(folder: Path) -> dict[str, str]:
+    """Hand-made inputs covering every stage's outcome; returns ``EXPECTED`` (and the files exist)."""
+    d = "5a" * 32
+    book = _lorebook(
+        d, [{"id": "0", "title": "Harbor", "content": "Fog.", "triggers": [{"text": "harbor"}]}], ("book",)
+    )
+    mira = CanonicalEntity(
+        kind="character",
+        id=canonical_id("character", d),
+        body=CharacterBody.model_validate(
+            {"identity": {"name": "Mira"}, "greetings": {"firstMessage": "Hi."}}
+        ),
+        links={"knowledgeRefs": [book.id]},
+    )
+    rules = CanonicalEntity(
+        kind="regex",
+        id=canonical_id("regex", "6b" * 32),
+        body=RegexSetBody.model_validate(
+            {"name": "tidy", "rules": [{"id": "r0", "find": "\\s+$", "replace": "", "phases": ["output"]}]}
+        ),
+    )
+    quiet = _lorebook("7c" * 32, [{"id": "0", "title": "No keys", "content": "Never fires."}])
+    dupes = _lorebook(
+        "8d" * 32,
+        [{"id": "0", "content": "a", "constant": True}, {"id": "0", "content": "b", "constant": True}],
+    )
+    escape = CanonicalEntity(
+        kind="lorebook",
+        id="../../../escaped",
+        body=LorebookBody.model_validate({"entries": [{"id": "0", "content": "x", "constant": True}]}),
+    )
+    v2 = orjson.loads(vaud_bytes(quiet))
+    v2["schemaVersion"] = 2
+    files = {
+        "cards/mira.vaud.json": vaud_bytes(mira, [book]),
+        "cards/copy-of-mira.vaud.json": vaud_bytes(mira, [book]),
+        "cards/nested/rules.vaud.json": vaud_bytes(rules),
+        "books/quiet.vaud.json": vaud_bytes(quiet),
+        "books/dupes.vaud.json": vaud_bytes(dupes),
+        "books/escape.vaud.json": vaud_bytes(escape),
+        "broken/v2.vaud.json": orjson.dumps(v2),
+        "broken/half.json": b'{"name": "Mira", "descr',
+        "broken/noise.bin": random.Random(7).randbytes(512),
+        "broken/empty.json": b"",
+    }
+    for rel, data in files.items():
+        p = folder / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "ignored.json").write_bytes(b"{}")  # hidden: never listed
+    return dict(EXPECTED)
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write_inputs(folder)
+    yield folder

@@ -1,0 +1,195 @@
+"""Storage, listing, atomic writes, the sorted shard sink and the options, without a full run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apache_beam as beam
+import orjson
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from bunzai_codecs.core.entity import CanonicalEntity, Source
+from bunzai_codecs.entities import LorebookBody
+from bunzai_codecs.formats.vaud.codec import dumps
+from pipeline.io import InputSpec, Output, Storage, list_files, open_atomic, write_bytes
+from pipeline.options import UsageError, export_formats, parse, parse_storage_options, split_secrets
+from pipeline.shards import GRID, ShardSpec, WriteShards, cell_offsets, line_of, plan, record
+from pipeline.since import canonical_keys
+
+
+@pytest.mark.parametrize(
+    ("url", "head", "tail"),
+    [
+        ("samples", "samples", ""),
+        ("samples/**/*.json", "samples", ""),
+        ("/data/cards/*.png", "/data/cards", ""),
+        ("/*.png", "/", ""),
+        ("*.png", "", ""),
+        ("s3://bucket/dump/**", "s3://bucket/dump", ""),
+        ("s3://bucket/*.json", "s3://bucket", ""),
+        ("zip://**::s3://bucket/dump.zip", "zip://", "::s3://bucket/dump.zip"),
+        ("zip://cards/*.png::/tmp/a.zip", "zip://cards", "::/tmp/a.zip"),
+    ],
+)
+def test_input_spec_keeps_what_the_user_wrote(url: str, head: str, tail: str) -> None:
+    spec = InputSpec.parse(url)
+    assert (spec.head, spec.tail) == (head, tail)
+
+
+def test_uris_join_the_head_and_the_path_below_it() -> None:
+    spec = InputSpec.parse("zip://**::s3://b/d.zip")
+    assert spec.uri_for("", "cards/a.png") == "zip://cards/a.png::s3://b/d.zip"
+    spec = InputSpec.parse("s3://b/dump/**/*.json")
+    assert spec.uri_for("b/dump", "b/dump/x/a.json") == "s3://b/dump/x/a.json"
+    assert InputSpec.parse("s3://b/one.json").uri_for("b/one.json", "b/one.json") == "s3://b/one.json"
+
+
+def test_storage_options_go_to_the_store_a_url_ends_on() -> None:
+    flat = Storage({"endpoint_url": "http://x"})
+    assert flat.kwargs_for("s3://b/k") == {"s3": {"endpoint_url": "http://x"}}
+    assert flat.kwargs_for("zip://**::s3://b/d.zip") == {"s3": {"endpoint_url": "http://x"}}
+    assert flat.kwargs_for("/local/path") == {} and flat.kwargs_for("out") == {}
+    keyed = Storage({"s3": {"anon": True}, "gcs": {"token": "t"}})
+    assert keyed.kwargs_for("gs://b/k") == {"gs": {"token": "t"}}  # gcsfs answers to gs and gcs
+    assert keyed.kwargs_for("zip://**::s3://b/d.zip") == {"s3": {"anon": True}}
+    assert "anon" not in repr(keyed) and "token" not in repr(keyed)
+
+
+def test_listing_skips_hidden_names_and_honours_glob_depth(tmp_path: Path) -> None:
+    for rel in ("a.json", "sub/b.json", "sub/deeper/c.json", ".hidden/d.json", "sub/.e.json", "f.png"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    fs, _ = Storage().fs(str(tmp_path))
+
+    def names(pattern: str, **kw: bool) -> list[str]:
+        return sorted(os.path.relpath(p, tmp_path) for p, _ in list_files(fs, pattern, **kw))
+
+    assert names(str(tmp_path)) == ["a.json", "f.png", "sub/b.json", "sub/deeper/c.json"]
+    assert names(f"{tmp_path}/*.json") == ["a.json"]
+    assert names(f"{tmp_path}/*/*.json") == ["sub/b.json"]
+    assert names(f"{tmp_path}/**/*.json") == ["a.json", "sub/b.json", "sub/deeper/c.json"]
+    assert names(f"{tmp_path}/f.png") == ["f.png"]
+    assert ".hidden/d.json" in names(str(tmp_path), hidden=True)
+    with pytest.raises(FileNotFoundError):
+        list(list_files(fs, str(tmp_path / "missing")))
+
+
+def test_writes_are_atomic(tmp_path: Path) -> None:
+    fs, _ = Storage().fs(str(tmp_path))
+    target = f"{tmp_path}/deep/x.txt"
+    write_bytes(fs, target, b"one")
+    with pytest.raises(RuntimeError), open_atomic(fs, target) as f:
+        f.write(b"half of two")
+        raise RuntimeError("interrupted")
+    assert Path(target).read_bytes() == b"one"  # the old file, never half of the new one
+    assert os.listdir(tmp_path / "deep") == ["x.txt"]  # no temporary left behind
+    mem, _ = Storage().fs("memory://bunzai-test")
+    with pytest.raises(RuntimeError), open_atomic(mem, "/bunzai-test/y.txt") as f:
+        f.write(b"partial")
+        raise RuntimeError("interrupted")
+    assert not mem.exists("/bunzai-test/y.txt")
+
+
+# -- shards --------------------------------------------------------------------------------------
+
+
+def test_records_carry_their_line_and_sort_by_hash_then_key() -> None:
+    rec = record("k", ["k", "u\tv"], b'{"a":"\\t"}')
+    assert line_of(rec) == b'{"a":"\\t"}\n'
+    recs = sorted(record(str(i), [str(i)], b"{}") for i in range(500))
+    offsets = cell_offsets(recs)
+    assert len(offsets) == GRID + 1 and offsets[0] == 0 and offsets[-1] == sum(map(len, recs))
+    assert list(offsets) == sorted(offsets)
+    for c in range(GRID):
+        cell = b"".join(recs)[offsets[c] : offsets[c + 1]]
+        assert all(int(r[:2], 16) == c for r in cell.splitlines())
+
+
+def test_plan_sizes_shards_by_total_bytes() -> None:
+    from pipeline.shards import RunInfo
+
+    runs = [
+        RunInfo("d", f"r{i}", 10, 1000, tuple(range(0, 1001, 1000 // GRID))[: GRID + 1]) for i in range(3)
+    ]
+    assert [t.count for t in plan(runs, ShardSpec("d"), 10_000)] == [1]
+    tasks = plan(runs, ShardSpec("d"), 1000)
+    assert [t.index for t in tasks] == [0, 1, 2] and {t.count for t in tasks} == {3}
+    assert plan([], ShardSpec("d"), 1000)[0].ranges == ()  # an empty dataset still gets its file
+
+
+@pytest.mark.parametrize("flush_bytes", [1, 300, 1 << 20])
+def test_shards_do_not_depend_on_how_records_were_buffered(tmp_path: Path, flush_bytes: int) -> None:
+    recs = [record(f"id{i}", [f"id{i}"], orjson.dumps({"i": i})) for i in range(200)]
+    out = Output(str(tmp_path / str(flush_bytes)), Storage())
+    with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
+        _ = (
+            p
+            | beam.Create(recs)
+            | WriteShards("d", ShardSpec("d"), out, "staging", target_bytes=3000, flush_bytes=flush_bytes)
+        )
+    files = sorted((tmp_path / str(flush_bytes) / "d").iterdir())
+    assert [f.name for f in files] == [f"part-{i:05d}-of-00003.jsonl" for i in range(3)]
+    lines = [ln for f in files for ln in f.read_bytes().splitlines()]
+    assert sorted(orjson.loads(ln)["i"] for ln in lines) == list(range(200))
+    # one run or two hundred: the bytes are the records' global sort order, cut at hash cells
+    assert b"".join(f.read_bytes() for f in files) == b"".join(line_of(r) for r in sorted(recs))
+    assert not any((tmp_path / str(flush_bytes) / "staging").rglob("*.jsonl"))
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--storage-options", "{}", "--output", "o"],
+        ["--storage-options={}", "--output", "o"],
+        ["--storage_options", "{}", "--output", "o"],
+    ],
+)
+def test_split_secrets_removes_every_spelling(argv: list[str]) -> None:
+    rest, value = split_secrets(argv)
+    assert rest == ["--output", "o"] and value == "{}"
+
+
+def test_option_errors() -> None:
+    with pytest.raises(UsageError, match="JSON object"):
+        parse_storage_options("[1]")
+    with pytest.raises(UsageError, match="not valid JSON"):
+        parse_storage_options("{'single': 'quotes'}")
+    with pytest.raises(UsageError, match="unknown format"):
+        export_formats("vaud-json,nope")
+    assert export_formats("vaud-json, vaud-json") == ("vaud-json",)
+    with pytest.raises(UsageError, match="max-file-bytes"):
+        parse(["--max-file-bytes", "0"])
+    with pytest.raises(UsageError, match="not a chain"):
+        parse(["--output", "zip://x::/tmp/a.zip"])
+
+
+def test_canonical_keys_match_a_full_parse() -> None:
+    tricky = CanonicalEntity(
+        kind="lorebook",
+        id="lorebook-abc",
+        body=LorebookBody.model_validate({"name": ',"id":"nope","source":{"uri":"fake"}', "entries": []}),
+        original={"x": {"raw": {"source": {"uri": "inner"}, "id": "inner"}}},
+        source=Source(uri="s3://b/k.json", format="x", score=1.0, sha256="0" * 64, bytes=1),
+        warnings=['a "source":{"uri":"w"} warning'],
+    )
+    line = dumps(tricky)
+    assert canonical_keys(line) == ("lorebook-abc", "s3://b/k.json")
+
+
+def test_export_all_means_every_format_bunzai_can_write() -> None:
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.codec import Codec
+
+    class ReadOnly(Codec):
+        id = "read-only"
+        kind = "character"
+
+    with registry.using({**registry.CODECS, "read-only": ReadOnly}):
+        assert "read-only" not in export_formats("all") and "vaud-json" in export_formats("all")
+        with pytest.raises(UsageError, match="cannot write"):
+            export_formats("read-only")

@@ -1,0 +1,303 @@
+"""The whole normalize pipeline, end to end: accounting, every output, determinism."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bunzai_codecs.core import registry
+from bunzai_codecs.formats.vaud.codec import from_tree
+from jobs.normalize import run as run_job
+from pipeline.options import export_formats, parse, runner_name
+from pipeline.transforms import export_formats_for
+from tests.conftest import corpus_root, expect_rows
+
+from .conftest import EXPECTED, PINNED, SAMPLES, Run, normalize, same_outputs
+
+pytestmark = pytest.mark.slow  # runs the pipeline
+
+REJECT_KEYS = ["uri", "stage", "error", "message", "path"]
+
+
+def _sample_files() -> list[str]:
+    out = []
+    for root, dirs, files in os.walk(SAMPLES):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        out += [os.path.join(root, f) for f in files if not f.startswith(".")]
+    return sorted(out)
+
+
+def _by_uri(run: Run, dataset: str) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for rec in run.lines(dataset):
+        uri = rec["source"]["uri"] if dataset == "canonical" else rec["uri"]
+        out.setdefault(uri, []).append(rec)
+    return out
+
+
+def check_accounting(run: Run, listed: set[str]) -> None:
+    """Every listed input is an entity's source or a reject; one inventory row each; nothing else."""
+    m = run.manifest
+    assert m["balance"]["ok"], m["balance"]
+    assert m["balance"]["listed"] == m["inputs"]["listed"] == len(listed)
+    sources = {rec["source"]["uri"] for rec in run.lines("canonical")}
+    rejected = {rec["uri"] for rec in run.lines("rejects") if rec["stage"] != "list"}
+    assert sources | rejected == listed
+    inventory = [row["uri"] for row in run.lines("inventory")]
+    assert sorted(inventory) == sorted(listed)
+    assert run.counters["inputs_listed"] == len(listed)
+
+
+def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
+    samples = _sample_files()
+    run = normalize(
+        "--input", str(inputs), "--input", str(SAMPLES), "--output", str(tmp_path / "out"), "--export", "all"
+    )
+    uri = lambda rel: f"{inputs}/{rel}"  # noqa: E731
+    hand_made = {uri(rel) for rel in EXPECTED}
+    check_accounting(run, hand_made | set(samples))
+
+    # where each input stopped
+    rows = {r["uri"]: r for r in run.lines("inventory")}
+    assert len(rows[uri("cards/mira.vaud.json")]["entities"]) == 2
+    assert rows[uri("cards/nested/rules.vaud.json")]["entities"][0].startswith("regex-")
+    assert rows[uri("books/dupes.vaud.json")]["rejected"] == "validate"
+    assert rows[uri("books/escape.vaud.json")]["rejected"] == "validate"
+    assert rows[uri("broken/v2.vaud.json")]["rejected"] == "decode"
+    for rel in ("broken/half.json", "broken/noise.bin", "broken/empty.json"):
+        assert rows[uri(rel)]["rejected"] == "detect"
+        assert rows[uri(rel)]["sha256"] and rows[uri(rel)]["format"] is None
+    assert all(r["status"] == "new" for r in rows.values())
+
+    # rejects: the five fields, typed errors with paths
+    rejects = _by_uri(run, "rejects")
+    assert all(list(r) == REJECT_KEYS for rs in rejects.values() for r in rs)
+    dup = rejects[uri("books/dupes.vaud.json")][0]
+    assert (dup["stage"], dup["error"], dup["path"]) == (
+        "validate",
+        "ValidationFailed",
+        "$.body.entries[1].id",
+    )
+    assert "lorebook.entry-id-duplicate" in dup["message"]
+    assert rejects[uri("books/escape.vaud.json")][0]["path"] == "$.id"
+    v2 = rejects[uri("broken/v2.vaud.json")][0]
+    assert (v2["stage"], v2["error"], v2["path"]) == ("decode", "Malformed", "$.schemaVersion")
+    assert {r["error"] for rel in ("broken/half.json", "broken/noise.bin") for r in rejects[uri(rel)]} == {
+        "NotRecognized"
+    }
+    for s in samples:  # the bundled samples are all good files
+        assert s not in rejects, rejects[s]
+
+    # canonical: vaud-json lines stamped with where this run read them, lint warnings riding along
+    canonical = run.lines("canonical")
+    for tree in canonical:
+        e = from_tree(tree)
+        assert e.source is not None and e.source.uri in rows
+        assert (
+            e.source.sha256 == rows[e.source.uri]["sha256"]
+            and e.source.format == rows[e.source.uri]["format"]
+        )
+    quiet = _by_uri(run, "canonical")[uri("books/quiet.vaud.json")][0]
+    assert any(w.startswith("lorebook.entry-no-trigger:") for w in quiet["warnings"])
+
+    # exports: one file per entity and requested format of its kind; nothing escapes the folder
+    files = run.files()
+    exports = sorted(rel for rel in files if rel.startswith("exports/"))
+    kinds = {t["id"]: t["kind"] for t in canonical}
+    expected = {
+        f"exports/{f}/{eid}{registry.get(f).extension}"
+        for eid, kind in kinds.items()
+        for f in export_formats_for(kind, export_formats("all"))
+    }
+    refused = [r for r in run.lines("rejects") if r["stage"] == "export"]
+    assert set(exports) <= expected and len(exports) == len(expected) - len(refused)
+    assert {f"exports/vaud-json/{eid}.vaud.json" for eid in kinds} <= set(exports)
+    assert not any("escaped" in rel for rel in files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+    # identical inputs give the same ids; their exports are the smallest uri's, never a race
+    mira_id = rows[uri("cards/mira.vaud.json")]["entities"][0]
+    assert rows[uri("cards/copy-of-mira.vaud.json")]["entities"][0] == mira_id
+    winner = from_tree(orjson.loads(files[f"exports/vaud-json/{mira_id}.vaud.json"].splitlines()[0]))
+    assert winner.source is not None and winner.source.uri == uri("cards/copy-of-mira.vaud.json")
+    card = from_tree(
+        orjson.loads(
+            files[
+                f"exports/vaud-json/{rows[uri('cards/mira.vaud.json')]['entities'][0]}.vaud.json"
+            ].splitlines()[0]
+        )
+    )
+    assert card.body.identity.name == "Mira"
+
+    # fidelity: a native row per input with entities, a canonical row per entity
+    fid = run.lines("fidelity")
+    checks = Counter(r["check"] for r in fid)
+    assert checks["native"] == sum(1 for r in rows.values() if r["entities"])
+    assert checks["canonical"] == len(canonical)
+    assert all(r["status"] == "lossless" for r in fid if r["source"] == "vaud-json")
+    assert not [r for r in fid if r["status"] == "failed"]
+
+    # the manifest's counts and the Beam counters say the same
+    m = run.manifest
+    assert m["counts"]["entities"]["total"] == len(canonical) == run.counters["entities_valid"]
+    assert m["counts"]["rejects"]["total"] == len(run.lines("rejects")) == run.counters["rejects"]
+    assert m["counts"]["rejects"]["byStage"] == dict(Counter(r["stage"] for r in run.lines("rejects")))
+    assert m["counts"]["stages"]["validate"]["rejected"] == 2
+    assert m["counts"]["exports"]["total"] == len(exports)
+    assert m["options"]["storageOptions"] is None and m["runner"] == "FnApiRunner"
+    assert not (tmp_path / "out" / ".bunzai-staging").exists()
+
+    # same inputs, same outputs
+    same_outputs(
+        run,
+        normalize(
+            "--input",
+            str(inputs),
+            "--input",
+            str(SAMPLES),
+            "--output",
+            str(tmp_path / "again"),
+            "--export",
+            "all",
+        ),
+    )
+
+
+def test_multi_processing_runner_writes_the_same_files(inputs: Path, tmp_path: Path) -> None:
+    args = ("--input", str(inputs), "--export", "vaud-json", "--shard-bytes", "2000")
+    single = normalize(*args, "--output", str(tmp_path / "single"))
+    cfg, options = parse(
+        [
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+            *args,
+            "--output",
+            str(tmp_path / "multi"),
+        ]
+    )
+    assert runner_name(options) == "DirectRunner"
+    from jobs.normalize import read_manifest, run_pipeline
+
+    built, _ = run_pipeline(cfg, options)
+    multi = Run(read_manifest(built), {}, cfg.output)
+    assert len(multi.manifest["outputs"]["shards"]["canonical"]) > 1  # several shards, same bytes
+    same_outputs(single, multi)
+
+
+def test_rerun_into_the_same_folder_removes_what_it_did_not_write(inputs: Path, tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    first = normalize("--input", str(inputs), "--output", out, "--export", "all", "--shard-bytes", "1000")
+    assert len(first.manifest["outputs"]["shards"]["canonical"]) > 1
+    (inputs / "cards" / "mira.vaud.json").unlink()
+    second = normalize("--input", str(inputs), "--output", out)
+    assert second.manifest["outputs"]["pruned"] > 0
+    assert not any(rel.startswith("exports/") for rel in second.files())
+    assert not (tmp_path / "out" / "exports").exists()  # nor their empty folders
+    same_outputs(second, normalize("--input", str(inputs), "--output", str(tmp_path / "fresh")))
+
+
+def test_oversized_missing_and_unmatched_inputs(
+    inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (inputs / "big.vaud.json").write_bytes((inputs / "cards" / "mira.vaud.json").read_bytes() + b" " * 4000)
+    args = [
+        *PINNED,
+        "--input",
+        str(inputs),
+        "--input",
+        str(tmp_path / "missing"),
+        "--input",
+        str(inputs / "*.png"),
+        "--output",
+        str(tmp_path / "out"),
+        "--max-file-bytes",
+        "3000",
+    ]
+    assert run_job(args) == 0
+    printed = capsys.readouterr().out
+    assert f"warning: {inputs}/*.png matched no file" in printed
+    assert "REJECTS" in printed and str(tmp_path / "out" / "manifest.json") in printed
+    m = orjson.loads((tmp_path / "out" / "manifest.json").read_bytes())
+    assert m["balance"]["ok"]
+    rejects = {r["uri"]: r for r in Run(m, {}, str(tmp_path / "out")).lines("rejects")}
+    big = rejects[f"{inputs}/big.vaud.json"]
+    assert (big["stage"], big["error"]) == ("read", "LimitExceeded")
+    missing = rejects[str(tmp_path / "missing")]
+    assert (missing["stage"], missing["error"]) == ("list", "FileNotFoundError")
+    assert [p["matched"] for p in m["inputs"]["patterns"]] == [len(EXPECTED) + 1, 0, 0]
+
+
+def test_the_defaults_read_the_samples_into_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    cfg, options = parse([])
+    assert cfg.inputs == (str(SAMPLES),) and cfg.output == "out" and cfg.export == ()
+    assert runner_name(options) == "DirectRunner"
+    run = normalize()
+    assert run.output == "out" and (tmp_path / "out" / "manifest.json").is_file()
+    check_accounting(run, set(_sample_files()))
+
+
+def test_cli_subcommand_and_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bunzai_codecs.cli import main
+
+    assert main(["normalize", *PINNED, "--input", str(SAMPLES), "--output", str(tmp_path / "o")]) == 0
+    assert "canonical entities (vaud-json lines)" in capsys.readouterr().out
+    assert main(["normalize", "--help"]) == 0
+    assert "--storage-options" in capsys.readouterr().out
+    assert main(["normalize", "--export", "no-such-format"]) == 2
+    assert "unknown format 'no-such-format'" in capsys.readouterr().err
+    assert main(["normalize", "--storage-options", "{not json: sekrit"]) == 2
+    assert "sekrit" not in capsys.readouterr().err
+
+
+def test_storage_options_never_reach_beam_or_the_outputs(tmp_path: Path) -> None:
+    secret = "sekrit-4c1d"
+    argv = [
+        *PINNED,
+        "--input",
+        str(SAMPLES),
+        "--output",
+        str(tmp_path / "o"),
+        "--storage_options",
+        f'{{"s3": {{"secret": "{secret}"}}}}',
+    ]
+    cfg, options = parse(argv)
+    assert cfg.storage.options == {"s3": {"secret": secret}}
+    assert secret not in repr(options.get_all_options()) and secret not in repr(cfg)
+    run = normalize(
+        "--input", str(SAMPLES), "--output", str(tmp_path / "o"), storage_options={"s3": {"secret": secret}}
+    )
+    assert run.manifest["options"]["storageOptions"] == "given (not recorded)"
+    assert not any(secret.encode() in data for data in run.files().values())
+
+
+@pytest.mark.skipif(corpus_root() is None, reason="shared corpus not present")
+def test_corpus(tmp_path: Path) -> None:
+    root = corpus_root()
+    assert root is not None
+    run = normalize("--input", str(root), "--output", str(tmp_path / "a"), "--export", "all")
+    listed = set()
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        listed |= {os.path.join(dirpath, f) for f in files if not f.startswith(".")}
+    check_accounting(run, listed)
+    rows = {r["uri"]: r for r in run.lines("inventory")}
+    for rel, want in expect_rows():
+        row = rows[str(root / rel)]
+        if want == "REJECT":
+            assert row["entities"] == [], rel
+        elif want in registry.CODECS:  # codecs still to land are accounted for, not checked
+            assert row["format"] == want, (rel, row)
+            assert row["entities"], (rel, row)
+    same_outputs(run, normalize("--input", str(root), "--output", str(tmp_path / "b"), "--export", "all"))
+
+
+def test_the_output_folder_is_never_read_back_as_input(tmp_path: Path) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "aria.vaud.json").write_bytes((SAMPLES / "vaud" / "aria.vaud.json").read_bytes())
+    first = normalize("--input", str(tmp_path), "--output", str(tmp_path / "out"))
+    second = normalize("--input", str(tmp_path), "--output", str(tmp_path / "out"))
+    assert first.manifest["inputs"]["listed"] == second.manifest["inputs"]["listed"] == 1

@@ -1,0 +1,226 @@
+"""Each stage alone, on FnApiRunner, with ``TestPipeline`` + ``assert_that``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import apache_beam as beam
+import orjson
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from bunzai_codecs.core.sniff import Sniff
+from pipeline.io import FileRef, Storage
+from pipeline.shards import line_of
+from pipeline.transforms import (
+    Decode,
+    Detect,
+    InputFile,
+    ListFiles,
+    PairWithPrevious,
+    Pending,
+    ReadBytes,
+    RoundTrip,
+    Validate,
+    canonical_records,
+)
+
+from .conftest import write_inputs
+
+pytestmark = pytest.mark.slow  # runs the pipeline
+
+
+def pipeline() -> BeamTestPipeline:
+    return BeamTestPipeline(options=PipelineOptions(["--runner=FnApiRunner"]))
+
+
+def test_list_files_streams_refs_and_rejects_a_missing_input(tmp_path: Path) -> None:
+    write_inputs(tmp_path)
+    inputs = (str(tmp_path / "cards"), str(tmp_path / "books/*.json"), str(tmp_path / "nope"))
+    with pipeline() as p:
+        out = p | beam.Create([0, 1, 2]) | ListFiles(inputs, Storage())
+        assert_that(
+            out.files | beam.Map(lambda r: (r.root, r.uri)),
+            equal_to(
+                [
+                    (0, f"{tmp_path}/cards/copy-of-mira.vaud.json"),
+                    (0, f"{tmp_path}/cards/mira.vaud.json"),
+                    (0, f"{tmp_path}/cards/nested/rules.vaud.json"),
+                    (1, f"{tmp_path}/books/dupes.vaud.json"),
+                    (1, f"{tmp_path}/books/escape.vaud.json"),
+                    (1, f"{tmp_path}/books/quiet.vaud.json"),
+                ]
+            ),
+            label="files",
+        )
+        assert_that(out.patterns, equal_to([(0, 3), (1, 3), (2, 0)]), label="patterns")
+        assert_that(
+            out.rejects | beam.Map(lambda r: (r["uri"], r["stage"], r["error"])),
+            equal_to([(str(tmp_path / "nope"), "list", "FileNotFoundError")]),
+            label="rejects",
+        )
+
+
+def _ref(uri: str, size: int | None = 3, etag: str | None = None, root: int = 0) -> FileRef:
+    return FileRef(uri, root, uri, size, etag)
+
+
+def test_pair_with_previous_dedupes_and_finds_deleted_inputs() -> None:
+    with pipeline() as p:
+        refs = p | "Refs" >> beam.Create([_ref("a", root=1), _ref("a", root=0), _ref("b")])
+        prev = p | "Prev" >> beam.Create([{"uri": "a", "size": 3}, {"uri": "gone", "size": 1}])
+        out = refs | PairWithPrevious(prev)
+        assert_that(
+            out.pending | beam.Map(lambda pd: (pd.ref.uri, pd.ref.root, pd.prev is not None)),
+            equal_to([("a", 0, True), ("b", 0, False)]),
+            label="pending",
+        )
+        assert_that(out.deleted, equal_to(["gone"]), label="deleted")
+
+
+def test_read_bytes_bounds_reads_and_skips_unchanged_by_etag(tmp_path: Path) -> None:
+    (tmp_path / "small.json").write_bytes(b"{}")
+    (tmp_path / "big.json").write_bytes(b"{" + b" " * 100 + b"}")
+    small, big = str(tmp_path / "small.json"), str(tmp_path / "big.json")
+    pending = [
+        Pending(_ref(small, 2)),
+        Pending(_ref(big, 102)),
+        Pending(_ref(small, 2, etag="e1"), {"uri": small, "size": 2, "etag": "e1"}),  # unchanged
+        Pending(_ref(small, 2, etag="e2"), {"uri": small, "size": 2, "etag": "e1"}),  # changed
+        Pending(_ref(str(tmp_path / "vanished.json"), 2)),
+    ]
+    with pipeline() as p:
+        out = p | beam.Create(pending) | ReadBytes((str(tmp_path),), Storage(), max_bytes=50, since=True)
+        assert_that(
+            out.files | beam.Map(lambda f: (f.sniff.data, f.status)),
+            equal_to([(b"{}", "new"), (b"{}", "changed")]),
+            label="files",
+        )
+        assert_that(out.unchanged | beam.Map(lambda pd: pd.ref.etag), equal_to(["e1"]), label="unchanged")
+        assert_that(out.refreshed, equal_to([small]), label="refreshed")
+        assert_that(
+            out.rejects | beam.Map(lambda r: (r["uri"].rsplit("/", 1)[1], r["stage"], r["error"])),
+            equal_to([("big.json", "read", "LimitExceeded"), ("vanished.json", "read", "FileNotFoundError")]),
+            label="rejects",
+        )
+        assert_that(
+            out.inventory | beam.Map(lambda r: r["rejected"]), equal_to(["read", "read"]), label="inventory"
+        )
+
+
+def _file(tmp: Path, rel: str) -> InputFile:
+    data = (tmp / rel).read_bytes()
+    ref = _ref(rel, len(data))
+    return InputFile(ref, Sniff(data, rel.rsplit("/", 1)[1], uri=rel), "new")
+
+
+def test_detect_decode_validate_roundtrip_chain(tmp_path: Path) -> None:
+    write_inputs(tmp_path)
+    files = [
+        _file(tmp_path, rel)
+        for rel in (
+            "cards/mira.vaud.json",
+            "books/dupes.vaud.json",
+            "broken/v2.vaud.json",
+            "broken/noise.bin",
+        )
+    ]
+    with pipeline() as p:
+        detected = p | beam.Create(files) | Detect()
+        decoded = detected.detected | Decode()
+        valid = decoded.decoded | Validate()
+        rows = valid.valid | RoundTrip()
+
+        def stages(label: str, pc: Any, expected: list[Any]) -> None:
+            assert_that(
+                pc | f"{label}Key" >> beam.Map(lambda r: (r["uri"], r["error"])),
+                equal_to(expected),
+                label=label,
+            )
+
+        stages("detect", detected.rejects, [("broken/noise.bin", "NotRecognized")])
+        stages("decode", decoded.rejects, [("broken/v2.vaud.json", "Malformed")])
+        stages("validate", valid.rejects, [("books/dupes.vaud.json", "ValidationFailed")])
+        assert_that(
+            valid.valid
+            | "Accepted"
+            >> beam.FlatMap(lambda v: [(v.uri, ve.entity.kind, ve.entity.source.uri) for ve in v.accepted]),
+            equal_to(
+                [
+                    ("cards/mira.vaud.json", "character", "cards/mira.vaud.json"),
+                    ("cards/mira.vaud.json", "lorebook", "cards/mira.vaud.json"),
+                ]
+            ),
+            label="valid",
+        )
+        assert_that(
+            valid.valid | beam.FlatMap(canonical_records) | "CountLines" >> beam.combiners.Count.Globally(),
+            equal_to([2]),
+            label="canonical",
+        )
+        assert_that(
+            rows.rows | "CountRows" >> beam.combiners.Count.Globally(), equal_to([3]), label="rows"
+        )  # native + 2 canonical
+        assert_that(rows.rejects, equal_to([]), label="roundtrip-rejects")
+        assert_that(
+            (detected.inventory, decoded.inventory, valid.inventory)
+            | beam.Flatten()
+            | "Rows" >> beam.Map(lambda r: (r["uri"], r["rejected"])),
+            equal_to(
+                [
+                    ("broken/noise.bin", "detect"),
+                    ("broken/v2.vaud.json", "decode"),
+                    ("books/dupes.vaud.json", "validate"),
+                    ("cards/mira.vaud.json", None),
+                ]
+            ),
+            label="inventory",
+        )
+
+
+def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Path) -> None:
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.codec import Codec, EmitContext
+    from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+    from pipeline.io import Output
+    from pipeline.transforms import Export
+
+    class Buggy(Codec):
+        id = "buggy"
+        kind = "character"
+
+        def detect(self, s: Sniff) -> float:
+            return 1.0 if s.json_object and "buggy" in s.json_object else 0.0
+
+        def decode(self, s: Sniff) -> Decoded:
+            return Decoded([self.entity(s, {"identity": {"name": "B"}}, raw=s.json)])
+
+        def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+            raise KeyError("oops")
+
+    data = b'{"buggy": 1}'
+    f = InputFile(_ref("b.json", len(data)), Sniff(data, "b.json", uri="b.json"), "new")
+    with registry.using({**registry.CODECS, "buggy": Buggy}), pipeline() as p:
+        valid = p | beam.Create([f]) | Detect()
+        valid = valid.detected | Decode()
+        valid = valid.decoded | Validate()
+        rows = valid.valid | RoundTrip()
+        exported = valid.valid | Export(("buggy",), Output(str(tmp_path), Storage()), "staging")
+        assert_that(
+            rows.rows | beam.Map(lambda rec: orjson.loads(line_of(rec))["status"]),
+            equal_to(["failed"]),
+            label="rows",
+        )
+        assert_that(
+            rows.rejects | "RT" >> beam.Map(lambda r: (r["stage"], r["error"])),
+            equal_to([("roundtrip", "InternalError")]),
+            label="rt",
+        )
+        assert_that(
+            exported.rejects | "EX" >> beam.Map(lambda r: (r["stage"], r["error"])),
+            equal_to([("export", "InternalError")]),
+            label="ex",
+        )
