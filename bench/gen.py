@@ -6,7 +6,7 @@
 seed and N give the same bytes on every run: each file is drawn from its own
 ``random.Random(f"{seed}/{index}")`` (so files can be written by several processes in any order),
 JSON is written by orjson, and images are deflated by the interpreter's zlib at a fixed level (a
-different zlib build could compress the same pixels to other bytes; ``MANIFEST.tsv`` lists each
+different zlib build could compress the same pixels to other bytes; ``.bench-manifest.tsv`` lists each
 file's sha256 so a run can tell).
 
 The mix (share of N, rounded by largest remainder; the order is a seeded shuffle):
@@ -112,7 +112,8 @@ IMAGE_POOL = 12
 #: distinct charx asset images per seed (~40 KB each)
 ASSET_POOL = 12
 
-MANIFEST = "MANIFEST.tsv"
+#: the manifest is a dot file: ``bunzai normalize`` skips names that start with ``.``
+MANIFEST = ".bench-manifest.tsv"
 
 
 # -- text -------------------------------------------------------------------------------------------
@@ -772,7 +773,7 @@ def _write_range(args: tuple[str, int, int, int, int]) -> list[tuple[str, str, i
 def generate(
     dest: str, n: int, seed: int = 7, *, jobs: int = 1, progress: Callable[[str], None] | None = None
 ) -> list[tuple[str, str, int, str]]:
-    """Write the ``n``-file archive under ``dest`` (folder or fsspec URL) and its ``MANIFEST.tsv``
+    """Write the ``n``-file archive under ``dest`` (folder or fsspec URL) and its ``.bench-manifest.tsv``
     (path, expected format or REJECT, bytes, sha256). Returns the manifest rows."""
     import fsspec
 
