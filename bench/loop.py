@@ -342,3 +342,104 @@ def load(dest: str, limit: int | None = None) -> list[File]:
     paths = [f"{root}/{p}" for p, _, _, _ in rows]
     blobs = fs.cat(paths)
     return [File(p, e, blobs[f"{root}/{p}"]) for p, e, _, _ in rows]
+
+
+# -- where the time goes: the floor under each target ----------------------------------------------
+
+
+@dataclass
+class Part:
+    label: str
+    us: float
+
+
+def _cpu_us(fn: Callable[[Any], Any], items: Sequence[Any], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.process_time()
+        for x in items:
+            fn(x)
+        best = min(best, time.process_time() - t0)
+    return best / max(1, len(items)) * 1e6
+
+
+def breakdown_json_cards(cards: Sequence[File], repeat: int = 3) -> list[Part]:
+    """Per-file CPU microseconds of each piece of ``read`` on JSON cards, measured apart: the
+    parse (orjson), the input digest (sha256: entity ids and provenance), every detector on an
+    already parsed input, the mapping to body dicts, pydantic validation of those dicts; next to
+    ``json.loads`` and the whole ``read``."""
+    import hashlib
+
+    import orjson
+
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.sniff import Sniff
+    from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
+    from bunzai_codecs.formats._shared.character_book import book_to_body
+    from bunzai_codecs.formats._shared.st_regex import scripts_to_body
+    from bunzai_codecs.formats._shared.tavern import card_to_body
+
+    codec = registry.get("sillytavern")
+    dialects = codec.dialects  # type: ignore[attr-defined]
+    trees = [orjson.loads(f.data) for f in cards]
+
+    def mapped(t: Any) -> tuple[Any, Any, Any]:
+        body, _ = card_to_body(t, dialects=dialects)
+        data = t["data"] if isinstance(t.get("data"), dict) else t
+        book = data.get("character_book")
+        ext = data.get("extensions") or {}
+        scripts = ext.get("regex_scripts")
+        return body, book_to_body(book) if book else None, scripts_to_body(scripts) if scripts else None
+
+    bodies = [mapped(t) for t in trees]
+
+    def validate(b: tuple[Any, Any, Any]) -> None:
+        CharacterBody.model_validate(b[0])
+        if b[1] is not None:
+            LorebookBody.model_validate(b[1])
+        if b[2] is not None:
+            RegexSetBody.model_validate(b[2])
+
+    def detect(pair: tuple[File, Any]) -> Any:
+        s = Sniff(pair[0].data, pair[0].name)
+        s._json, s._json_error = pair[1], None  # parsed already: detection alone
+        return registry.detect(s)
+
+    pairs = list(zip(cards, trees, strict=True))
+    return [
+        Part("json.loads (baseline)", _cpu_us(lambda f: json.loads(f.data), cards, repeat)),
+        Part("orjson.loads", _cpu_us(lambda f: orjson.loads(f.data), cards, repeat)),
+        Part("sha256 of the file", _cpu_us(lambda f: hashlib.sha256(f.data).hexdigest(), cards, repeat)),
+        Part("detection (all codecs, parsed input)", _cpu_us(detect, pairs, repeat)),
+        Part("mapping to body dicts", _cpu_us(mapped, trees, repeat)),
+        Part("pydantic validation", _cpu_us(validate, bodies, repeat)),
+        Part("read (all of it)", _cpu_us(bunzai_read, cards, repeat)),
+    ]
+
+
+def breakdown_png_cards(pngs: Sequence[File], repeat: int = 3) -> list[Part]:
+    """Per-file CPU microseconds of the fixed costs of a PNG card next to tavern-card's parse."""
+    import base64
+    import hashlib
+    import zlib
+
+    import orjson
+
+    from bunzai_codecs.core import png
+
+    def payload(f: File) -> Any:
+        pf = png.parse(f.data, check_crc=False)
+        t = png.text_chunks(pf.chunks, keywords=("ccv3",))[0]
+        return orjson.loads(base64.b64decode(t.text))
+
+    parts = [
+        Part("sha256 of the file", _cpu_us(lambda f: hashlib.sha256(f.data).hexdigest(), pngs, repeat)),
+        Part("CRC-32 of every chunk", _cpu_us(lambda f: zlib.crc32(f.data), pngs, repeat)),
+        Part("chunk walk, no CRC", _cpu_us(lambda f: png.parse(f.data, check_crc=False), pngs, repeat)),
+        Part("base64 + orjson of ccv3", _cpu_us(payload, pngs, repeat)),
+        Part("read (all of it)", _cpu_us(bunzai_read, pngs, repeat)),
+    ]
+    if _has_optional("tavern_card"):
+        parts.insert(0, Part("tavern-card parse_png_card (baseline)", _cpu_us(tavern_card_png, pngs, repeat)))
+    return parts

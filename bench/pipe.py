@@ -19,6 +19,7 @@ per process, so it is an upper bound).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -107,10 +108,8 @@ def wall_loop(fn: Any, files: Sequence[File]) -> float:
     gc.collect()
     t0 = time.perf_counter()
     for f in files:
-        try:
+        with contextlib.suppress(Exception):
             fn(f)
-        except Exception:
-            pass
     return time.perf_counter() - t0
 
 
