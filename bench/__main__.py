@@ -226,6 +226,8 @@ def _run(r: pipe.PipelineRun) -> dict[str, Any]:
         "cpu_s": r.cpu_s,
         "files_per_s": r.files_per_s,
         "peak_rss": r.peak_rss,
+        "job_rss": r.job_rss,
+        "worker_rss": r.worker_rss,
         "exit_code": r.exit_code,
         "balanced": r.counts.get("balance"),
     }
@@ -292,8 +294,8 @@ def render(res: dict[str, Any]) -> str:
         f"Single-process yardsticks: codec loop (read) {t_read:.1f} s ({pl['files'] / t_read:.0f} files/s); "
         f"same-work loop (normalize's per-input work without Beam) {t_same:.1f} s ({pl['files'] / t_same:.0f} files/s).",
         "",
-        "| run | files | wall s | CPU s | files/s | vs codec loop | vs same-work loop | peak RSS |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| run | files | wall s | CPU s | files/s | vs codec loop | vs same-work loop | peak RSS (sum) | job / workers |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in pl["runs"]:
         same = r["files"] == pl["files"]
@@ -301,7 +303,10 @@ def render(res: dict[str, Any]) -> str:
         vs_same = _fmt_ratio(t_same / r["wall_s"]) if same else ""
         out.append(
             f"| {r['mode']} x{r['workers']} | {r['files']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
-            f"{r['files_per_s']:.0f} | {vs_read} | {vs_same} | {r['peak_rss'] / 2**20:.0f} MiB |"
+            f"{r['files_per_s']:.0f} | {vs_read} | {vs_same} | {r['peak_rss'] / 2**20:.0f} MiB | "
+            f"{r.get('job_rss', 0) / 2**20:.0f} / "
+            + ", ".join(f"{w / 2**20:.0f}" for w in r.get("worker_rss", []) if w > 16 * 2**20)
+            + " MiB |"
         )
     mp = {r["files"]: r for r in pl["runs"] if r["mode"] == "multi_processing"}
     if 10_000 in mp and len(mp) > 1:

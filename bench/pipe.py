@@ -43,6 +43,9 @@ class PipelineRun:
     cpu_s: float
     peak_rss: int
     exit_code: int
+    #: the job's own peak RSS, and each worker process's (largest first)
+    job_rss: int = 0
+    worker_rss: list[int] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
     log_tail: str = ""
 
@@ -153,30 +156,34 @@ class _Sampler(threading.Thread):
     def __init__(self, pid: int, every: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.every, self.peak = pid, every, 0
+        #: the largest RSS each process of the tree reached (the job is ``pid``, the rest workers)
+        self.per_process: dict[int, int] = {}
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.is_set():
-            self.peak = max(self.peak, sum(_rss(p) for p in _tree(self.pid)))
+            total = 0
+            for p in _tree(self.pid):
+                r = _rss(p)
+                total += r
+                if r > self.per_process.get(p, 0):
+                    self.per_process[p] = r
+            self.peak = max(self.peak, total)
             self.done.wait(self.every)
 
 
-def normalize(corpus: str, out: str, *, mode: str, workers: int = 1, files: int = 0) -> PipelineRun:
+def normalize(
+    corpus: str | Sequence[str], out: str, *, mode: str, workers: int = 1, files: int = 0
+) -> PipelineRun:
     """``bunzai normalize --input corpus --output out`` on the DirectRunner in ``mode``
     (``in_memory`` or ``multi_processing``): wall time, CPU time of the tree, peak RSS of the tree."""
     import shutil
 
     shutil.rmtree(out, ignore_errors=True)
-    argv = [
-        sys.executable,
-        "-m",
-        "jobs.normalize",
-        "--input",
-        corpus,
-        "--output",
-        out,
-        f"--direct_running_mode={mode}",
-    ]
+    inputs = [corpus] if isinstance(corpus, str) else list(corpus)
+    argv = [sys.executable, "-m", "jobs.normalize", "--output", out, f"--direct_running_mode={mode}"]
+    for i in inputs:
+        argv += ["--input", i]
     if mode == "multi_processing":
         argv.append(f"--direct_num_workers={workers}")
     before = os.times()
@@ -198,7 +205,21 @@ def normalize(corpus: str, out: str, *, mode: str, workers: int = 1, files: int 
     except OSError:
         pass
     tail = output.decode("utf-8", "replace")[-3000:]
-    return PipelineRun(mode, workers, files, wall, cpu, sampler.peak, proc.returncode, counts, tail)
+    job = sampler.per_process.get(proc.pid, 0)
+    workers_rss = sorted((r for p, r in sampler.per_process.items() if p != proc.pid), reverse=True)
+    return PipelineRun(
+        mode=mode,
+        workers=workers,
+        files=files,
+        wall_s=wall,
+        cpu_s=cpu,
+        peak_rss=sampler.peak,
+        exit_code=proc.returncode,
+        counts=counts,
+        log_tail=tail,
+        job_rss=job,
+        worker_rss=workers_rss,
+    )
 
 
 __all__ = ["PipelineRun", "normalize", "same_work", "wall_loop"]
