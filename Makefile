@@ -4,12 +4,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean reliability bench bench-full
+.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot deploy-lock \
+	bench bench-full
+
+# The fidelity audit runs over samples/ plus the shared corpus when it is present.
+CORPUS ?= $(or $(BUNZAI_CORPUS),$(wildcard ../shared/corpus))
+FIDELITY_INPUTS := samples $(if $(CORPUS),corpus=$(CORPUS)) --exclude '*.md' --exclude EXPECT.tsv
+BASELINE := audit/baseline.tsv
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -U pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,gcp]'
 	@touch $(STAMP)
 
 run: $(STAMP)
@@ -22,6 +28,24 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+	@$(MAKE) --no-print-directory audit
+
+# round-trip fidelity report over the samples (+ corpus): out/fidelity/report.html
+fidelity: $(STAMP)
+	$(BIN)/bunzai fidelity $(FIDELITY_INPUTS) -o out/fidelity
+
+# fails when a codec change loses data the committed baseline says was kept
+audit: fidelity
+	$(BIN)/bunzai audit --report out/fidelity/report.json --baseline $(BASELINE)
+
+# records the current run as the baseline (review the diff; run it with the corpus present)
+baseline: fidelity
+	$(BIN)/bunzai audit --report out/fidelity/report.json --baseline $(BASELINE) --write-baseline
+
+# the README's picture of a report, made by bunzai over samples/
+report-screenshot: $(STAMP)
+	$(BIN)/bunzai fidelity samples -o out/fidelity-samples
+	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1280 --height 1000
 
 format: $(STAMP)
 	$(BIN)/ruff format .
@@ -48,3 +72,13 @@ bench-full: $(BENCH_STAMP)
 
 reliability: $(STAMP)
 	$(BIN)/python -m tests.hostile.report
+
+# The Dataflow image's dependencies (deploy/README.md): pyproject's runtime deps with the gcp extra
+# and the build backend, resolved for the image (CPython 3.11 on glibc Linux), every file hashed.
+# Needs the package index; keeps existing pins unless LOCK_ARGS=--upgrade.
+LOCK_ARGS ?=
+deploy-lock: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[deploy]'
+	$(BIN)/uv pip compile pyproject.toml deploy/build-requirements.in --extra gcp \
+		--generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
+		--custom-compile-command 'make deploy-lock' --quiet $(LOCK_ARGS) -o deploy/requirements.txt

@@ -173,6 +173,71 @@ def _write_file(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def _labelled(arg: str) -> tuple[str, Path]:
+    """``LABEL=PATH`` or ``PATH``: the label prefixes input keys so runs on other machines (or
+    without the corpus) name the same file the same way; it defaults to the folder's name."""
+    label, sep, path = arg.partition("=")
+    if sep and label and "/" not in label and not Path(arg).exists():
+        return label, Path(path)
+    p = Path(arg)
+    return (p.name if p.is_dir() else p.as_posix()), p
+
+
+def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[tuple[str, Path]]:
+    """``(input key, file)`` for every file below the given roots: ``LABEL/relative/path``; files
+    whose name or key matches an ``exclude`` glob are left out."""
+    from fnmatch import fnmatchcase
+
+    for arg in args:
+        label, root = _labelled(arg)
+        if not root.exists():
+            raise _InputError(f"{root}: no such file or directory")
+        found = (
+            ((f"{label}/{f.relative_to(root).as_posix()}", f) for f in _files([str(root)]))
+            if root.is_dir()
+            else iter([(label, root)])
+        )
+        for key, f in found:
+            if not any(fnmatchcase(f.name, g) or fnmatchcase(key, g) for g in exclude):
+                yield key, f
+
+
+def cmd_fidelity(args: argparse.Namespace) -> int:
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.fidelity import check_file, reject_row
+    from bunzai_codecs.fidelity_report import ReportBuilder, rows_jsonl, write_report
+
+    out = Path(args.output)
+    builder = ReportBuilder()
+    chunks: list[bytes] = []
+    labels = [_labelled(a)[0] for a in args.paths]
+    for key, path in fidelity_inputs(args.paths, args.exclude or ()):
+        try:
+            rows = check_file(_read(path), path.name, input=key, uri=key, targets=args.to)
+        except BunzaiError as exc:  # too big to read: a reject like any other
+            rows = [reject_row(exc, input=key, uri=key)]
+        builder.add_all(rows)
+        chunks.append(rows_jsonl(rows))
+        if args.verbose:
+            worst = max((r.status for r in rows), key=_STATUS_ORDER.index)
+            print(f"{key}: {len(rows)} checks, worst {worst}", file=sys.stderr)
+    for old in out.glob("rows-*.jsonl") if out.is_dir() else ():
+        old.unlink()
+    _write_file(out / "rows-00000-of-00001.jsonl", b"".join(chunks))
+    report = builder.report({"roots": labels})
+    j, h = write_report(report, out)
+    inp = report["inputs"]
+    if not args.quiet:
+        print(
+            f"{inp['files']} files ({inp['rejected']} rejected), {inp['rows']} rows: {j}, {h}",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+_STATUS_ORDER = ["decoded", "lossless", "expected", "unexpected", "error", "rejected"]
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from bunzai_codecs.support import write_schemas
 
@@ -214,6 +279,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", required=True, metavar="OUT")
     c.add_argument("--from", dest="source_format", metavar="FORMAT", help="decode as this format")
     c.set_defaults(fn=cmd_convert)
+
+    fi = sub.add_parser(
+        "fidelity",
+        help="round-trip fidelity checks over files: rows, report.json and report.html in DIR",
+        description="Runs the three fidelity checks (native round trip, canonical stability, "
+        "cross-format to every format of the same kind) on every file below each PATH and writes "
+        "DIR/rows-*.jsonl, DIR/report.json and DIR/report.html. LABEL=PATH names a root in input "
+        "keys (default: the folder's name), so reports from different machines compare.",
+    )
+    fi.add_argument("paths", nargs="+", metavar="[LABEL=]PATH")
+    fi.add_argument("-o", "--output", required=True, metavar="DIR")
+    fi.add_argument("--to", action="append", metavar="FORMAT", help="limit cross-format targets (repeatable)")
+    fi.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="skip files whose name or key matches (repeatable)"
+    )
+    fi.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    fi.add_argument("-v", "--verbose", action="store_true", help="one line per input on stderr")
+    fi.set_defaults(fn=cmd_fidelity)
 
     s = sub.add_parser("schema", help="write the JSON Schema of each entity kind")
     s.add_argument("dir", nargs="?", default="docs/schema")

@@ -1,320 +1,919 @@
-"""Round-trip fidelity checks, one ``FidelityRow`` per entity and check (ARCHITECTURE "Fidelity").
+"""Round-trip fidelity: what a conversion keeps, loses or changes, as ``FidelityRow`` records.
 
-Implemented here:
+Three checks per input (../docs/fidelity.md has the user's view):
 
-1. ``native`` — the file's own format, ``encode_F(decode_F(x))`` against ``x``: compared as parsed
-   trees for JSON (line by line for JSON lines), as text-chunk payloads plus the bytes of every
-   other chunk for PNG, as member bytes (``.json`` members as trees) plus the bytes before the zip
-   for zip archives, byte for byte otherwise. One row per input, for its primary entity.
-2. ``canonical`` — ``decode(encode(e)).body == e.body`` for every entity of the file, through the
-   codec that writes that entity in the source app (the source format for the primary; the app's
-   codec for the linked entity's kind, or vaud-json when the app has none).
+1. **native round trip** — ``encode_F(decode_F(x))`` against ``x`` for the file's own format F,
+   compared the way the format means it: parsed trees for JSON (and per line for JSONL), text-chunk
+   payloads (base64 JSON decoded) plus every other chunk's bytes for PNG, per-member bytes with
+   ``.json`` members as trees for zips (a JPEG before the zip compared as bytes), bytes otherwise;
+2. **canonical stability** — ``decode_F(encode_F(e)).body == e.body`` for every entity of the file
+   (a card's linked lorebook too, through the card it is embedded in);
+3. **cross-format** — for every other codec T of the entity's kind,
+   ``decode_T(encode_T(e))`` against ``e``, compared as canonical bodies with empty values counted
+   as absent. Each lost or changed path is classed **expected** when T's ``coverage`` cannot hold
+   it and **unexpected** (a bug) when it can. Entities linked to ``e`` (a card's lorebook) are
+   compared too, under ``<kind>[i].`` paths, classed by the coverage of the codec that carried them.
+   Paths the target *added* are recorded as ``info``: they never make a row lossy. The few values
+   a format spells differently but every app reads the same way (``SEMANTIC``: example dialogue
+   as its ``<START>`` blocks) are compared in that form.
 
-Check 3 (``cross``: every target format of the same kind, losses classed as expected or not by the
-target's coverage) extends the same row; the fields it needs (``expected``, ``unexpected``) are
-reserved below.
+Every check gives one row per entity (the native check one per file, on its primary entity), and
+each input also gets a ``decode`` row saying whether it decoded or was rejected, so a report (and
+``bunzai audit``) can tell "a file that decoded now rejects". Losses are grouped by path pattern
+(``entries[].content``), with a count and the first concrete path. ``ROW_SCHEMA`` is the JSON
+Schema of a row's JSON form (committed as docs/schema/fidelity-row.schema.json).
 
-The row (one JSON object per line in the pipeline's ``fidelity/rows-*.jsonl``)::
-
-    {"entity": id, "kind": kind, "uri": input uri, "check": "native" | "canonical" | "cross",
-     "source": format decoded from, "target": format encoded to, "status": "lossless" | "lossy" | "failed",
-     "lost": [paths], "added": [paths], "changed": [paths], "truncated": n, "error": "Name: message" | null}
-
-Paths name the native tree for ``native`` (``$.data.character_book.entries[3].keys``,
-``png[chara].data.name``, ``zip[card.json].data.name``) and the canonical entity for ``canonical``
-(``$.body.entries[3].content``). At most ``MAX_PATHS`` paths are listed per row; ``truncated`` counts
-the rest. A row is ``lossy`` when a path was lost or changed; paths a round trip only adds (defaults
-a writer fills in, the ``source`` a read stamps on a vaud-json entity that had none) are listed in
-``added`` and leave it ``lossless``. ``failed`` means the check could not run (``error`` says why).
+Nothing here runs Beam: the pipeline's RoundTrip stage and ``bunzai fidelity`` both call
+``check_file`` / ``check_decoded``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from bunzai_codecs.bundle import VAUD, read_sniff, write
+from bunzai_codecs.bundle import Export, read_sniff, write
 from bunzai_codecs.core import registry
-from bunzai_codecs.core.codec import Codec
-from bunzai_codecs.core.diff import Change, diff
+from bunzai_codecs.core.codec import Codec, Coverage, normalize_path
+from bunzai_codecs.core.diff import Change, diff, join
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import BunzaiError, Malformed
+from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff, parse_json
 
-Check = Literal["native", "canonical", "cross"]
-Status = Literal["lossless", "lossy", "failed"]
+VAUD = "vaud-json"
 
-#: paths listed per row; the rest are counted in ``truncated``
-MAX_PATHS = 50
+Check = Literal["decode", "native", "stability", "cross"]
+CHECKS: tuple[Check, ...] = ("decode", "native", "stability", "cross")
+Status = Literal["decoded", "rejected", "lossless", "expected", "unexpected", "error"]
+LossClass = Literal["expected", "unexpected", "info"]
+
+#: differences looked at per comparison: past this a row says "and more" through its counts
+DIFF_LIMIT = 5000
+#: longest entity name kept in a row (names are card text: reports escape them)
+NAME_MAX = 120
+
+_INDEX = re.compile(r"\[\d+\]")
 
 
 @dataclass(frozen=True, slots=True)
-class FidelityRow:
-    """The outcome of one check on one entity."""
+class PathLoss:
+    """One path pattern that was lost, changed or added, with how often and where first."""
 
-    entity: str
-    kind: str
-    uri: str
-    check: Check
-    source: str
-    target: str
-    status: Status
-    lost: tuple[str, ...] = ()
-    added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    #: differences not listed in lost/added/changed (past ``MAX_PATHS``)
-    truncated: int = 0
-    #: ``"Malformed: ..."`` when the check could not run (status ``failed``)
-    error: str | None = None
-    #: reserved for check 3: lost paths the target's coverage predicts / does not predict
-    expected: tuple[str, ...] = field(default=())
-    unexpected: tuple[str, ...] = field(default=())
+    path: str
+    """Pattern with list indices as ``[]`` (``entries[].content``); native paths keep object keys."""
+    cls: LossClass
+    """``expected``: the target cannot hold the path; ``unexpected``: it can, so this is a bug;
+    ``info``: the target added a value (never makes a row lossy)."""
+    count: int = 1
+    """Concrete paths behind the pattern in this row."""
+    at: str = ""
+    """The first concrete path (``entries[3].content``)."""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        return {"path": self.path, "class": self.cls, "count": self.count, "at": self.at}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> PathLoss:
+        return cls(str(d["path"]), cast(LossClass, d["class"]), int(d.get("count", 1)), str(d.get("at", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    """An exception a check hit: a typed ``BunzaiError`` (a refusal the codec chose; also
+    ``NotImplementedError`` from a read-only format) or, with ``internal``, anything else (a bug)."""
+
+    type: str
+    message: str
+    internal: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "message": self.message, "internal": self.internal}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RowError:
+        return cls(str(d["type"]), str(d.get("message", "")), bool(d.get("internal", False)))
+
+    @classmethod
+    def of(cls, exc: BaseException) -> RowError:
+        # NotImplementedError: a format bunzai reads but does not write (yet) — a fact, not a bug
+        typed = isinstance(exc, BunzaiError | NotImplementedError)
+        internal = not typed or bool(getattr(exc, "internal", False))
+        msg = exc.message if isinstance(exc, BunzaiError) else str(exc)
+        return cls(type(exc).__name__, " ".join(msg.split())[:500], internal)
+
+
+@dataclass(slots=True)
+class FidelityRow:
+    """The outcome of one check on one entity (or, for ``decode``, on one input)."""
+
+    input: str
+    """Stable key of the input file (``samples/risu/x.charx``, or the uri)."""
+    sha256: str
+    """Digest of the input's bytes: two runs compare an input only when it did not change."""
+    entity: str
+    """Canonical entity id ("" for a rejected input)."""
+    kind: str
+    """Entity kind ("" for a rejected input)."""
+    source: str
+    """The format the entity was decoded from ("" when no format was recognised)."""
+    target: str
+    """The format written: the source itself for ``native`` and ``stability``; "" for ``decode``."""
+    check: Check
+    status: Status
+    name: str = ""
+    """The entity's display name (card text: escape it before showing it)."""
+    lost: list[PathLoss] = field(default_factory=list)
+    changed: list[PathLoss] = field(default_factory=list)
+    added: list[PathLoss] = field(default_factory=list)
+    error: RowError | None = None
+    uri: str = ""
+
+    @property
+    def lossy(self) -> bool:
+        return self.status in ("expected", "unexpected", "error", "rejected")
+
+    def losses(self) -> Iterator[tuple[str, PathLoss]]:
+        """``("lost" | "changed" | "added", loss)`` for every path of the row."""
+        for name in ("lost", "changed", "added"):
+            for loss in getattr(self, name):
+                yield name, loss
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "sha256": self.sha256,
+            "uri": self.uri,
             "entity": self.entity,
             "kind": self.kind,
-            "uri": self.uri,
-            "check": self.check,
+            "name": self.name,
             "source": self.source,
             "target": self.target,
+            "check": self.check,
             "status": self.status,
-            "lost": list(self.lost),
-            "added": list(self.added),
-            "changed": list(self.changed),
-            "truncated": self.truncated,
-            "error": self.error,
+            "lost": [x.to_json() for x in self.lost],
+            "changed": [x.to_json() for x in self.changed],
+            "added": [x.to_json() for x in self.added],
+            "error": self.error.to_json() if self.error else None,
         }
-        if self.check == "cross":
-            out["expected"] = list(self.expected)
-            out["unexpected"] = list(self.unexpected)
-        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> FidelityRow:
         return cls(
-            entity=d["entity"],
-            kind=d["kind"],
-            uri=d["uri"],
-            check=d["check"],
-            source=d["source"],
-            target=d["target"],
-            status=d["status"],
-            lost=tuple(d.get("lost", ())),
-            added=tuple(d.get("added", ())),
-            changed=tuple(d.get("changed", ())),
-            truncated=int(d.get("truncated", 0)),
-            error=d.get("error"),
-            expected=tuple(d.get("expected", ())),
-            unexpected=tuple(d.get("unexpected", ())),
+            input=str(d["input"]),
+            sha256=str(d.get("sha256", "")),
+            uri=str(d.get("uri", "")),
+            entity=str(d.get("entity", "")),
+            kind=str(d.get("kind", "")),
+            name=str(d.get("name", "")),
+            source=str(d.get("source", "")),
+            target=str(d.get("target", "")),
+            check=cast(Check, d["check"]),
+            status=cast(Status, d["status"]),
+            lost=[PathLoss.from_json(x) for x in d.get("lost", [])],
+            changed=[PathLoss.from_json(x) for x in d.get("changed", [])],
+            added=[PathLoss.from_json(x) for x in d.get("added", [])],
+            error=RowError.from_json(d["error"]) if d.get("error") else None,
         )
 
 
-def _row(
-    entity: CanonicalEntity, uri: str, check: Check, source: str, target: str, changes: list[Change]
-) -> FidelityRow:
-    lost = [c.path for c in changes if c.kind == "removed"]
-    added = [c.path for c in changes if c.kind == "added"]
-    changed = [c.path for c in changes if c.kind == "changed"]
-    shown = 0
-    parts = []
-    for paths in (lost, added, changed):
-        take = paths[: max(0, MAX_PATHS - shown)]
-        shown += len(take)
-        parts.append(tuple(take))
-    return FidelityRow(
-        entity=entity.id,
-        kind=entity.kind,
-        uri=uri,
-        check=check,
-        source=source,
-        target=target,
-        status="lossy" if lost or changed else "lossless",
-        lost=parts[0],
-        added=parts[1],
-        changed=parts[2],
-        truncated=len(changes) - shown,
-    )
+_LOSS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["path", "class", "count", "at"],
+    "properties": {
+        "path": {"type": "string", "description": "Path pattern, list indices as []: entries[].content"},
+        "class": {
+            "enum": ["expected", "unexpected", "info"],
+            "description": "expected: the target's coverage cannot hold the path; unexpected: it can "
+            "(a bug); info: a value the target added (never lossy)",
+        },
+        "count": {"type": "integer", "minimum": 1, "description": "Concrete paths behind the pattern"},
+        "at": {"type": "string", "description": "The first concrete path: entries[3].content"},
+    },
+}
+
+#: JSON Schema of ``FidelityRow.to_json()`` (docs/schema/fidelity-row.schema.json)
+ROW_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://bunzai.invalid/schema/fidelity-row.schema.json",
+    "title": "FidelityRow",
+    "description": "One fidelity check on one entity (fidelity/rows-*.jsonl, one JSON object a line).",
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "input",
+        "sha256",
+        "uri",
+        "entity",
+        "kind",
+        "name",
+        "source",
+        "target",
+        "check",
+        "status",
+        "lost",
+        "changed",
+        "added",
+        "error",
+    ],
+    "properties": {
+        "input": {
+            "type": "string",
+            "description": "Stable key of the input file (root label + relative path, or uri)",
+        },
+        "sha256": {"type": "string", "description": "sha256 of the input's bytes"},
+        "uri": {"type": "string", "description": "Where the input was read"},
+        "entity": {"type": "string", "description": "Canonical entity id; empty for a rejected input"},
+        "kind": {
+            "enum": ["", "character", "lorebook", "regex", "persona", "preset"],
+            "description": "Entity kind; empty for a rejected input",
+        },
+        "name": {"type": "string", "description": "Display name of the entity (card text, unescaped)"},
+        "source": {"type": "string", "description": "Format the entity was decoded from"},
+        "target": {"type": "string", "description": "Format written (the source for native/stability)"},
+        "check": {
+            "enum": list(CHECKS),
+            "description": "decode: did the input decode; native: encode_F(decode_F(x)) vs x; "
+            "stability: decode(encode(e)).body vs e.body; cross: decode_T(encode_T(e)) vs e",
+        },
+        "status": {
+            "enum": ["decoded", "rejected", "lossless", "expected", "unexpected", "error"],
+            "description": "decoded/rejected for decode rows; otherwise the worst class of loss, or error",
+        },
+        "lost": {"type": "array", "items": {"$ref": "#/$defs/loss"}, "description": "Paths absent after"},
+        "changed": {
+            "type": "array",
+            "items": {"$ref": "#/$defs/loss"},
+            "description": "Paths with another value",
+        },
+        "added": {
+            "type": "array",
+            "items": {"$ref": "#/$defs/loss"},
+            "description": "Paths only present after",
+        },
+        "error": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["type", "message", "internal"],
+                    "properties": {
+                        "type": {
+                            "type": "string",
+                            "description": "Exception class: Malformed, Unsupported...",
+                        },
+                        "message": {"type": "string"},
+                        "internal": {"type": "boolean", "description": "Not a typed bunzai error: a bug"},
+                    },
+                },
+            ],
+            "description": "What stopped the check (status error or rejected)",
+        },
+    },
+    "$defs": {"loss": _LOSS_SCHEMA},
+}
 
 
-def _failed(
-    entity: CanonicalEntity, uri: str, check: Check, source: str, target: str, exc: Exception
-) -> FidelityRow:
-    if isinstance(exc, BunzaiError):
-        msg = f"{type(exc).__name__}: {' '.join(exc.message.split())}"
-    else:  # a codec bug: still a row, never a crash of the caller
-        msg = f"{type(exc).__name__}: {exc}"
-    return FidelityRow(entity.id, entity.kind, uri, check, source, target, "failed", error=msg)
+# -- grouping differences into path losses ------------------------------------------------------
 
 
-# -- comparing native files ----------------------------------------------------------------------
+def _pattern(path: str, canonical: bool) -> str:
+    return normalize_path(path) if canonical else _INDEX.sub("[]", path)
 
 
-def _json_or_lines(data: bytes) -> Any:
-    """A JSON tree, or for JSON lines (vaud-json) the list of line trees."""
-    try:
-        return parse_json(data)
-    except Malformed:
-        lines = [ln for ln in data.splitlines() if ln.strip()]
-        if len(lines) < 2:
-            raise
-        return [parse_json(ln) for ln in lines]
+def _group(items: Iterable[tuple[str, LossClass]], canonical: bool) -> list[PathLoss]:
+    """Concrete paths -> patterns with counts, first concrete path kept, sorted by pattern."""
+    seen: dict[tuple[str, LossClass], list[Any]] = {}
+    for path, cls in items:
+        key = (_pattern(path, canonical), cls)
+        if key in seen:
+            seen[key][0] += 1
+        else:
+            seen[key] = [1, path]
+    return [PathLoss(p, c, n, at) for (p, c), (n, at) in sorted(seen.items())]
 
 
-def _payload(text: bytes) -> Any:
-    """A PNG text payload as the apps write it: base64 JSON when it is, else the bytes."""
-    try:
-        return parse_json(base64.b64decode(text, validate=True))
-    except (binascii.Error, ValueError, Malformed):
-        return text
+def _status(lost: list[PathLoss], changed: list[PathLoss], added: list[PathLoss]) -> Status:
+    classes = {x.cls for x in (*lost, *changed, *added)}
+    if "unexpected" in classes:
+        return "unexpected"
+    if "expected" in classes:
+        return "expected"
+    return "lossless"
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every non-empty leaf below ``value`` (a removed entry becomes its fields)."""
+    if isinstance(value, dict):
+        for k in sorted(value, key=str):
+            yield from _leaves(value[k], join(path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, join(path, i))
+    elif not (value is None or value == ""):
+        yield path, value
+
+
+def _canonical_losses(
+    changes: Sequence[Change], coverage: Coverage | None, prefix: str = ""
+) -> tuple[list[PathLoss], list[PathLoss], list[PathLoss]]:
+    """Split body changes into lost/changed/added, classed by ``coverage`` (None: all unexpected,
+    the same-format view). Removed or added containers are expanded to their leaves so each leaf is
+    classed on its own."""
+
+    def cls(path: str) -> LossClass:
+        return "unexpected" if coverage is None or coverage.covers(path) else "expected"
+
+    lost: list[tuple[str, LossClass]] = []
+    changed: list[tuple[str, LossClass]] = []
+    added: list[tuple[str, LossClass]] = []
+    for ch in changes:
+        if ch.kind == "removed":
+            for p, _ in _leaves(ch.before, ch.path) if isinstance(ch.before, dict | list) else [(ch.path, 0)]:
+                lost.append((prefix + p, cls(p)))
+        elif ch.kind == "added":
+            info: LossClass = "info" if coverage is not None else "unexpected"
+            for p, _ in _leaves(ch.after, ch.path) if isinstance(ch.after, dict | list) else [(ch.path, 0)]:
+                added.append((prefix + p, info))
+        else:
+            changed.append((prefix + ch.path, cls(ch.path)))
+    return _group(lost, True), _group(changed, True), _group(added, True)
+
+
+# -- native comparison (container aware) ---------------------------------------------------------
 
 
 def compare_native(before: bytes, after: bytes) -> list[Change]:
-    """What a native round trip changed, by path (see the module docstring for the rules)."""
+    """How ``after`` differs from ``before`` as the file's format means it (see module docstring).
+
+    Paths: ``data.name`` for JSON, ``line[2].body`` for JSONL, ``png.chara.data.name`` and
+    ``png.chunks[3]`` (a non-text chunk) for PNG, ``zip['card.json'].data.name`` and
+    ``zip['assets/a.png']`` for zips, ``$`` when the bytes differ and nothing finer applies.
+    """
     a, b = Sniff(before), Sniff(after)
     if a.is_png:
         return _compare_png(a, b)
-    if a.is_zip:
+    if a.is_zip and a.zip is not None:
         return _compare_zip(a, b)
+    if a.looks_like_json:
+        ta, tb = a.json, b.json
+        if a.json_error is None:
+            if b.json_error is not None:
+                return [Change("$", "changed", "JSON", f"not JSON: {b.json_error.message}")]
+            return diff(ta, tb, limit=DIFF_LIMIT)
+        la, lb = _json_lines(before), _json_lines(after)
+        if la is not None:
+            if lb is None:
+                return [Change("$", "changed", "JSON lines", "not JSON lines")]
+            return diff({"line": la}, {"line": lb}, limit=DIFF_LIMIT)
+    return [] if before == after else [Change("$", "changed", f"{len(before)} bytes", f"{len(after)} bytes")]
+
+
+def _json_lines(data: bytes) -> list[Any] | None:
+    out = []
     try:
-        ta = _json_or_lines(before)
-    except Malformed:
-        return [] if before == after else [Change("$", "changed")]
+        for line in data.splitlines():
+            if line.strip():
+                out.append(parse_json(line))
+    except BunzaiError:
+        return None
+    return out
+
+
+def _text_value(v: bytes) -> Any:
+    """A PNG text payload as a tree: base64 JSON (cards), plain JSON, else the text itself."""
+    import base64
+    import binascii
+
     try:
-        tb = _json_or_lines(after)
-    except Malformed:
-        return [Change("$", "changed")]
-    return diff(ta, tb, path="$")
+        return parse_json(base64.b64decode(v, validate=True))
+    except (BunzaiError, binascii.Error, ValueError):
+        pass
+    try:
+        return parse_json(v)
+    except BunzaiError:
+        return v.decode("latin-1")
 
 
 def _compare_png(a: Sniff, b: Sniff) -> list[Change]:
-    if b.png is None:
-        return [Change("png", "changed")]
-    out: list[Change] = []
-    other_a = [(c.type, c.data) for c in a.require_png().chunks if c.type not in _TEXT]
-    other_b = [(c.type, c.data) for c in b.require_png().chunks if c.type not in _TEXT]
-    if other_a != other_b:
-        out.append(Change("png.chunks", "changed"))
-    ta = {t.keyword.lower(): _payload(t.text) for t in a.png_texts}
-    tb = {t.keyword.lower(): _payload(t.text) for t in b.png_texts}
-    for k in sorted(ta.keys() | tb.keys()):
-        if k not in tb:
-            out.append(Change(f"png[{k}]", "removed"))
-        elif k not in ta:
-            out.append(Change(f"png[{k}]", "added"))
-        else:
-            out.extend(diff(ta[k], tb[k], path=f"png[{k}]"))
+    from bunzai_codecs.core.png import TEXT_TYPES
+
+    pa, pb = a.png, b.png
+    if pa is None or pb is None:
+        if a.data == b.data:
+            return []
+        return [Change("$", "changed", "PNG", "not a readable PNG" if pb is None else "PNG")]
+
+    def texts(s: Sniff) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for t in s.png_texts:
+            key = t.keyword.lower()
+            n, k = 1, key
+            while k in out:
+                n += 1
+                k = f"{key}#{n}"
+            out[k] = _text_value(t.text)
+        return out
+
+    text_types = {t.encode("ascii") for t in TEXT_TYPES}
+    oa = [c for c in pa.chunks if c.type not in text_types]
+    ob = [c for c in pb.chunks if c.type not in text_types]
+    out = []
+    for i in range(max(len(oa), len(ob))):
+        ca = oa[i] if i < len(oa) else None
+        cb = ob[i] if i < len(ob) else None
+        path = f"png.chunks[{i}]"
+        if cb is None:
+            out.append(Change(path, "removed", _chunk_label(ca), None))
+        elif ca is None:
+            out.append(Change(path, "added", None, _chunk_label(cb)))
+        elif ca.type != cb.type or ca.data != cb.data:
+            out.append(Change(path, "changed", _chunk_label(ca), _chunk_label(cb)))
+    if pa.trailing != pb.trailing:
+        out.append(
+            Change("png.trailing", "changed", f"{len(pa.trailing)} bytes", f"{len(pb.trailing)} bytes")
+        )
+    out += diff(texts(a), texts(b), path="png", limit=DIFF_LIMIT)
     return out
 
 
-_TEXT = (b"tEXt", b"zTXt", b"iTXt")
+def _chunk_label(c: Any) -> str:
+    return f"{c.type.decode('latin-1')} ({len(c.data)} bytes)"
 
 
 def _compare_zip(a: Sniff, b: Sniff) -> list[Change]:
-    za, zb = a.require_zip(), b.zip
+    za, zb = a.zip, b.zip
+    if za is None:
+        return []
     if zb is None:
-        return [Change("zip", "changed")]
+        return [Change("$", "changed", "zip", "not a readable zip")]
     out: list[Change] = []
     if za.prefix != zb.prefix:
-        out.append(Change("zip.prefix", "changed"))
+        out.append(Change("zip.prefix", "changed", f"{len(za.prefix)} bytes", f"{len(zb.prefix)} bytes"))
     na, nb = set(za.names), set(zb.names)
-    for n in sorted(na | nb):
-        where = f"zip[{n}]"
-        if n not in nb:
-            out.append(Change(where, "removed"))
-        elif n not in na:
-            out.append(Change(where, "added"))
+    for name in sorted(na | nb):
+        path = join("zip", name)
+        if name not in nb:
+            out.append(Change(path, "removed", name, None))
+        elif name not in na:
+            out.append(Change(path, "added", None, name))
         else:
-            x, y = za.read(n), zb.read(n)
+            x, y = za.read(name), zb.read(name)
             if x == y:
                 continue
-            if n.lower().endswith(".json"):
+            if name.lower().endswith(".json"):
                 try:
-                    out.extend(diff(parse_json(x), parse_json(y), path=where))
+                    out += diff(parse_json(x), parse_json(y), path=path, limit=DIFF_LIMIT)
                     continue
-                except Malformed:
+                except BunzaiError:
                     pass
-            out.append(Change(where, "changed"))
+            out.append(Change(path, "changed", f"{len(x)} bytes", f"{len(y)} bytes"))
     return out
 
 
-# -- the checks ----------------------------------------------------------------------------------
+# -- the checks -----------------------------------------------------------------------------------
 
 
-def linked_target(entity: CanonicalEntity, source: Codec) -> Codec:
-    """The codec that writes a linked entity of ``source``'s app on its own: a same-app twin's
-    codec, else the app's codec for the entity's kind, else vaud-json."""
-    for fmt in entity.original:
-        if fmt in registry.CODECS:
-            c = registry.get(fmt)
-            if c.family == source.family and (c.kind == entity.kind or c.id == VAUD):
-                return c
-    return registry.family_codec(source.family, entity.kind) or registry.get(VAUD)
+def entity_name(e: CanonicalEntity) -> str:
+    """A display name for reports: the character's or the book's name, else ""."""
+    body = e.body
+    name: Any = getattr(getattr(body, "identity", None), "name", None) or getattr(body, "name", None)
+    if not isinstance(name, str):
+        return ""
+    name = " ".join(name.split())
+    return name if len(name) <= NAME_MAX else name[: NAME_MAX - 1] + "…"
 
 
-def check_decoded(s: Sniff, decoded: Decoded, source: str) -> list[FidelityRow]:
-    """Checks 1 and 2 for everything decoded from ``s`` in format ``source``.
+@dataclass(slots=True)
+class _Input:
+    key: str
+    sha256: str
+    uri: str
+    #: the input's file name: written files are read back under a name like it, because some
+    #: formats take the entity's name from the file name (a SillyTavern world is named by its file)
+    name: str = ""
 
-    ``decoded`` must be the codec's output as it was (no warnings added, no source re-stamped):
-    the native round trip compares the file with what the codec writes back for it.
-    """
-    uri = s.uri or s.name or "<memory>"
-    primary = decoded.primary
-    rows: list[FidelityRow] = []
-    back: Decoded | None = None
-    codec = registry.get(source)
+    def stem(self) -> str:
+        base = self.name.replace("\\", "/").rsplit("/", 1)[-1]
+        return base.split(".")[0] or "export"
+
+
+def _row(inp: _Input, e: CanonicalEntity, source: str, target: str, check: Check, **kw: Any) -> FidelityRow:
+    return FidelityRow(
+        input=inp.key,
+        sha256=inp.sha256,
+        uri=inp.uri,
+        entity=e.id,
+        kind=e.kind,
+        name=entity_name(e),
+        source=source,
+        target=target,
+        check=check,
+        **kw,
+    )
+
+
+def _source_of(e: CanonicalEntity, default: str = "") -> str:
+    return e.source.format if e.source is not None else default
+
+
+def _beside(exports: list[Export]) -> Iterator[Export]:
+    for x in exports:
+        yield x
+        yield from _beside(x.beside)
+
+
+@dataclass(slots=True)
+class _Back:
+    """An entity written to a format and read back, with its linked entities as the target holds
+    them (embedded ones from the main file, then any written beside it)."""
+
+    export: Export
+    primary: CanonicalEntity
+    #: (entity read back, codec that carried it)
+    linked: list[tuple[CanonicalEntity, Codec]]
+
+
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
+
+
+def _file_stem(e: CanonicalEntity) -> str:
+    """The file name an app gives an export of ``e``: its name, made safe (SillyTavern saves a world
+    as ``<name>.json`` and names the world after the file when it reads it back)."""
+    return _UNSAFE.sub("_", entity_name(e)).strip(" .")[:100]
+
+
+def _there_and_back(
+    e: CanonicalEntity, pool: Sequence[CanonicalEntity], codec: Codec, inp: _Input, *, same_name: bool = False
+) -> _Back:
+    """Write ``e`` as ``codec`` and read it back, under the input's own name (``same_name``, for a
+    same-format round trip) or the entity's name with the codec's extension (as an app names an
+    export); linked entities written beside it are named ``<input stem>.<kind><ext>``."""
+    export = write(e, codec.id, linked=pool)
+    name = inp.name if same_name and inp.name else f"{_file_stem(e) or inp.stem()}{codec.extension}"
+    back = codec.decode(Sniff(export.data, name))
+    linked = [(x, codec) for x in back.entities[1:]]
+    for side in _beside(export.beside):
+        side_codec = registry.get(side.format)
+        side_name = f"{inp.stem()}.{side.entity.kind}{side.extension}"
+        side_back = side_codec.decode(Sniff(side.data, side_name))
+        linked += [(x, side_codec) for x in side_back.entities]
+    return _Back(export, back.primary, linked)
+
+
+def _linked_of(e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> list[CanonicalEntity]:
+    by_id = {x.id: x for x in pool}
+    return [by_id[i] for i in e.knowledge_refs if i in by_id and i != e.id]
+
+
+def _by_kind(items: Iterable[tuple[CanonicalEntity, Any]]) -> dict[str, list[tuple[CanonicalEntity, Any]]]:
+    out: dict[str, list[tuple[CanonicalEntity, Any]]] = {}
+    for x, c in items:
+        out.setdefault(x.kind, []).append((x, c))
+    return out
+
+
+def _carrier_coverage(carrier: Codec, kind: str) -> Coverage:
+    """Coverage for a linked entity of ``kind`` inside a file of ``carrier``: the carrier's own when
+    it is of that kind, else its app's codec for the kind (an embedded ``character_book`` is judged
+    by the app's lorebook format), else none."""
+    if carrier.kind == kind or carrier.id == VAUD:
+        return carrier.coverage
+    sibling = registry.family_codec(carrier.family, kind)  # type: ignore[arg-type]
+    return sibling.coverage if sibling is not None else Coverage.of()
+
+
+_START = re.compile(r"<START>", re.IGNORECASE)
+
+
+def example_blocks(text: str) -> list[str]:
+    """Example dialogue as the Tavern apps read it (SillyTavern's ``parseMesExamples``): split at
+    every ``<START>``, a missing leading ``<START>`` implied (blank text before the first one is
+    nothing), each block trimmed. Two texts with the same blocks are the same examples."""
+    head, *rest = _START.split(text)
+    return [b.strip() for b in ([head] if head.strip() else []) + rest]
+
+
+#: cross-format only: (kind, body path) -> the form two values are compared in, for values a format
+#: writes in another spelling that every app reads the same way (docs/fidelity.md lists them)
+SEMANTIC: dict[tuple[str, tuple[str, ...]], Callable[[Any], Any]] = {
+    ("character", ("examples", "exampleMessages")): lambda v: example_blocks(v) if isinstance(v, str) else v,
+}
+
+
+def _semantic(kind: str, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """``after`` with each ``SEMANTIC`` value that means the same as ``before``'s replaced by it."""
+    for (k, path), key in SEMANTIC.items():
+        if k != kind:
+            continue
+        b: Any = before
+        a: Any = after
+        for part in path[:-1]:
+            b = b.get(part) if isinstance(b, dict) else None
+            a = a.get(part) if isinstance(a, dict) else None
+        last = path[-1]
+        if not (isinstance(b, dict) and isinstance(a, dict) and last in b and last in a):
+            continue
+        if b[last] != a[last] and key(b[last]) == key(a[last]):
+            a[last] = b[last]
+    return after
+
+
+def _compare_bodies(
+    before: CanonicalEntity,
+    after: CanonicalEntity,
+    coverage: Coverage | None,
+    prefix: str = "",
+) -> tuple[list[Change], Coverage | None, str]:
+    old, new = before.body.dump(), after.body.dump()
+    if coverage is not None:  # across formats: a value spelled differently but read the same is kept
+        new = _semantic(before.kind, old, new)
+    changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
+    return changes, coverage, prefix
+
+
+def _linked_changes(
+    originals: list[CanonicalEntity], back: list[tuple[CanonicalEntity, Codec]], cross: bool
+) -> Iterator[tuple[list[Change], Coverage | None, str]]:
+    """Pair linked entities by kind and order; ``<kind>[i].`` prefixes their paths."""
+    want = _by_kind((x, None) for x in originals)
+    got = _by_kind(back)
+    for kind in sorted(want.keys() | got.keys()):
+        ws, gs = want.get(kind, []), got.get(kind, [])
+        for i in range(max(len(ws), len(gs))):
+            prefix = f"{kind}[{i}]."
+            if i >= len(gs):
+                w = ws[i][0]
+                # nothing came back for it: every leaf is lost, an unexpected loss (bundle.write
+                # writes a linked entity beside the file when the target cannot embed it)
+                yield [Change("", "removed", w.body.dump(), None)], None, prefix
+            elif i >= len(ws):
+                # came back from nowhere: info across formats, a difference in the same format
+                yield (
+                    [Change("", "added", None, gs[i][0].body.dump())],
+                    Coverage.of() if cross else None,
+                    prefix,
+                )
+            else:
+                cov = _carrier_coverage(gs[i][1], kind) if cross else None
+                yield _compare_bodies(ws[i][0], gs[i][0], cov, prefix)
+
+
+def _losses_row(
+    inp: _Input,
+    e: CanonicalEntity,
+    source: str,
+    target: str,
+    check: Check,
+    parts: Iterable[tuple[list[Change], Coverage | None, str]],
+) -> FidelityRow:
+    lost: list[PathLoss] = []
+    changed: list[PathLoss] = []
+    added: list[PathLoss] = []
+    for changes, cov, prefix in parts:
+        lo, ch, ad = _canonical_losses(changes, cov, prefix)
+        lost += lo
+        changed += ch
+        added += ad
+    lost, changed, added = (_merge(x) for x in (lost, changed, added))
+    return _row(
+        inp,
+        e,
+        source,
+        target,
+        check,
+        status=_status(lost, changed, added),
+        lost=lost,
+        changed=changed,
+        added=added,
+    )
+
+
+def _merge(items: list[PathLoss]) -> list[PathLoss]:
+    acc: dict[tuple[str, str], PathLoss] = {}
+    for x in items:
+        k = (x.path, x.cls)
+        acc[k] = PathLoss(x.path, x.cls, acc[k].count + x.count, acc[k].at) if k in acc else x
+    return [acc[k] for k in sorted(acc)]
+
+
+def _error_row(
+    inp: _Input, e: CanonicalEntity, source: str, target: str, check: Check, exc: BaseException
+) -> FidelityRow:
+    return _row(inp, e, source, target, check, status="error", error=RowError.of(exc))
+
+
+def native_round_trip(
+    data: bytes,
+    decoded: Decoded,
+    *,
+    input: str,
+    sha256: str = "",
+    uri: str = "",
+    source: str | None = None,
+    name: str = "",
+) -> FidelityRow:
+    """Check 1 on a file: its primary entity (with the entities it links to) written back in its
+    own format, compared with ``data`` as that format means it. Every difference is unexpected."""
+    e = decoded.primary
+    fmt = source or _source_of(e)
+    inp = _Input(input, sha256, uri, name)
     try:
-        data = write(primary, source, linked=decoded.entities).data
-        rows.append(_row(primary, uri, "native", source, source, compare_native(s.data, data)))
+        export = write(e, fmt, linked=decoded.entities)
+        changes = compare_native(data, export.data)
     except Exception as exc:
-        rows.append(_failed(primary, uri, "native", source, source, exc))
-        data = None
-    if data is not None:
-        try:
-            # the same file name: some formats take a value from it (an ST lorebook's name)
-            back = read_sniff(Sniff(data, s.name or f"roundtrip{codec.extension}"), format=source, score=1.0)
-            rows.append(_stability(primary, back.primary, uri, source, source))
-        except Exception as exc:
-            rows.append(_failed(primary, uri, "canonical", source, source, exc))
-    for ent in decoded.entities[1:]:
-        rows.append(_linked_stability(ent, decoded, back, codec, uri, _stem(s.name)))
+        return _error_row(inp, e, fmt, fmt, "native", exc)
+    groups: dict[str, list[tuple[str, LossClass]]] = {"removed": [], "changed": [], "added": []}
+    for ch in changes:
+        groups[ch.kind].append((ch.path, "unexpected"))
+    lost, changed, added = (_group(groups[k], False) for k in ("removed", "changed", "added"))
+    return _row(
+        inp,
+        e,
+        fmt,
+        fmt,
+        "native",
+        status=_status(lost, changed, added),
+        lost=lost,
+        changed=changed,
+        added=added,
+    )
+
+
+def canonical_stability(
+    decoded: Decoded,
+    *,
+    input: str,
+    sha256: str = "",
+    uri: str = "",
+    source: str | None = None,
+    name: str = "",
+) -> list[FidelityRow]:
+    """Check 2: the file's primary entity written in its own format and decoded again must give the
+    same bodies — the primary's, and each linked entity's (matched by kind and order). One row per
+    entity; every difference is unexpected."""
+    e = decoded.primary
+    fmt = source or _source_of(e)
+    inp = _Input(input, sha256, uri, name)
+    try:
+        codec = registry.get(fmt)
+        back = _there_and_back(e, decoded.entities, codec, inp, same_name=True)
+    except Exception as exc:
+        return [_error_row(inp, x, fmt, fmt, "stability", exc) for x in decoded.entities]
+    rows = [_losses_row(inp, e, fmt, fmt, "stability", [_compare_bodies(e, back.primary, None)])]
+    want = _by_kind((x, None) for x in _linked_of(e, decoded.entities))
+    got = _by_kind(back.linked)
+    for kind, ws in want.items():
+        gs = got.get(kind, [])
+        for i, (w, _) in enumerate(ws):
+            if i < len(gs):
+                rows.append(_losses_row(inp, w, fmt, fmt, "stability", [_compare_bodies(w, gs[i][0], None)]))
+            else:
+                lost = [PathLoss("$", "unexpected", 1, "$")]
+                rows.append(_row(inp, w, fmt, fmt, "stability", status="unexpected", lost=lost))
+    linked_ids = {x.id for x in _linked_of(e, decoded.entities)}
+    for x in decoded.entities[1:]:
+        if x.id not in linked_ids:  # decoded but not linked from the primary: not re-encoded at all
+            rows.append(
+                _row(
+                    inp,
+                    x,
+                    fmt,
+                    fmt,
+                    "stability",
+                    status="unexpected",
+                    lost=[PathLoss("$", "unexpected", 1, "$")],
+                )
+            )
     return rows
 
 
-def _stability(e: CanonicalEntity, again: CanonicalEntity, uri: str, source: str, target: str) -> FidelityRow:
-    changes = (
-        diff(e.body.dump(), again.body.dump(), path="$.body")
-        if again.kind == e.kind
-        else [Change("$.kind", "changed")]
-    )
-    return _row(e, uri, "canonical", source, target, changes)
-
-
-def _stem(name: str) -> str:
-    base = name.rsplit("/", 1)[-1]
-    return base.split(".", 1)[0] or "roundtrip"
-
-
-def _linked_stability(
-    ent: CanonicalEntity, decoded: Decoded, back: Decoded | None, codec: Codec, uri: str, stem: str
+def cross_format(
+    e: CanonicalEntity,
+    target: Codec,
+    *,
+    pool: Sequence[CanonicalEntity] = (),
+    input: str,
+    sha256: str = "",
+    uri: str = "",
+    source: str | None = None,
+    name: str = "",
 ) -> FidelityRow:
-    """A linked entity usually comes back embedded in its parent: the n-th linked entity of its
-    kind in the re-decoded file is its counterpart. When the parent's format does not carry it, it
-    is written on its own through ``linked_target``."""
-    if back is not None:
-        nth = [e for e in decoded.entities[1:] if e.kind == ent.kind].index(ent)
-        again = [e for e in back.entities[1:] if e.kind == ent.kind]
-        if nth < len(again):
-            return _stability(ent, again[nth], uri, codec.id, codec.id)
-    target = linked_target(ent, codec)
+    """Check 3 for one entity and one target: ``decode_T(encode_T(e))`` against ``e``; each lost or
+    changed path is expected when ``target.coverage`` cannot hold it, unexpected otherwise. Linked
+    entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier."""
+    fmt = source or _source_of(e)
+    inp = _Input(input, sha256, uri, name)
     try:
-        data = write(ent, target.id, linked=decoded.entities).data
-        alone = read_sniff(Sniff(data, f"{stem}{target.extension}"), format=target.id, score=1.0)
-        return _stability(ent, alone.primary, uri, codec.id, target.id)
+        back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
-        return _failed(ent, uri, "canonical", codec.id, target.id, exc)
+        return _error_row(inp, e, fmt, target.id, "cross", exc)
+    parts = [_compare_bodies(e, back.primary, target.coverage)]
+    parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
+    return _losses_row(inp, e, fmt, target.id, "cross", parts)
 
 
-__all__ = ["MAX_PATHS", "FidelityRow", "check_decoded", "compare_native", "linked_target"]
+def cross_targets(kind: str, source: str) -> list[Codec]:
+    """Every codec of ``kind`` but the source itself and vaud-json (lossless by construction)."""
+    return [c for c in registry.for_kind(kind) if c.id not in (source, VAUD)]  # type: ignore[arg-type]
+
+
+def check_decoded(
+    data: bytes,
+    decoded: Decoded,
+    *,
+    source: str,
+    input: str,
+    sha256: str = "",
+    uri: str = "",
+    name: str = "",
+    targets: Sequence[str] | None = None,
+) -> list[FidelityRow]:
+    """All three checks on an input ``data`` (file name ``name``) that ``source`` decoded to
+    ``decoded`` (the pipeline's RoundTrip stage calls this): one native row, a stability row per
+    entity, a cross row per entity and target. ``targets`` limits the cross-format targets."""
+    kw: dict[str, Any] = {"input": input, "sha256": sha256, "uri": uri, "source": source, "name": name}
+    rows = [native_round_trip(data, decoded, **kw)]
+    rows += canonical_stability(decoded, **kw)
+    for e in decoded.entities:
+        for t in cross_targets(e.kind, source):
+            if targets is None or t.id in targets:
+                rows.append(cross_format(e, t, pool=decoded.entities, **kw))
+    return rows
+
+
+def decode_row(decoded: Decoded, *, source: str, input: str, sha256: str = "", uri: str = "") -> FidelityRow:
+    """The decode row of an input that ``source`` decoded."""
+    return _row(_Input(input, sha256, uri), decoded.primary, source, "", "decode", status="decoded")
+
+
+def reject_row(
+    exc: BaseException | RowError, *, input: str, sha256: str = "", uri: str = "", source: str = ""
+) -> FidelityRow:
+    """The decode row of an input that did not decode (``exc``: what stopped it, or a ``RowError``
+    rebuilt from a reject record)."""
+    return FidelityRow(
+        input=input,
+        sha256=sha256,
+        uri=uri,
+        entity="",
+        kind="",
+        source=source,
+        target="",
+        check="decode",
+        status="rejected",
+        error=exc if isinstance(exc, RowError) else RowError.of(exc),
+    )
+
+
+def check_file(
+    data: bytes,
+    name: str = "",
+    *,
+    input: str | None = None,
+    uri: str | None = None,
+    targets: Sequence[str] | None = None,
+) -> list[FidelityRow]:
+    """Read one input and run every check: a ``decode`` row, then ``check_decoded``'s rows. A file
+    that does not decode gives its ``rejected`` row only."""
+    key = input or uri or name
+    try:
+        s = Sniff(data, name, uri=uri)
+        sha = s.sha256
+    except BunzaiError as exc:
+        import hashlib
+
+        return [reject_row(exc, input=key, sha256=hashlib.sha256(data).hexdigest(), uri=uri or "")]
+    fmt = ""
+    try:
+        cand = registry.require(s)
+        fmt = cand.id
+        decoded = read_sniff(s, format=cand.id, score=cand.score)
+    except Exception as exc:  # a typed reject, or an internal error the row marks as such
+        return [reject_row(exc, input=key, sha256=sha, uri=uri or "", source=fmt)]
+    # the file's own format, not the entities' recorded source (a vaud-json line keeps the
+    # format its entity first came from)
+    kw: dict[str, Any] = {"input": key, "sha256": sha, "uri": uri or "", "source": fmt}
+    return [decode_row(decoded, **kw), *check_decoded(data, decoded, name=name, targets=targets, **kw)]
+
+
+__all__ = [
+    "CHECKS",
+    "ROW_SCHEMA",
+    "FidelityRow",
+    "PathLoss",
+    "RowError",
+    "canonical_stability",
+    "check_decoded",
+    "check_file",
+    "compare_native",
+    "cross_format",
+    "cross_targets",
+    "decode_row",
+    "entity_name",
+    "native_round_trip",
+    "reject_row",
+]

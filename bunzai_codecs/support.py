@@ -35,6 +35,11 @@ def write_schemas(folder: Path) -> list[Path]:
         p = folder / f"{kind}.schema.json"
         p.write_bytes(schema_bytes(sch))
         out.append(p)
+    from bunzai_codecs.fidelity import ROW_SCHEMA
+
+    p = folder / "fidelity-row.schema.json"
+    p.write_bytes(schema_bytes(ROW_SCHEMA))
+    out.append(p)
     return out
 
 

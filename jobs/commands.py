@@ -1,4 +1,8 @@
-"""Subcommands the ``bunzai`` CLI picks up from the jobs package (``register`` is its hook)."""
+"""Subcommands the ``bunzai`` CLI picks up from the jobs package (``register`` is its hook).
+
+Kept apart from the codec library so ``bunzai_codecs`` never imports jobs or Beam; each command
+imports its module only when it runs.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,12 @@ def _normalize(args: argparse.Namespace) -> int:
     return run(args.args)
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from jobs import audit
+
+    return audit.run(args)
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "normalize",
@@ -22,3 +32,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("args", nargs=argparse.REMAINDER)
     p.set_defaults(fn=_normalize)
+
+    from jobs import audit
+
+    a = subparsers.add_parser("audit", help=audit.HELP, description=audit.DESCRIPTION)
+    audit.configure(a)
+    a.set_defaults(fn=_audit)

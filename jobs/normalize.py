@@ -3,6 +3,10 @@
 With no arguments it reads the bundled ``samples/`` folder, writes ``./out/`` on the DirectRunner
 and prints what it found and where everything is. See README.md ("The normalize job").
 
+On Dataflow (``--runner=DataflowRunner``, see deploy/README.md) it submits the job and, like
+locally, waits for it and prints the summary; inside a Flex Template launcher, or with
+``--dry_run`` / ``--template_location``, it returns once the job is handed over.
+
 Exit codes: 0 done (rejects are results, not failures); 1 the manifest does not balance (an input
 is unaccounted for: a bug to report); 2 a usage error.
 """
@@ -18,21 +22,30 @@ import orjson
 from apache_beam.runners.runner import PipelineResult
 
 from pipeline.graph import Built, build
-from pipeline.options import NormalizeConfig, UsageError, help_text, parse, runner_name
+from pipeline.options import NormalizeConfig, UsageError, help_text, parse, runner_name, submits_only
 from pipeline.report import MANIFEST, now, summary
 
 EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE = 0, 1, 2
 
 
 def run_pipeline(
-    cfg: NormalizeConfig, options: beam.options.pipeline_options.PipelineOptions
+    cfg: NormalizeConfig, options: beam.options.pipeline_options.PipelineOptions, *, wait: bool = True
 ) -> tuple[Built, PipelineResult]:
-    """Build and run the graph, waiting for it to finish."""
+    """Build and run the graph, waiting for it to finish unless ``wait`` is false."""
     p = beam.Pipeline(options=options)
     built = build(p, cfg, runner=runner_name(options), started=now())
     result = p.run()
-    result.wait_until_finish()
+    if wait:
+        result.wait_until_finish()
     return built, result
+
+
+def submitted(result: PipelineResult, built: Built) -> str:
+    """What a run that only hands the job over prints."""
+    job_id = getattr(result, "job_id", None)
+    ident = job_id() if callable(job_id) and getattr(result, "has_job", False) else None
+    what = f"submitted Dataflow job {ident}" if ident else "translated the job (not submitted here)"
+    return f"bunzai normalize: {what}; results go to {built.output.url} (manifest.json appears last)\n"
 
 
 def read_manifest(built: Built) -> dict[str, Any]:
@@ -48,10 +61,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     try:
         cfg, options = parse(args)
-        built, _ = run_pipeline(cfg, options)
+        handover = submits_only(options)
+        built, result = run_pipeline(cfg, options, wait=not handover)
     except UsageError as exc:
         print(f"bunzai normalize: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if handover:
+        sys.stdout.write(submitted(result, built))
+        return EXIT_OK
     manifest = read_manifest(built)
     sys.stdout.write(summary(manifest, built.output))
     return EXIT_OK if manifest["balance"]["ok"] else EXIT_UNBALANCED

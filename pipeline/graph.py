@@ -2,7 +2,7 @@
 
     inputs -> List -> PairWithPrevious (dedupe by uri; --since) -> Reshuffle -> ReadBytes
       -> Detect -> Decode -> Validate -> canonical/part-*.jsonl   (sorted shards)
-                                      -> RoundTrip -> fidelity/rows-*.jsonl
+                                      -> RoundTrip -> fidelity/rows-*.jsonl -> fidelity/report.{json,html}
                                       -> Export -> exports/<format>/<entity-id><ext>
       every stage's failures -> rejects/part-*.jsonl; one row per input -> inventory/part-*.jsonl
       -> Prune (files of earlier runs) -> manifest.json (last: the run's commit record)
@@ -27,6 +27,7 @@ from pipeline.report import (
     SAMPLE,
     CommitExports,
     Prune,
+    WriteFidelityReport,
     WriteManifest,
     balance_of,
     export_counts,
@@ -62,6 +63,7 @@ from pipeline.transforms import (
     canonical_records,
     inventory_record,
     reject_record,
+    rejected_rows,
 )
 
 #: where runs and staged exports live during a run (removed when the manifest is written)
@@ -145,12 +147,30 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     ) | "InventoryRows" >> beam.Flatten()
     fresh_rejects = tuple(reject_streams) | "FreshRejects" >> beam.Flatten()
 
+    # the fidelity ``decode`` row of each input this run rejected whole (decoded ones get theirs
+    # from RoundTrip): the audit's "a file that decoded now rejects" needs both
+    fresh_inventory = (
+        read.inventory,
+        detected.inventory,
+        decoded.inventory,
+        validated.inventory,
+    ) | "FreshInventory" >> beam.Flatten()
+    rejected_fidelity = (
+        {
+            "inventory": fresh_inventory | "InventoryByUri" >> beam.Map(lambda r: (r["uri"], r)),
+            "rejects": fresh_rejects | "RejectsByUri" >> beam.Map(lambda r: (r["uri"], r)),
+        }
+        | "JoinRejected" >> beam.CoGroupByKey()
+        | "RejectedRows" >> beam.FlatMap(rejected_rows)
+    )
+    fresh_fidelity = (roundtrip.rows, rejected_fidelity) | "FreshFidelity" >> beam.Flatten()
+
     # -- carried forward from the previous run (--since) -----------------------------------------
     canonical_in = [canonical]
-    fidelity_in = [roundtrip.rows]
+    fidelity_in = [fresh_fidelity]
     reject_dicts = [fresh_rejects]
     accounted_extra = []
-    fidelity_dicts = [roundtrip.rows | "ParseRows" >> beam.Map(lambda rec: orjson.loads(line_of(rec)))]
+    fidelity_dicts = [fresh_fidelity | "ParseRows" >> beam.Map(lambda rec: orjson.loads(line_of(rec)))]
     candidates = [fresh_candidates] if fresh_candidates is not None else []
     if reuse is not None:
         skip = (read.refreshed, paired.deleted) | "NotCarried" >> beam.Flatten()
@@ -177,13 +197,13 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     ]
     shard_infos = tuple(written_shards) | "AllShards" >> beam.Flatten()
     written = [shard_infos | "ShardPaths" >> beam.Map(lambda s: s.rel)]
+    all_fidelity = tuple(fidelity_dicts) | "AllRows" >> beam.Flatten()
+    written.append(all_fidelity | "FidelityReport" >> WriteFidelityReport(output, cfg.inputs))
 
     count_streams = [
         rows | "CountRows" >> beam.FlatMap(row_counts),
         tuple(reject_dicts) | "AllRejects" >> beam.Flatten() | "CountRejects" >> beam.FlatMap(reject_counts),
-        tuple(fidelity_dicts)
-        | "AllRows" >> beam.Flatten()
-        | "CountFidelity" >> beam.FlatMap(fidelity_counts),
+        all_fidelity | "CountFidelity" >> beam.FlatMap(fidelity_counts),
         paired.deleted | "CountDeleted" >> beam.Map(lambda _: (("inputs", "deleted"), 1)),
     ]
     if candidates:

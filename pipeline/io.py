@@ -2,7 +2,10 @@
 listing, bounded reads and atomic writes.
 
 - ``Storage`` turns a URL into ``(filesystem, path)`` with the user's ``--storage-options``; it is
-  picklable configuration, so DoFns build their filesystems in ``setup()`` on the worker.
+  picklable configuration, so DoFns build their filesystems in ``setup()`` on the worker. A value
+  ``gcp-secret:projects/P/secrets/S/versions/V`` is looked up in Secret Manager only there, when a
+  filesystem is opened: the job graph (pickled into the Dataflow job) carries the name, never the
+  secret.
 - ``list_files`` expands one input (a file, a directory, a glob, a chain such as
   ``zip://**::s3://bucket/dump.zip``) as a generator: one directory listing (or, on S3, one page of
   a flat listing) in memory at a time, never the whole bucket.
@@ -31,6 +34,8 @@ _MAGIC = re.compile(r"[*?\[]")
 #: info keys that hold a content checksum, in order of preference (S3, GCS, zip members)
 _CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "CRC")
 _LOCAL = frozenset({"file", "local"})
+#: a storage option value that names a Secret Manager secret version instead of holding the secret
+SECRET_REF = re.compile(r"^gcp-secret:(projects/[^/\s]+/secrets/[^/\s]+/versions/[^/\s]+)$")
 
 
 @dataclass(frozen=True)
@@ -63,14 +68,59 @@ class Storage:
         return {} if inner in _LOCAL else {inner: dict(self.options)}
 
     def fs(self, url: str) -> tuple[AbstractFileSystem, str]:
-        """The filesystem and path for ``url`` (chained URLs included)."""
-        kwargs = self.kwargs_for(url)
+        """The filesystem and path for ``url`` (chained URLs included), secret references resolved."""
+        kwargs = resolve_secrets(self.kwargs_for(url))
         if "::" in url:
             # an archive filesystem holds the archive open: a cached one would serve the bytes the
             # archive had when first opened in this process
             kwargs["skip_instance_cache"] = True
         fs, path = url_to_fs(url, **kwargs)
         return fs, path
+
+
+#: secret version name -> value, per process (never in anything that is pickled or logged)
+_SECRETS: dict[str, str] = {}
+
+
+def _access_secret(version_name: str) -> str:
+    """The secret's payload, from Secret Manager with the process's credentials (on Dataflow, the
+    worker service account: it needs ``roles/secretmanager.secretAccessor`` on the secret)."""
+    try:
+        from apache_beam.utils.secret import GcpSecret
+    except ImportError as exc:  # pragma: no cover - Beam has had it since 2.66
+        raise OSError(f"cannot read secret {version_name}: {exc}") from None
+    try:
+        return GcpSecret(version_name).get_str()
+    except Exception as exc:  # Beam wraps every client error (no library, no access, no secret)
+        raise PermissionError(f"cannot read secret {version_name}: {' '.join(str(exc).split())}") from None
+
+
+def secret_value(version_name: str) -> str:
+    """The value of a secret version, fetched once per process; a trailing newline (what
+    ``echo KEY | gcloud secrets create ... --data-file=-`` stores) is dropped."""
+    if version_name not in _SECRETS:
+        value = _access_secret(version_name)
+        _SECRETS[version_name] = value[:-2] if value.endswith("\r\n") else value.removesuffix("\n")
+    return _SECRETS[version_name]
+
+
+def resolve_secrets(value: Any) -> Any:
+    """``value`` (storage options) with every ``gcp-secret:...`` string replaced by the secret."""
+    if isinstance(value, str):
+        m = SECRET_REF.match(value)
+        return secret_value(m.group(1)) if m else value
+    if isinstance(value, Mapping):
+        return {k: resolve_secrets(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(resolve_secrets(v) for v in value)
+    return value
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url`` ends on this machine's disk (a plain path, ``file://``, or a chain such as
+    ``zip://**::/tmp/dump.zip`` whose innermost store is local)."""
+    inner = url.split("::")[-1]
+    return (split_protocol(inner)[0] or "file") in _LOCAL
 
 
 def _protocol_names(protocol: str) -> set[str]:
@@ -348,10 +398,13 @@ __all__ = [
     "checksum",
     "copy_file",
     "is_local",
+    "is_local_url",
     "join",
     "list_files",
     "move_file",
     "open_atomic",
     "read_bounded",
+    "resolve_secrets",
+    "secret_value",
     "write_bytes",
 ]

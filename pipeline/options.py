@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    DebugOptions,
+    GoogleCloudOptions,
+    PipelineOptions,
+    SetupOptions,
+    StandardOptions,
+    TestOptions,
+    WorkerOptions,
+)
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline.io import Storage
+from pipeline.io import SECRET_REF, Storage, is_local_url
 
 DEFAULT_OUTPUT = "out"
 DEFAULT_SHARD_BYTES = 128 << 20
@@ -33,7 +42,12 @@ class UsageError(ValueError):
 
 
 class NormalizeOptions(PipelineOptions):
-    """``bunzai normalize`` options (run ``bunzai normalize --help``)."""
+    """``bunzai normalize`` options (run ``bunzai normalize --help``).
+
+    Each option with a dash also answers to its underscore spelling (``--max_file_bytes``), the
+    form Beam's own options take and Dataflow Flex Template parameters are passed in
+    (deploy/metadata.json names every option).
+    """
 
     @classmethod
     def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
@@ -44,13 +58,13 @@ class NormalizeOptions(PipelineOptions):
             default=None,
             metavar="URL",
             help="a file, folder or glob on any fsspec store; chains such as zip://**::s3://bucket/dump.zip "
-            "work too. Repeatable. Default: the bundled samples/ folder.",
+            "work too. Repeatable. Default: the bundled samples/ folder (on Dataflow: required, and no local paths).",
         )
         parser.add_argument(
             "--output",
             default=DEFAULT_OUTPUT,
             metavar="URL",
-            help=f"output folder URL (default: ./{DEFAULT_OUTPUT})",
+            help=f"output folder URL (default: ./{DEFAULT_OUTPUT}; on Dataflow: required, a gs:// or s3:// folder)",
         )
         parser.add_argument(
             "--export",
@@ -60,6 +74,7 @@ class NormalizeOptions(PipelineOptions):
         )
         parser.add_argument(
             "--storage-options",
+            "--storage_options",
             dest="storage_options",
             default=None,
             metavar="JSON",
@@ -68,6 +83,7 @@ class NormalizeOptions(PipelineOptions):
         )
         parser.add_argument(
             "--max-file-bytes",
+            "--max_file_bytes",
             dest="max_file_bytes",
             type=int,
             default=MAX_INPUT_BYTES,
@@ -83,6 +99,7 @@ class NormalizeOptions(PipelineOptions):
         )
         parser.add_argument(
             "--shard-bytes",
+            "--shard_bytes",
             dest="shard_bytes",
             type=int,
             default=DEFAULT_SHARD_BYTES,
@@ -185,11 +202,97 @@ def default_inputs() -> tuple[str, ...]:
     raise UsageError("no --input given and there is no samples/ folder here")
 
 
+#: storage option names that hold credentials (s3fs, gcsfs, adlfs, fsspec's http/ftp/sftp)
+SECRET_OPTION_KEYS = frozenset(
+    {
+        "key",
+        "secret",
+        "token",
+        "password",
+        "session_token",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "account_key",
+        "sas_token",
+        "client_secret",
+        "connection_string",
+        "credentials",
+    }
+)
+#: gcsfs ``token`` values that name a method, not a credential
+_TOKEN_METHODS = frozenset({"anon", "cloud", "google_default"})
+
+
+def _named(key: str, value: str) -> bool:
+    return bool(SECRET_REF.match(value)) or (key == "token" and value in _TOKEN_METHODS)
+
+
+def literal_secrets(options: Mapping[str, Any], where: str = "") -> list[str]:
+    """Paths of credential options given as literal values rather than ``gcp-secret:`` references."""
+    found: list[str] = []
+    for k, v in options.items():
+        path = f"{where}.{k}" if where else str(k)
+        if isinstance(v, Mapping):
+            found += literal_secrets(v, path)
+        elif k in SECRET_OPTION_KEYS and isinstance(v, str) and v and not _named(k, v):
+            found.append(path)
+    return found
+
+
+#: runners whose workers are other machines: nothing on this machine's disk reaches them (Beam
+#: takes runner names in any case, with or without "Runner", or as a dotted class path)
+REMOTE_RUNNERS = ("dataflow", "testdataflow")
+
+
+def is_remote(options: PipelineOptions) -> bool:
+    name = runner_name(options).rsplit(".", 1)[-1].lower().removesuffix("runner")
+    return name in REMOTE_RUNNERS
+
+
+def check_remote(o: NormalizeOptions, options: PipelineOptions) -> None:
+    """On Dataflow every URL must name a store the workers reach, and the workers run the bunzai
+    image: the job is packaged as a custom SDK container (deploy/README.md), never from this
+    checkout, so the bundled samples/ and ./out defaults do not apply."""
+    if not o.inputs:
+        raise UsageError("--input is required on Dataflow (the bundled samples/ exist only on this machine)")
+    if o.output is None or o.output == DEFAULT_OUTPUT:
+        raise UsageError("--output is required on Dataflow: a gs:// (or s3://...) folder")
+    urls = [("--input", u) for u in o.inputs] + [("--output", o.output)]
+    if o.since:
+        urls.append(("--since", o.since))
+    for flag, url in urls:
+        if is_local_url(url):
+            raise UsageError(
+                f"{flag} {url} is on this machine's disk, which Dataflow workers cannot read: "
+                "use gs://, s3:// or another store they reach"
+            )
+    worker = options.view_as(WorkerOptions)
+    if not worker.sdk_container_image:
+        raise UsageError(
+            "--sdk_container_image is required on Dataflow: the bunzai image built from "
+            "deploy/Dockerfile (the stock Beam image lacks bunzai)"
+        )
+    setup = options.view_as(SetupOptions)
+    if setup.sdk_location in (None, "default"):
+        setup.sdk_location = "container"  # the image's own Beam: nothing is staged or installed
+
+
 def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]:
     """The config and the options Beam gets (without the storage options)."""
     rest, secret = split_secrets(list(argv or []))
     options = PipelineOptions(rest)
     o = options.view_as(NormalizeOptions)
+    storage_options = parse_storage_options(secret)
+    if is_remote(options):
+        check_remote(o, options)
+        literal = literal_secrets(storage_options)
+        if literal:
+            raise UsageError(
+                f"--storage-options: {', '.join(literal)} on Dataflow must be a "
+                "gcp-secret:projects/P/secrets/NAME/versions/V reference (a literal value would travel "
+                "inside the job graph); see deploy/README.md"
+            )
     if o.max_file_bytes is None or not (0 < o.max_file_bytes <= MAX_INPUT_BYTES):
         raise UsageError(f"--max-file-bytes must be between 1 and {MAX_INPUT_BYTES}")
     if o.shard_bytes is None or o.shard_bytes <= 0:
@@ -200,7 +303,7 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         inputs=tuple(o.inputs) if o.inputs else default_inputs(),
         output=(o.output or DEFAULT_OUTPUT).rstrip("/") or "/",
         export=export_formats(o.export or ""),
-        storage=Storage(parse_storage_options(secret)),
+        storage=Storage(storage_options),
         max_file_bytes=o.max_file_bytes,
         since=o.since,
         shard_bytes=o.shard_bytes,
@@ -213,6 +316,20 @@ def runner_name(options: PipelineOptions) -> str:
     if r is None:
         return "DirectRunner"
     return r if isinstance(r, str) else type(r).__name__
+
+
+def submits_only(options: PipelineOptions) -> bool:
+    """Whether ``run()`` only submits (or, dry or as a template, translates) the job: Beam on
+    Dataflow with ``--dry_run``, ``--template_location`` or ``--dataflow_job_file``, or inside a
+    Flex Template launcher, which must return once the job is handed over."""
+    if not is_remote(options):
+        return False
+    return bool(
+        options.view_as(TestOptions).dry_run
+        or options.view_as(GoogleCloudOptions).template_location
+        or options.view_as(DebugOptions).dataflow_job_file
+        or os.environ.get("FLEX_TEMPLATE_PYTHON_PY_FILE")
+    )
 
 
 def help_text() -> str:
@@ -232,8 +349,11 @@ __all__ = [
     "UsageError",
     "export_formats",
     "help_text",
+    "is_remote",
+    "literal_secrets",
     "parse",
     "parse_storage_options",
     "runner_name",
     "split_secrets",
+    "submits_only",
 ]

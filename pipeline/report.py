@@ -22,6 +22,7 @@ import orjson
 
 import bunzai_codecs
 from bunzai_codecs.core import registry
+from bunzai_codecs.fidelity_report import ReportBuilder, render_html, report_json
 from pipeline.io import Output, copy_file, is_local, list_files, move_file, write_bytes
 from pipeline.shards import ShardInfo
 from pipeline.transforms import STAGES, ExportCandidate
@@ -203,6 +204,66 @@ def balance_of(item: tuple[str, dict[str, list[Any]]]) -> Iterator[tuple[str, st
         yield "unlisted", uri
 
 
+# -- the fidelity report --------------------------------------------------------------------------
+
+#: where the report lands, beside the rows it is built from
+FIDELITY_REPORT = ("fidelity/report.json", "fidelity/report.html")
+
+
+class FidelityReportFn(beam.CombineFn):
+    """Fidelity rows (dicts) -> one ``ReportBuilder`` (bunzai_codecs.fidelity_report). Partial
+    builders merge and the report does not depend on row order, so every runner writes the same."""
+
+    def create_accumulator(self) -> ReportBuilder:
+        return ReportBuilder()
+
+    def add_input(self, acc: ReportBuilder, row: dict[str, Any]) -> ReportBuilder:
+        acc.add(row)
+        return acc
+
+    def merge_accumulators(self, accs: Iterable[ReportBuilder]) -> ReportBuilder:
+        it = iter(accs)
+        first = next(it, None) or ReportBuilder()
+        for acc in it:
+            first.merge(acc)
+        return first
+
+    def extract_output(self, acc: ReportBuilder) -> ReportBuilder:
+        return acc
+
+
+class _WriteFidelityReport(beam.DoFn):
+    def __init__(self, output: Output, roots: Sequence[str]) -> None:
+        self.output = output
+        self.roots = list(roots)
+
+    def process(self, builder: ReportBuilder) -> Iterator[str]:
+        report = builder.report({"roots": self.roots})
+        fs, root = self.output.open()
+        json_rel, html_rel = FIDELITY_REPORT
+        write_bytes(fs, f"{root}/{json_rel}", report_json(report))
+        write_bytes(fs, f"{root}/{html_rel}", render_html(report).encode("utf-8"))
+        yield json_rel
+        yield html_rel
+
+
+class WriteFidelityReport(beam.PTransform):
+    """Every fidelity row of the run (fresh and carried, as dicts) -> ``fidelity/report.json`` and
+    ``fidelity/report.html``, the same files ``bunzai fidelity`` writes; yields their paths."""
+
+    def __init__(self, output: Output, roots: Sequence[str]) -> None:
+        super().__init__()
+        self.output = output
+        self.roots = roots
+
+    def expand(self, rows: Any) -> Any:
+        return (
+            rows
+            | "Combine" >> beam.CombineGlobally(FidelityReportFn())
+            | "Write" >> beam.ParDo(_WriteFidelityReport(self.output, self.roots))
+        )
+
+
 # -- the manifest --------------------------------------------------------------------------------
 
 
@@ -324,6 +385,7 @@ def build_manifest(
         "outputs": {
             "shards": {k: shard_list[k] for k in sorted(shard_list)},
             "exports": "exports/<format>/<entity-id><extension>",
+            "fidelityReport": list(FIDELITY_REPORT),
             "pruned": pruned,
         },
     }
@@ -452,6 +514,8 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
     ):
         for s in shards.get(ds, []):
             rows.append((output.display(s["path"]), f"{s['records']} {what}"))
+    if shards.get("fidelity"):
+        rows.append((output.display(FIDELITY_REPORT[1]), "fidelity report (report.json beside it)"))
     if ex:
         rows.append((output.display("exports/"), f"{counts['exports']['total']} export files"))
     rows.append((output.display(MANIFEST), "manifest"))
@@ -460,10 +524,13 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
 
 
 __all__ = [
+    "FIDELITY_REPORT",
     "MANAGED",
     "MANIFEST",
     "CommitExports",
+    "FidelityReportFn",
     "Prune",
+    "WriteFidelityReport",
     "WriteManifest",
     "balance_of",
     "build_manifest",

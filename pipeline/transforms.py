@@ -23,12 +23,12 @@ from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs import lint as lint_rules
-from bunzai_codecs.bundle import VAUD, read_sniff, write
+from bunzai_codecs.bundle import VAUD, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
-from bunzai_codecs.core.errors import ERRORS, BunzaiError, LimitExceeded, Malformed, NotRecognized
+from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.fidelity import check_decoded
+from bunzai_codecs.fidelity import FidelityRow, RowError, check_decoded, decode_row, reject_row
 from bunzai_codecs.formats.vaud.codec import dumps
 from pipeline.io import FileRef, InputSpec, Output, Storage, checksum, list_files, read_bounded, write_bytes
 from pipeline.shards import record
@@ -443,7 +443,9 @@ class _Decode(beam.DoFn):
     def process(self, d: Detected) -> Iterator[Any]:
         f = d.file
         try:
-            decoded = read_sniff(f.sniff, format=d.format, score=d.score)
+            # the codec's output as it is (Validate stamps this run's source on copies): the native
+            # fidelity check compares the file with exactly what the codec writes back
+            decoded = registry.get(d.format).decode(f.sniff)
             if not decoded.entities:
                 raise Malformed(f"{d.format} decoded no entity", uri=f.ref.uri)
         except Exception as exc:
@@ -547,34 +549,72 @@ def canonical_records(v: ValidInput) -> Iterator[bytes]:
 
 
 class _RoundTrip(beam.DoFn):
+    """The three fidelity checks of ``bunzai_codecs.fidelity`` on one input, plus its ``decode``
+    row; rows of entities that failed validation are left out (they have no canonical line)."""
+
     def process(self, v: ValidInput) -> Iterator[Any]:
         keep = {ve.entity.id for ve in v.accepted}
+        s = v.file.sniff
+        where = {"input": v.uri, "sha256": s.sha256, "uri": v.uri}
         try:
-            rows = check_decoded(v.file.sniff, v.decoded, v.format)
+            rows = [
+                decode_row(v.decoded, source=v.format, **where),
+                *check_decoded(s.data, v.decoded, source=v.format, name=s.name, **where),
+            ]
         except Exception as exc:  # check_decoded turns codec failures into rows; this is a bug of ours
             yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", exc))
             return
+        bugs: set[tuple[str, str, str]] = set()
         for row in rows:
-            if row.entity not in keep:
+            if row.entity not in keep and row.check != "decode":
                 continue
-            if row.status == "failed" and row.error and row.error.split(":")[0] not in _TYPED_FAILURES:
+            err = row.error
+            # one reject per crash: the native and the stability check hit the same encoder
+            if err is not None and err.internal and (row.target, err.type, err.message) not in bugs:
+                bugs.add((row.target, err.type, err.message))
                 bug = RuntimeError(
-                    f"{row.check} round trip through {row.target} of {row.entity}: {row.error}"
+                    f"{row.check} round trip through {row.target} of {row.entity}: {err.type}: {err.message}"
                 )
                 yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", bug))
             count("fidelity_rows")
-            natural = [row.entity, row.check, row.target, row.uri]
-            yield record(row.entity, natural, orjson.dumps(row.to_json()))
+            yield fidelity_record(row)
 
 
-#: a check that failed with one of these is a fact about a format (a read-only codec, a file its own
-#: codec cannot write back), recorded in its row; anything else is a crash, and also a reject
-_TYPED_FAILURES = frozenset({c.__name__ for c in ERRORS} | {"NotImplementedError"})
+def fidelity_record(row: FidelityRow) -> bytes:
+    """The sortable shard record of a fidelity row."""
+    natural = [row.entity, row.check, row.target, row.uri]
+    return record(row.entity, natural, orjson.dumps(row.to_json()))  # as --since carries them
+
+
+#: stages after which an input is over: its fidelity ``decode`` row says ``rejected``
+_INPUT_ENDS = ("read", "detect", "decode", "validate")
+
+
+def rejected_rows(item: tuple[str, dict[str, list[Any]]]) -> Iterator[bytes]:
+    """The ``decode`` fidelity row (as a shard record) of an input this run rejected whole: its
+    inventory row (sha256, where it stopped) joined with its rejects (what stopped it)."""
+    uri, groups = item
+    for inv in groups["inventory"]:
+        stage = inv.get("rejected")
+        if stage not in _INPUT_ENDS:
+            continue
+        recs = sorted(
+            (r for r in groups["rejects"] if r["stage"] == stage),
+            key=lambda r: (r["error"], r["message"]),
+        )
+        err = recs[0] if recs else {"error": "Rejected", "message": f"rejected at {stage}"}
+        error = RowError(err["error"], err["message"], internal=err["error"] == "InternalError")
+        row = reject_row(
+            error, input=uri, sha256=inv.get("sha256") or "", uri=uri, source=inv.get("format") or ""
+        )
+        count("fidelity_rows")
+        yield fidelity_record(row)
 
 
 class RoundTrip(beam.PTransform):
-    """``ValidInput`` -> fidelity row records (checks 1 and 2 of bunzai_codecs.fidelity), plus
-    ``rejects`` for a check that crashed on a bug."""
+    """``ValidInput`` -> fidelity row records (a ``decode`` row, then the native, stability and
+    cross-format checks of ``bunzai_codecs.fidelity``), plus ``rejects`` for a check that crashed on
+    a bug (its row says ``error`` with ``internal``)."""
 
     def expand(self, valid: Any) -> Any:
         return valid | beam.ParDo(_RoundTrip()).with_outputs(REJECTS, main="rows")
@@ -661,8 +701,10 @@ __all__ = [
     "canonical_records",
     "export_formats_for",
     "export_rel",
+    "fidelity_record",
     "inventory_record",
     "inventory_row",
     "reject",
     "reject_record",
+    "rejected_rows",
 ]

@@ -40,35 +40,50 @@ def normalize_path(path: str) -> str:
     return _KEYED.sub(".*", path)
 
 
+def _prefixes(p: str) -> list[str]:
+    """``a[].b.c`` -> ``["a[].b.c", "a[].b", "a"]``: the pattern and every pattern above it."""
+    out = [p]
+    while True:
+        cut = max(p.rfind("."), p.rfind("[]"))
+        if cut <= 0:
+            return out
+        p = p[:cut]
+        out.append(p)
+
+
 @dataclass(frozen=True)
 class Coverage:
     """The canonical body paths a format can carry.
 
     Patterns are dotted canonical paths; ``[]`` stands for any list index and a trailing ``.*``
     (or a bare prefix) covers everything below. ``entries[].triggers`` covers
-    ``entries[4].triggers[0].isRegex``. Fidelity checks use this to class a loss as expected (the
+    ``entries[4].triggers[0].isRegex``. ``excludes`` carves a part out of what is covered: with
+    ``extensions`` covered and ``extensions.risuai`` excluded, ``extensions.chub.x`` is covered and
+    ``extensions.risuai.x`` is not (an exclusion wins over any covered pattern, also across ``|``).
+    Exclusions only narrow a declaration. Fidelity checks use this to class a loss as expected (the
     target cannot hold the path) or unexpected (a bug); FORMAT-SUPPORT.md is generated from it.
     """
 
     paths: frozenset[str]
     notes: tuple[str, ...] = ()
+    excludes: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, *paths: str, notes: Iterable[str] = ()) -> Coverage:
-        return cls(frozenset(p.removesuffix(".*") for p in paths), tuple(notes))
+    def of(cls, *paths: str, notes: Iterable[str] = (), excludes: Iterable[str] = ()) -> Coverage:
+        return cls(
+            frozenset(p.removesuffix(".*") for p in paths),
+            tuple(notes),
+            frozenset(p.removesuffix(".*") for p in excludes),
+        )
 
     def covers(self, path: str) -> bool:
-        p = normalize_path(path)
-        while True:
-            if p in self.paths:
-                return True
-            cut = max(p.rfind("."), p.rfind("[]"))
-            if cut <= 0:
-                return False
-            p = p[:cut]
+        prefixes = _prefixes(normalize_path(path))
+        if self.excludes and any(p in self.excludes for p in prefixes):
+            return False
+        return any(p in self.paths for p in prefixes)
 
     def __or__(self, other: Coverage) -> Coverage:
-        return Coverage(self.paths | other.paths, self.notes + other.notes)
+        return Coverage(self.paths | other.paths, self.notes + other.notes, self.excludes | other.excludes)
 
 
 @dataclass

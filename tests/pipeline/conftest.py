@@ -46,10 +46,11 @@ class Run:
         return {p[len(root) + 1 :]: fs.cat_file(p) for p in sorted(fs.find(root))}
 
     def lines(self, dataset: str) -> list[dict[str, Any]]:
+        """The records of a dataset's JSONL shards (fidelity/ also holds report.json and .html)."""
         return [
             orjson.loads(ln)
             for rel, data in self.files().items()
-            if rel.startswith(dataset + "/")
+            if rel.startswith(dataset + "/") and rel.endswith(".jsonl")
             for ln in data.splitlines()
         ]
 

@@ -132,13 +132,37 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     )
     assert card.body.identity.name == "Mira"
 
-    # fidelity: a native row per input with entities, a canonical row per entity
+    # fidelity: a decode row per input (decoded or rejected whole), a native row per input with
+    # entities, a stability row per entity, a cross row per entity and other format of its kind
     fid = run.lines("fidelity")
     checks = Counter(r["check"] for r in fid)
-    assert checks["native"] == sum(1 for r in rows.values() if r["entities"])
-    assert checks["canonical"] == len(canonical)
-    assert all(r["status"] == "lossless" for r in fid if r["source"] == "vaud-json")
-    assert not [r for r in fid if r["status"] == "failed"]
+    with_entities = {u for u, r in rows.items() if r["entities"]}
+    assert checks["native"] == len(with_entities)
+    assert checks["stability"] == len(canonical)
+    decode = {r["uri"]: r for r in fid if r["check"] == "decode"}
+    assert {u for u, r in decode.items() if r["status"] == "decoded"} == with_entities
+    rejected_whole = {u for u, r in rows.items() if r["rejected"] in ("detect", "decode", "validate")}
+    assert {u for u, r in decode.items() if r["status"] == "rejected"} == rejected_whole
+    assert decode[uri("broken/noise.bin")]["error"]["type"] == "NotRecognized"
+    assert len(decode[uri("broken/noise.bin")]["sha256"]) == 64
+    same_format = [r for r in fid if r["source"] == "vaud-json" and r["check"] in ("native", "stability")]
+    assert same_format and all(r["status"] == "lossless" for r in same_format)
+    for kind in ("character", "lorebook"):
+        targets = {c.id for c in registry.for_kind(kind) if c.id != "vaud-json"}  # type: ignore[arg-type]
+        vaud = [r for r in fid if r["check"] == "cross" and r["kind"] == kind and r["source"] == "vaud-json"]
+        assert vaud and {r["target"] for r in vaud} == targets
+    assert not [r for r in fid if r["status"] == "error" and r["error"]["internal"]]
+    assert not [r for r in run.lines("rejects") if r["stage"] == "roundtrip"]
+
+    # the fidelity report, built from the same rows bunzai fidelity writes
+    files = run.files()
+    report = orjson.loads(files["fidelity/report.json"])
+    assert report["inputs"]["files"] == len(decode) and report["inputs"]["rows"] == len(fid)
+    assert report["inputs"]["rejected"] == len(rejected_whole)
+    assert report["meta"]["roots"] == [str(inputs), str(SAMPLES)]
+    assert report["kinds"]["character"]["entities"] == sum(1 for t in canonical if t["kind"] == "character")
+    assert b'<table class="matrix" data-kind="character">' in files["fidelity/report.html"]
+    assert run.manifest["outputs"]["fidelityReport"] == ["fidelity/report.json", "fidelity/report.html"]
 
     # the manifest's counts and the Beam counters say the same
     m = run.manifest

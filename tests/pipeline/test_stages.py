@@ -12,6 +12,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
 from pipeline.io import FileRef, Storage
 from pipeline.shards import line_of
@@ -29,6 +30,12 @@ from pipeline.transforms import (
 )
 
 from .conftest import write_inputs
+
+#: cross-format rows of a card and its lorebook: one per other format of each kind
+CROSS = sum(
+    len([c for c in registry.for_kind(k) if c.id != "vaud-json"])  # type: ignore[arg-type]
+    for k in ("character", "lorebook")
+)
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
@@ -162,8 +169,12 @@ def test_detect_decode_validate_roundtrip_chain(tmp_path: Path) -> None:
             label="canonical",
         )
         assert_that(
-            rows.rows | "CountRows" >> beam.combiners.Count.Globally(), equal_to([3]), label="rows"
-        )  # native + 2 canonical
+            rows.rows
+            | "Checks" >> beam.Map(lambda rec: orjson.loads(line_of(rec))["check"])
+            | "CountChecks" >> beam.combiners.Count.PerElement(),
+            equal_to([("decode", 1), ("native", 1), ("stability", 2), ("cross", CROSS)]),
+            label="rows",
+        )  # mira.vaud.json: a card and its lorebook, each to every other format of its kind
         assert_that(rows.rejects, equal_to([]), label="roundtrip-rejects")
         assert_that(
             (detected.inventory, decoded.inventory, valid.inventory)
@@ -209,10 +220,22 @@ def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Pat
         valid = valid.decoded | Validate()
         rows = valid.valid | RoundTrip()
         exported = valid.valid | Export(("buggy",), Output(str(tmp_path), Storage()), "staging")
+        others = len([c for c in registry.for_kind("character") if c.id not in ("vaud-json", "buggy")])
         assert_that(
-            rows.rows | beam.Map(lambda rec: orjson.loads(line_of(rec))["status"]),
-            equal_to(["failed"]),
+            rows.rows
+            | beam.Map(lambda rec: orjson.loads(line_of(rec)))
+            | "Own" >> beam.Filter(lambda r: r["check"] != "cross")
+            | "Status" >> beam.Map(lambda r: (r["check"], r["status"], (r["error"] or {}).get("internal"))),
+            equal_to([("decode", "decoded", None), ("native", "error", True), ("stability", "error", True)]),
             label="rows",
+        )
+        assert_that(
+            rows.rows
+            | "Cross" >> beam.Map(lambda rec: orjson.loads(line_of(rec)))
+            | "OnlyCross" >> beam.Filter(lambda r: r["check"] == "cross")
+            | "CrossCount" >> beam.combiners.Count.Globally(),
+            equal_to([others]),  # the other formats read what buggy decoded
+            label="cross",
         )
         assert_that(
             rows.rejects | "RT" >> beam.Map(lambda r: (r["stage"], r["error"])),

@@ -70,14 +70,28 @@ def carrier_png(
         except (binascii.Error, ValueError):
             found = None
     if found is None and portrait is not None and portrait.ref == CARD_IMAGE_REF:
-        for env in entity.original.values():
-            blobs = env.get("blobs") if isinstance(env, dict) else None
-            for data in (blobs or {}).values():
-                found = _png(data)
-                if found is not None:
-                    break
-            if found is not None:
-                break
+        found = _escrowed_png(entity)
     if found is None:
         return placeholder_png()
     return png.replace_text(found, remove=strip) if strip else found
+
+
+def _escrowed_png(entity: CanonicalEntity) -> bytes | None:
+    for env in entity.original.values():
+        blobs = env.get("blobs") if isinstance(env, dict) else None
+        for data in (blobs or {}).values():
+            found = _png(data)
+            if found is not None:
+                return found
+    return None
+
+
+def card_image(entity: CanonicalEntity) -> bytes | None:
+    """The picture of the PNG card ``entity`` was read from (step 3 above), without the card
+    payload chunks of any app; None when its portrait is not the card image or no PNG is in escrow."""
+    body = entity.body
+    portrait = body.media.portrait if isinstance(body, CharacterBody) else None
+    if portrait is None or portrait.ref != CARD_IMAGE_REF:
+        return None
+    found = _escrowed_png(entity)
+    return png.replace_text(found, remove=CARD_PAYLOAD_KEYWORDS) if found is not None else None

@@ -669,8 +669,12 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
     "entries[].content",
     "entries[].enabled",
     "entries[].constant",
-    "entries[].triggers",
-    "entries[].secondaryTriggers",
+    "entries[].triggers[].text",
+    "entries[].triggers[].isRegex",
+    "entries[].triggers[].flags",
+    "entries[].secondaryTriggers[].text",
+    "entries[].secondaryTriggers[].isRegex",
+    "entries[].secondaryTriggers[].flags",
     "entries[].selective",
     "entries[].selectiveLogic",
     "entries[].position",
@@ -694,7 +698,6 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
     "entries[].groupOverride",
     "entries[].useGroupScoring",
     "entries[].categoryId",
-    "entries[].scanSources",
     "entries[].characterFilter",
     "entries[].generationTriggers",
     "entries[].ignoreBudget",
@@ -704,8 +707,9 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
     "entries[].extensions",
     notes=[
         "categories are not held (Risu folder rows stay entries)",
-        "per-trigger probability is not held",
-        "scanSources character_name, character_tags and persona_tags are not held",
+        "per-trigger probability is not held (the entry's probability is)",
+        "scanSources: only the six SillyTavern match* sources; character_name, character_tags and "
+        "persona_tags are not held",
     ],
 )
 

@@ -21,7 +21,9 @@ Mapping (each rule pinned by a test):
   happens only when the text starts with ``/``, a later ``/`` closes a non-empty pattern and what
   follows is letters with no repeat; otherwise the whole string is the pattern and ``flags`` is
   ``""``. Written back as ``/find/flags`` (a bare pattern therefore comes back delimited after an
-  edit of that rule; an unedited rule keeps its twin's text).
+  edit of that rule; an unedited rule keeps its twin's text). Only flag letters ST reads are
+  written (``st_flags``): Risu ``<...>`` directives are dropped, and a Risu rule with custom flags
+  off (``useFlags`` false) is written with ``g``.
 - ``placement`` ints -> ``phases``: 0 ``display`` (deprecated), 1 ``input``, 2 ``output``, 3 ``slash``,
   5 ``lorebook``, 6 ``reasoning``; any other number (4 = legacy "sendAs") is kept as its digits. On
   write ``display`` becomes 1 + 2 with ``markdownOnly`` (ST's own migration of 0); phases ST has no
@@ -39,6 +41,7 @@ Mapping (each rule pinned by a test):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -132,9 +135,28 @@ def join_find(find: str, flags: str) -> str:
     return f"/{find}/{flags}"
 
 
+<<<<<<< HEAD
 def _phase(v: Any, ctx: MapContext, i: int) -> str:
     if v.__class__ is int:
         return PLACEMENT_PHASES.get(v) or str(v)  # the common case
+=======
+_DIRECTIVE = re.compile(r"<[^>]*>")
+
+
+def st_flags(rule: RegexRule) -> str:
+    """The flags ST can store for ``rule``: the flag letters ``split_find`` reads back, each once.
+
+    Risu's ``<...>`` directives (``<order 5>``, ``<cbs,move_top>``) have no ST equivalent and are
+    dropped (kept in the ``/pattern/flags`` literal they would make ST read the whole text as the
+    pattern); a Risu rule whose custom flags are off (``useFlags`` false) runs with ``g``, as in Risu.
+    """
+    if rule.useFlags is False:
+        return "g"
+    return "".join(dict.fromkeys(c for c in _DIRECTIVE.sub("", rule.flags) if c in _FLAG_LETTERS))
+
+
+def _phase(v: Any, path: str) -> str:
+>>>>>>> main
     if isinstance(v, bool) or not isinstance(v, int | float | str):
         raise wrong(ctx.at("placement", i), "a placement number", v)
     if isinstance(v, str):
@@ -267,7 +289,7 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
         out["id"] = rule.id
     out |= {
         "scriptName": rule.label,
-        "findRegex": join_find(rule.find, rule.flags),
+        "findRegex": join_find(rule.find, st_flags(rule)),
         "replaceString": rule.replace,
         "trimStrings": list(rule.trimStrings) if rule.trimStrings else [],
         "placement": placement,
@@ -308,24 +330,28 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
 
 
-#: canonical regex paths an ST script array can hold
+#: canonical regex paths an ST script array can hold (for every value: a path ST holds only some
+#: values of is left out and its note says which)
 ST_REGEX_COVERAGE = Coverage.of(
-    "name",
     "rules[].id",
     "rules[].label",
     "rules[].find",
-    "rules[].flags",
     "rules[].replace",
     "rules[].trimStrings",
-    "rules[].phases",
-    "rules[].targets",
-    "rules[].substituteFind",
     "rules[].minDepth",
     "rules[].maxDepth",
     "rules[].runOnEdit",
     "rules[].enabled",
     notes=[
-        "phase `request` has no ST placement and is dropped; `display` is written as 1+2 with markdownOnly",
+        "the set name is not in the file: a file of one script is named after it, any other after the "
+        "file, and scripts embedded in a card, preset or settings.json have none",
+        "flags: only the letters ST reads (dgimsuvy and ST's xXUAJ, each once); Risu `<...>` directives "
+        "are dropped and a Risu rule with custom flags off (useFlags false) is written with `g`",
+        "phases: placements input, output, slash, lorebook, reasoning (and unknown numbers) only; `request` "
+        "and non-numeric unknown phases are dropped, `display` is written as 1+2 with markdownOnly "
+        "(read back as input+output with target display)",
+        "targets: only `prompt` (promptOnly) and `display` (markdownOnly); other values are dropped",
+        "substituteFind: only none/raw/escaped and numbers (substituteRegex); other values are written as 0",
         "sortOrder is the array order",
         "useFlags, characterIds, presetIds and extras are not held",
     ],
@@ -348,4 +374,5 @@ __all__ = [
     "script_to_rule",
     "scripts_to_body",
     "split_find",
+    "st_flags",
 ]

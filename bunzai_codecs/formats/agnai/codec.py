@@ -59,7 +59,6 @@ CHARACTER_COVERAGE = Coverage.of(
     "identity.name",
     "identity.characterVersion",
     "identity.culture",
-    "persona.personality",
     "persona.structured",
     "persona.scenario",
     "persona.appearance",
@@ -70,14 +69,9 @@ CHARACTER_COVERAGE = Coverage.of(
     "persona.imagePrompt.template",
     "prompts.systemPrompt",
     "prompts.postHistoryInstructions",
-    "prompts.depthInjections[].text",
-    "prompts.depthInjections[].depth",
     "greetings.firstMessage",
     "greetings.alternateGreetings[].text",
     "examples.exampleMessages",
-    "media.portrait.ref",
-    "media.portrait.role",
-    "media.portrait.mime",
     "media.sprite",
     "media.visualKind",
     "attribution.creator",
@@ -90,15 +84,18 @@ CHARACTER_COVERAGE = Coverage.of(
     notes=[
         "description is creator notes; the main definition (identity.description) and the "
         "personality are written as one text persona, joined by a newline, and read back as "
-        "persona.personality",
+        "persona.personality: the personality is kept as it was only when there is no main definition",
         "a text persona keeps one text: a multi-element attributes.text is read as its first "
         "element (the twin keeps the rest until the persona is edited)",
-        "insert is one fixed-depth slot: only depthInjections[0] is written, without role",
+        "insert is one fixed-depth slot: only depthInjections[0] is written, without role, so a list "
+        "of several injections is not kept",
         "an Agnai character has no prefill: a prefill key is read when present and written only "
         "when the twin had one",
         "imageSettings carries the four prompt affixes; sampler and provider keys stay in the twin",
-        "alternate greeting titles, extra media assets and Risu settings have no place; a "
-        "container-internal portrait (ccdefault:, embeded://, __asset:) is not written as the avatar",
+        "alternate greeting titles, extra media assets and Risu settings have no place",
+        "the portrait is the avatar: a URL, a path or a data: URL is kept, a container-internal portrait "
+        "(ccdefault:, embeded://, __asset:) is not written (its bytes are not in the character), and "
+        "name and primary are not held",
     ],
 )
 

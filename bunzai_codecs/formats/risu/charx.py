@@ -39,6 +39,7 @@ from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared import character_book as cbook
+from bunzai_codecs.formats._shared.carrier import card_image
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats._shared.tavern import (
     TAVERN_COVERAGE,
@@ -272,8 +273,9 @@ class RisuCharxCodec(Codec):
     suffixes = (".charx", ".jpeg", ".jpg")
     extension = ".charx"
     coverage = TAVERN_COVERAGE | Coverage.of(
-        "persona.voice",
-        "persona.imagePrompt",
+        "persona.imagePrompt.instructions",
+        "persona.imagePrompt.emotionInstructions",
+        "persona.imagePrompt.rows",
         "prompts.additionalText",
         "attribution.license",
         "settings.risu",
@@ -281,9 +283,21 @@ class RisuCharxCodec(Codec):
         "behavior",
         notes=[
             "asset bytes ride the escrow twin: a media ref is an embeded:// path into the archive",
+            "media are archive files, so a ref is kept only when it already is one: a data: URI is written "
+            "as a file (its ref reads back as embeded://assets/...), an embeded:// ref whose bytes are not "
+            "in the source is left out (Risu refuses a card whose asset file is missing), and http(s) refs "
+            "are kept in card.json but skipped by Risu's import",
             "module.risum holds the triggers, regex scripts and lorebook rows; an edited module is "
             "re-encoded through the gated .risum writer",
+            "voice: only a VITS voice (risuai.vits) is held; other providers have no place",
+            "image prompt: prefix, negative, instructions, emotion instructions and the sdData rows; no "
+            "suffix or template",
+            "extensions.risuai is Risu's own namespace, read into first-class fields (settings.risu, "
+            "behavior, bias, persona.imagePrompt...): an opaque risuai bag another codec kept (a Risu PNG "
+            "card read as a SillyTavern card) is written into the card and reads back as those fields",
         ],
+        # one `depth_prompt` slot (the Tavern note): a list of several injections is not kept
+        excludes=["extensions.risuai", "media.portrait", "media.assets", "prompts.depthInjections"],
     )
 
     def detect(self, s: Sniff) -> float:
@@ -367,8 +381,8 @@ class RisuCharxCodec(Codec):
     # -- encode ----------------------------------------------------------------------------------
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        assert isinstance(body, CharacterBody)
+        assert isinstance(entity.body, CharacterBody)
+        body, bag = lift_risuai(entity.body)
         twin = entity.twin(self.id) or {}
         raw = twin.get("raw")
         blobs = twin.get("blobs") or {}
@@ -377,6 +391,7 @@ class RisuCharxCodec(Codec):
         module = _module_of(module_tree)
         if not isinstance(raw, dict):
             raw = None
+            body = _with_card_image(entity, body)
 
         # the linked lorebook and regex set, through their twins when they came from this card
         old_lore = lore_body(raw, module) if raw is not None else None
@@ -385,9 +400,11 @@ class RisuCharxCodec(Codec):
         new_rows, new_book = self._lore(entity, ctx, raw, old_lore)
         old_rx = regex_rows_of(raw, module) if raw is not None else None
         new_rx = self._regex(entity, ctx, old_rx[0] if old_rx is not None and old_rx[1] == "module" else None)
+        if new_rx is None and old_rx is None and bag is not None:
+            new_rx = _bag_rows(bag.get("customScripts"))  # a Risu card's own scripts, read opaquely
 
         # card.json
-        fresh = body_to_card(body, V3_SHAPE, dialects=DIALECTS, book=new_book)
+        fresh = _keep_bag_keys(body_to_card(body, V3_SHAPE, dialects=DIALECTS, book=new_book), bag)
         if raw is not None:
             base_body = CharacterBody.model_validate(character_body(raw, module, files))
             old_book = _render_book(old_lore, old_rows, None if old_lore is None else old_lore[0], raw)
@@ -561,6 +578,84 @@ class RisuCharxCodec(Codec):
         return {**card, "data": {**data, "assets": out_assets}}, added
 
 
+#: ``risuai`` keys a charx does not keep in card.json: the scripts live in module.risum, the asset
+#: tables are the archive's own ``assets``
+_BAG_SKIP = frozenset({"customScripts", "triggerscript", "emotions", "additionalAssets"})
+
+
+def lift_risuai(body: CharacterBody) -> tuple[CharacterBody, dict[str, Any] | None]:
+    """``(body, bag)``: a body whose ``extensions.risuai`` is an opaque bag (a Risu card read by a
+    codec that does not map Risu's keys, e.g. a Risu PNG card read as a SillyTavern card) with that
+    bag read the way this codec reads a card (``risuai.read_risuai``) into every field the body
+    leaves unset, and the bag dropped from ``extensions``; ``bag`` is the bag itself (None when
+    there is none). Risu's writer builds ``risuai`` from the body's fields, so without this the bag
+    (background HTML, default variables, sdData, view settings...) would be replaced by defaults.
+    A bag whose values have the wrong types is left as it is (and replaced on write, as before)."""
+    ext = body.extensions or {}
+    bag = ext.get(risuai.KEY)
+    if not isinstance(bag, dict):
+        return body, None
+    got: dict[str, Any] = {}
+    try:
+        risuai.read_risuai({"extensions": {risuai.KEY: bag}}, got, "$.data")
+    except Malformed:
+        return body, None
+    out = body.dump()
+    _fill(out, got)
+    rest = {k: v for k, v in ext.items() if k != risuai.KEY}
+    if rest:
+        out["extensions"] = rest
+    else:
+        out.pop("extensions", None)
+    return CharacterBody.model_validate(out), bag
+
+
+def _with_card_image(entity: CanonicalEntity, body: CharacterBody) -> CharacterBody:
+    """A fresh charx has no card image of its own: a ``ccdefault:`` portrait (the picture of the PNG
+    card the entity was read from) is written as the ``main`` icon file, its bytes taken from the
+    escrowed PNG (``_shared/carrier.card_image``); without them the portrait stays ``ccdefault:``."""
+    image = card_image(entity)
+    portrait = body.media.portrait
+    if image is None or portrait is None:
+        return body
+    ref = "data:image/png;base64," + base64.b64encode(image).decode("ascii")
+    media = body.media.model_copy(update={"portrait": portrait.model_copy(update={"ref": ref})})
+    return body.model_copy(update={"media": media})
+
+
+def _fill(dst: dict[str, Any], src: dict[str, Any]) -> None:
+    for k, v in src.items():
+        if v is None:
+            continue
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _fill(dst[k], v)
+        elif dst.get(k) is None:
+            dst[k] = v
+
+
+def _bag_rows(v: Any) -> list[Any] | None:
+    """An opaque bag's ``customScripts`` as module regex rows (None: none to write)."""
+    if isinstance(v, list) and v and all(isinstance(r, dict) for r in v):
+        return v
+    return None
+
+
+def _keep_bag_keys(card: dict[str, Any], bag: dict[str, Any] | None) -> dict[str, Any]:
+    """``card`` with the opaque bag's keys that no canonical field holds (``private``, keys Risu
+    added later...) kept in ``extensions.risuai`` after the ones written from the body."""
+    if not bag:
+        return card
+    data = card.get("data")
+    ext = data.get("extensions") if isinstance(data, dict) else None
+    r = ext.get(risuai.KEY) if isinstance(ext, dict) else None
+    if not isinstance(data, dict) or not isinstance(ext, dict) or not isinstance(r, dict):
+        return card
+    extra = {k: v for k, v in bag.items() if k not in r and k not in _BAG_SKIP and k not in risuai.MAPPED}
+    if not extra:
+        return card
+    return {**card, "data": {**data, "extensions": {**ext, risuai.KEY: {**r, **extra}}}}
+
+
 def _render_book(
     old: tuple[dict[str, Any], Any, str] | None,
     rows: list[Any] | None,
@@ -630,4 +725,12 @@ def _method(name: str, b: bytes) -> int:
     return ZIP_DEFLATED
 
 
-__all__ = ["DIALECTS", "RisuCharxCodec", "RisuDialect", "asset_path", "sniff_mime", "x_meta"]
+__all__ = [
+    "DIALECTS",
+    "RisuCharxCodec",
+    "RisuDialect",
+    "asset_path",
+    "lift_risuai",
+    "sniff_mime",
+    "x_meta",
+]

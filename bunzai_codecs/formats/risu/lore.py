@@ -8,7 +8,9 @@ may have lost the U+F000) and becomes a ``LoreCategory``; every other row is an 
 
 Ids: an entry keeps its row ``id`` when it has a non-empty one, else its row index; a repeated id
 gets ``-2``, ``-3``... in row order, so the assignment is the same on every decode. Folder ids are
-their keys, in a namespace of their own.
+their keys, in a namespace of their own. A fresh row list (``body_to_rows``) writes every entry id
+except one that is the row's own index (it reads back the same without it), so numeric uids from
+SillyTavern or Chub survive; an overlay on the twin's rows never adds a numeric id to a row.
 
 ``merge_rows`` is the escrow overlay for a row list: rows are paired with the body by these ids (not
 by position), so deleting one entry keeps every other row's unmapped residue (``mode``,
@@ -235,8 +237,11 @@ def category_row(c: LoreCategory) -> dict[str, Any]:
     }
 
 
-def entry_row(e: LoreEntry) -> dict[str, Any]:
-    """A fresh Risu row for an entry (Risu's own key order)."""
+def entry_row(e: LoreEntry, index: int | None = None) -> dict[str, Any]:
+    """A fresh Risu row for an entry (Risu's own key order). ``index`` is the row's position in a
+    fresh row list (folder rows included): given, a numeric id that is not that position is written
+    too. Without it (an overlay on the twin's rows) a numeric id is taken for bunzai's own
+    index-derived id and left out, so an edit adds no ``id`` to rows that had none."""
     triggers = e.triggers or []
     second = e.secondaryTriggers or []
     row: dict[str, Any] = {
@@ -259,8 +264,9 @@ def entry_row(e: LoreEntry) -> dict[str, Any]:
     if e.categoryId:
         row["folder"] = folder_key(e.categoryId)
     row["useRegex"] = any(t.isRegex for t in [*triggers, *second])
-    # an index-derived id is bunzai's, not the source's: only a real id is written
-    if e.id and not e.id.isdigit():
+    # a row without an id reads back as its index: an id that is the row's index is left out, any
+    # other id is written (a numeric SillyTavern or Chub uid left out would read back as another number)
+    if e.id and (not e.id.isdigit() or (index is not None and e.id != str(index))):
         row["id"] = e.id
     row["bookVersion"] = 2
     return row
@@ -268,7 +274,10 @@ def entry_row(e: LoreEntry) -> dict[str, Any]:
 
 def body_to_rows(body: LorebookBody) -> list[dict[str, Any]]:
     """Fresh rows for a body: folder rows first (Risu lists them before their children), then entries."""
-    return [category_row(c) for c in body.categories] + [entry_row(e) for e in body.entries]
+    n = len(body.categories)
+    return [category_row(c) for c in body.categories] + [
+        entry_row(e, n + i) for i, e in enumerate(body.entries)
+    ]
 
 
 def _fresh_by_key(body: LorebookBody) -> dict[RowKey, dict[str, Any]]:

@@ -33,26 +33,32 @@ from bunzai_codecs.formats.risu import lore
 ROW_TWINS = ("risu-regex", "risu")
 
 LORE_COVERAGE = Coverage.of(
-    "categories[].id",
     "categories[].name",
     "categories[].sortOrder",
     "entries[].id",
     "entries[].title",
     "entries[].content",
     "entries[].constant",
-    "entries[].triggers",
-    "entries[].secondaryTriggers",
+    "entries[].triggers[].text",
+    "entries[].triggers[].flags",
+    "entries[].secondaryTriggers[].text",
+    "entries[].secondaryTriggers[].flags",
     "entries[].selective",
     "entries[].sortOrder",
     "entries[].probability",
     "entries[].caseSensitive",
-    "entries[].categoryId",
     "entries[].extensions",
     notes=[
         "no book settings: scan depth, token budget and recursion live on the Risu character",
         "no per-entry enabled flag, position, depth, role or timing: Risu expresses those as "
         "@@decorators inside content, which are kept verbatim and not parsed",
-        "useRegex is per row: a row mixing regex and plain keys becomes all-regex",
+        "useRegex is per row: a row mixing regex and plain keys becomes all-regex, so a trigger's "
+        "isRegex is kept only when every key of the entry agrees",
+        "keys are one comma-separated string: a key that itself contains a comma comes back as two",
+        "no per-key probability: activationPercent is the entry's probability, read back on each "
+        "primary key (secondary keys get none)",
+        "a folder's id is its key, `\\uF000folder:<uuid>`: a category id of another app is written with "
+        "that prefix (entries keep their folder; ids read back prefixed)",
     ],
 )
 

@@ -71,9 +71,12 @@ class RisuPersonaCodec(Codec):
         "name",
         "content",
         "brief",
-        "media.portrait",
-        "attribution.source",
-        notes=["the persona image is the PNG itself; no placement, sections or lorebook link"],
+        notes=[
+            "the persona image is the PNG itself: a data:image/png portrait becomes the file's image and "
+            "reads back as the ref png:image; any other portrait is replaced by a blank 1x1 image",
+            "attribution.source is always read as risu (the file does not say where the persona came from)",
+            "no placement, sections or lorebook link",
+        ],
     )
 
     def detect(self, s: Sniff) -> float:

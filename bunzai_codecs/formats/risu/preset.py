@@ -291,14 +291,16 @@ class RisuPresetCodec(Codec):
     extension = ".risup"
     coverage = Coverage.of(
         "name",
-        "prompts[].id",
         "prompts[].name",
         "prompts[].content",
         "prompts[].role",
         "prompts[].marker",
         "prompts[].markerSlot",
         "prompts[].extras",
-        "choices",
+        "choices[].key",
+        "choices[].label",
+        "choices[].options[].label",
+        "choices[].extras.risuType",
         "samplers.temperature",
         "samplers.topP",
         "samplers.topK",
@@ -309,13 +311,18 @@ class RisuPresetCodec(Codec):
         "samplers.presencePenalty",
         "samplers.maxContext",
         "samplers.maxTokens",
-        "apiOptions.reasoningEffort",
         "apiOptions.verbosity",
         "apiOptions.thinkingTokens",
         "systemPrompts.assistantPrefill",
         notes=[
             "every prompt is enabled and placed in list order: Risu has no per-prompt switch or depth",
-            "reasoningEffort keeps minimal/low/medium/high only; a multi-select choice becomes a select",
+            "promptTemplate items have no ids: a prompt's id is its position",
+            "reasoningEffort keeps minimal/low/medium/high only (reasonEffort -1..2); other efforts are "
+            "not written",
+            "choices are toggle lines `key=label[=type[=options]]`: a choice's id is its key, its sortOrder "
+            "its line; types toggle, one (select) and input (text/textarea) only, so a multi-select choice "
+            "becomes a select; options are labels whose id and value are their index; no default, "
+            "separator, random pick or other extras; `=` in a label and `,` in an option split them",
             "connection, model and provider settings (about 60 keys) ride the escrow twin only",
         ],
     )

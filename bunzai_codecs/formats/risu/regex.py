@@ -86,22 +86,21 @@ class RisuRegexCodec(Codec):
     suffixes = (".json", ".risum")
     extension = ".json"
     coverage = Coverage.of(
-        "name",
-        "description",
-        "rules[].id",
         "rules[].label",
         "rules[].find",
         "rules[].flags",
         "rules[].useFlags",
         "rules[].replace",
-        "rules[].phases",
         "rules[].enabled",
-        "rules[].sortOrder",
         "rules[].extras",
         notes=[
-            "one phase per rule (Risu type); a rule with several phases keeps the first",
+            "one phase per rule (Risu type: input, output, request, display, or an unknown type kept "
+            "verbatim); a rule with several phases keeps the first, and a disabled rule has none",
             "no trim strings, targets, depth window or macro substitution in find",
-            "name and description exist only in a module",
+            "name and description exist only in a module: an export is a regex file named after the set, "
+            "whose name is the file name",
+            "rows have no ids and no order field: a rule's id is its row index, and rules are written in "
+            "sortOrder (run order is the array order)",
         ],
     )
 

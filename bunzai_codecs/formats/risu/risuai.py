@@ -39,6 +39,27 @@ _BEHAVIOR_STR = {
 }
 GEN_FIELDS = {"prompt": "prefix", "negative": "negative", "instructions": "instructions"}
 GEN_FIELDS["emotionInstructions"] = "emotionInstructions"
+#: the ``risuai`` keys ``read_risuai`` maps to canonical fields (the table above)
+MAPPED = frozenset(
+    {
+        "bias",
+        *SETTINGS,
+        "sdData",
+        "newGenData",
+        "vits",
+        "license",
+        "source",
+        "additionalText",
+        "triggerscript",
+        *_BEHAVIOR_STR,
+        "toggles",
+        "customModuleToggle",
+        "lowLevelAccess",
+        "prebuiltAssetCommand",
+        "prebuiltAssetExclude",
+        "prebuiltAssetStyle",
+    }
+)
 
 
 def _str(v: Any, path: str) -> str | None:

@@ -112,7 +112,12 @@ def rule_row(r: RegexRule) -> dict[str, Any]:
 
 
 def body_to_rows(body: RegexSetBody) -> list[dict[str, Any]]:
-    return [rule_row(r) for r in body.rules]
+    """Fresh rows in run order: Risu runs a list's scripts in array order (then ``<order N>``), so
+    rules are written by ``sortOrder`` (stable: ties keep their list order)."""
+    rules = body.rules
+    if any(r.sortOrder != i for i, r in enumerate(rules)):
+        rules = sorted(rules, key=lambda r: r.sortOrder)
+    return [rule_row(r) for r in rules]
 
 
 def merge_rows(raw_rows: list[Any], body: RegexSetBody, *, base: RegexSetBody | None = None) -> list[Any]:

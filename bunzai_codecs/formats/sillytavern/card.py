@@ -35,7 +35,7 @@ import orjson
 from pydantic import ValidationError
 
 from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, EmitContext, validation_failed
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, validation_failed
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.overlay import merge3
@@ -155,7 +155,11 @@ class SillyTavernCard(Codec):
     #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards. Chub's
     #: ``extensions.chub`` is a lens onto media (``formats/chub/dialect.py``)
     dialects: ClassVar[tuple[TavernDialect, ...]] = (AgnaiDialect(), ChubDialect())
-    coverage = functools.reduce(operator.or_, (d.coverage for d in dialects), TAVERN_COVERAGE)
+    coverage = functools.reduce(operator.or_, (d.coverage for d in dialects), TAVERN_COVERAGE) | Coverage.of(
+        # one `depth_prompt` slot: a list of several injections is not kept (the Tavern note says which
+        # one is written), so no injection path is claimed
+        excludes=["prompts.depthInjections"],
+    )
 
     # -- detect ----------------------------------------------------------------------------------
 

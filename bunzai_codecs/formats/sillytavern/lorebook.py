@@ -366,9 +366,7 @@ class SillyTavernLorebookCodec(Codec):
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "name",
         "extensions",
-        "entries[].id",
         "entries[].title",
         "entries[].content",
         "entries[].enabled",
@@ -400,7 +398,6 @@ class SillyTavernLorebookCodec(Codec):
         "entries[].groupWeight",
         "entries[].groupOverride",
         "entries[].useGroupScoring",
-        "entries[].scanSources",
         "entries[].characterFilter",
         "entries[].generationTriggers",
         "entries[].ignoreBudget",
@@ -409,11 +406,15 @@ class SillyTavernLorebookCodec(Codec):
         "entries[].displayIndex",
         "entries[].extensions",
         notes=[
-            "the book name is the file name; book settings (scan depth, budget, recursion) are global "
-            "SillyTavern settings, not part of a world file",
+            "the book name is the file name, not part of the file: it is kept only when the export is saved "
+            "as `<name>.json` (bunzai names a linked book written beside a file `<stem>.lorebook.json`; "
+            "characters a file name cannot hold are replaced)",
+            "book settings (scan depth, budget, recursion) are global SillyTavern settings, not part of a "
+            "world file",
             "no eviction priority, no separate entry comment, no categories",
-            "scanSources: only the six SillyTavern match* sources",
-            "a numeric entry id is kept as the uid; other ids are renumbered",
+            "scanSources: only the six SillyTavern match* sources; character_name, character_tags and "
+            "persona_tags are not held",
+            "entry ids are numeric uids: a numeric id is kept, any other id is renumbered",
         ],
     )
 

@@ -280,13 +280,14 @@ class SillyTavernPersonaCodec(Codec):
         "name",
         "content",
         "brief",
-        "presentation.imageUrl",
         "chatInjection.position",
         "chatInjection.depth",
         "chatInjection.role",
         "worldName",
         notes=[
-            "the avatar id (file name) is presentation.imageUrl; a persona without one is named <name>.png",
+            "the avatar id (a file name in SillyTavern's avatars folder) is presentation.imageUrl: a path or "
+            "URL is written as its last segment, a data: URL or none as <name>.png, so only a bare file name "
+            "is kept",
             "connections (locks to characters and groups) and default_persona stay in escrow",
             "no structured sections, author, version or embedded image",
         ],

@@ -416,13 +416,11 @@ class SillyTavernPresetCodec(Codec):
     extension = ".json"
     coverage = Coverage.of(
         "name",
-        "prompts[].id",
         "prompts[].name",
         "prompts[].content",
         "prompts[].role",
         "prompts[].enabled",
         "prompts[].marker",
-        "prompts[].markerSlot",
         "prompts[].systemPrompt",
         "prompts[].placement",
         "prompts[].injectionDepth",
@@ -434,7 +432,9 @@ class SillyTavernPresetCodec(Codec):
         notes=[
             "the preset name is the file name",
             "no prompt groups, choices, description or author; no stop sequences",
-            "a marker keeps SillyTavern's slot name as its identifier",
+            "prompt ids are SillyTavern identifiers, and a marker's identifier is its slot: a marker from "
+            "another app is written under SillyTavern's slot name (its own id is not kept), and a slot "
+            "SillyTavern does not have (worldInfo, chatSummary...) reads back as the marker's identifier",
             "connection and model settings stay in escrow (never canonical)",
         ],
     )

@@ -506,3 +506,95 @@ def test_an_embedded_uri_without_bytes_is_not_written() -> None:
     data = registry.get("risu").encode(CanonicalEntity(kind="character", id="c", body=body), EmitContext())
     got = read_like_risu(data)  # would fail on a dangling embeded:// uri
     assert got["card"]["data"]["assets"] == []
+
+
+def _risu_png_card(risuai: dict[str, Any]) -> bytes:
+    """A Risu v3 card as JSON (what a Risu PNG card carries): bunzai reads it as a SillyTavern card,
+    which keeps ``extensions.risuai`` as an opaque bag."""
+    card = {
+        "spec": "chara_card_v3",
+        "spec_version": "3.0",
+        "data": {
+            "name": "Veil",
+            "description": "a masked courier",
+            "first_mes": "Hello.",
+            "extensions": {"risuai": risuai, "depth_prompt": {"prompt": "stay masked", "depth": 4}},
+        },
+    }
+    return orjson.dumps(card)
+
+
+def test_a_risu_bag_another_codec_kept_opaque_is_not_replaced_by_defaults() -> None:
+    """Regression: a Risu card read as a SillyTavern card keeps ``extensions.risuai`` verbatim; the
+    charx writer built ``risuai`` from the body's (empty) Risu fields and the bag's background HTML,
+    default variables, sdData and view settings were replaced by defaults."""
+    bag = {
+        "viewScreen": "emotion",
+        "utilityBot": False,
+        "sdData": [["always", "solo, 1girl"]],
+        "backgroundHTML": "<style>.x{}</style>",
+        "defaultVariables": "lang=0",
+        "lowLevelAccess": False,
+        "private": True,  # no canonical field: kept in the card as it was
+        "customScripts": [{"comment": "ding", "in": "x", "out": "y", "type": "editoutput"}],
+    }
+    src = read(_risu_png_card(bag), "veil.json")
+    assert src.primary.source is not None and src.primary.source.format == "sillytavern"
+    assert _character(src).extensions == {"risuai": bag}
+    out = write(src.primary, "risu", linked=src.entities)
+    card = orjson.loads(_members(out.data)["card.json"])
+    r = card["data"]["extensions"]["risuai"]
+    assert (r["viewScreen"], r["backgroundHTML"], r["defaultVariables"]) == (
+        "emotion",
+        "<style>.x{}</style>",
+        "lang=0",
+    )
+    assert r["sdData"] == [["always", "solo, 1girl"]] and r["private"] is True
+    assert "customScripts" not in r  # a charx keeps its scripts in module.risum
+    back = read(out.data, "veil.charx")
+    body = _character(back)
+    assert body.settings.risu.viewScreen == "emotion"
+    assert (
+        body.behavior.backgroundHTML == "<style>.x{}</style>" and body.behavior.defaultVariables == "lang=0"
+    )
+    assert [(row.label, row.value) for row in body.persona.imagePrompt.rows or []] == [
+        ("always", "solo, 1girl")
+    ]
+    rx = next(e for e in back.entities if e.kind == "regex")
+    assert isinstance(rx.body, RegexSetBody) and [r.label for r in rx.body.rules] == ["ding"]
+    # the body's own values win over the bag's
+    _character(src).behavior.defaultVariables = "lang=1"
+    again = _character(read(write(src.primary, "risu", linked=src.entities).data, "veil.charx"))
+    assert (
+        again.behavior.defaultVariables == "lang=1" and again.behavior.backgroundHTML == "<style>.x{}</style>"
+    )
+
+
+def test_a_risu_bag_with_wrong_types_is_left_to_the_writer() -> None:
+    src = read(_risu_png_card({"viewScreen": 3}), "veil.json")  # not a string: not lifted, not fatal
+    card = orjson.loads(_members(write(src.primary, "risu", linked=src.entities).data)["card.json"])
+    assert card["data"]["extensions"]["risuai"]["viewScreen"] == "none"
+
+
+def test_a_png_cards_picture_becomes_the_charx_main_icon() -> None:
+    """A SillyTavern PNG card's picture is the file itself (portrait ``ccdefault:``); a charx has no
+    such image, so a fresh export used to carry no picture at all. It is now the ``main`` icon file,
+    the card's PNG without its ``chara``/``ccv3`` payload chunks."""
+    from bunzai_codecs.core import png
+
+    src_bytes = (SAMPLES.parent / "sillytavern" / "tidepool.png").read_bytes()
+    src = read(src_bytes, "tidepool.png")
+    assert _character(src).media.portrait is not None and _character(src).media.portrait.ref == "ccdefault:"  # type: ignore[union-attr]
+    out = write(src.primary, "risu", linked=src.entities).data
+    got = read_like_risu(out)
+    assert got["card"]["data"]["assets"] == [
+        {"type": "icon", "uri": "embeded://assets/icon/image/main.png", "name": "main", "ext": "png"}
+    ]
+    image = got["assets"]["assets/icon/image/main.png"]
+    assert image == png.replace_text(src_bytes, remove=["chara", "ccv3"])
+    assert not {t.keyword for t in png.text_chunks(png.parse(image).chunks)} & {"chara", "ccv3"}
+    portrait = _character(read(out, "tidepool.charx")).media.portrait
+    assert portrait is not None and (portrait.ref, portrait.primary) == (
+        "embeded://assets/icon/image/main.png",
+        True,
+    )

@@ -147,7 +147,7 @@ def test_fresh_export_writes_risu_rows() -> None:
             "categories": [{"id": "c1", "name": "Places"}],
             "entries": [
                 {
-                    "id": "0",
+                    "id": "1",
                     "title": "Dock",
                     "content": "Wet planks.",
                     "triggers": [{"text": "dock"}, {"text": "pie?r", "isRegex": True, "flags": "i"}],
@@ -169,7 +169,33 @@ def test_fresh_export_writes_risu_rows() -> None:
     assert row["key"] == "dock, /pie?r/i" and row["useRegex"] is True
     assert row["folder"] == F + "c1" and row["activationPercent"] == 30
     assert row["extentions"] == {"risu_case_sensitive": False}
-    assert "id" not in row  # an index id is not a source id
+    assert "id" not in row  # the row's own index: it reads back the same without an id
+
+
+def test_a_numeric_uid_that_is_not_the_row_index_is_written() -> None:
+    """Regression: numeric ids (SillyTavern and Chub uids 1, 2, 3...) were taken for index ids and
+    left out, so they read back as row positions 0, 1, 2: every entry's id shifted."""
+    world = {
+        "entries": {
+            str(uid): {"uid": uid, "key": [k], "content": f"about {k}", "comment": k}
+            for uid, k in ((1, "dock"), (2, "pier"), (7, "gull"))
+        }
+    }
+    src = read(orjson.dumps(world), "harbor.json")
+    assert [e.id for e in src.primary.body.entries] == ["1", "2", "7"]  # type: ignore[attr-defined]
+    tree = orjson.loads(write(src.primary, "risu-lorebook").data)
+    assert [r.get("id") for r in tree["data"]] == ["1", "2", "7"]
+    back = read(orjson.dumps(tree), "harbor.json")
+    assert [e.id for e in back.primary.body.entries] == ["1", "2", "7"]  # type: ignore[attr-defined]
+    # an id that is its row's index is still left out: uid 0 first, uid 1 second
+    world = {
+        "entries": {
+            "0": {"uid": 0, "key": ["a"], "content": "x"},
+            "1": {"uid": 1, "key": ["b"], "content": "y"},
+        }
+    }
+    tree = orjson.loads(write(read(orjson.dumps(world), "w.json").primary, "risu-lorebook").data)
+    assert [r.get("id") for r in tree["data"]] == [None, None]
 
 
 def test_bad_rows_are_typed_errors_with_paths() -> None:

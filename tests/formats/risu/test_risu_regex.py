@@ -11,7 +11,7 @@ from bunzai_codecs import Malformed, read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import LorebookBody, RegexSetBody
-from bunzai_codecs.formats.risu import risum
+from bunzai_codecs.formats.risu import risum, scripts
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "risu"
 EXPORT = SAMPLES / "harbor_regexscript_export.json"
@@ -204,3 +204,18 @@ def test_corpus_module_lorebooks_are_linked(corpus: Path) -> None:
     phases = {p for r in body.rules for p in r.phases}
     assert {"input", "output", "request", "display", "edittrans"} <= phases
     assert sum(1 for r in body.rules if not r.enabled) == 9
+
+
+def test_fresh_rows_are_written_in_run_order() -> None:
+    """Regression: Risu runs a list's scripts in array order, but fresh rows were written in list
+    order whatever each rule's sortOrder said."""
+    body = RegexSetBody.model_validate(
+        {
+            "rules": [
+                {"id": "late", "label": "late", "find": "b", "phases": ["output"], "sortOrder": 20},
+                {"id": "early", "label": "early", "find": "a", "phases": ["output"], "sortOrder": -5},
+                {"id": "tie", "label": "tie", "find": "c", "phases": ["output"], "sortOrder": 20},
+            ]
+        }
+    )
+    assert [r["comment"] for r in scripts.body_to_rows(body)] == ["early", "late", "tie"]

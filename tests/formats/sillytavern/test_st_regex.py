@@ -166,6 +166,28 @@ def test_phases_st_has_no_number_for_are_dropped() -> None:
     assert rule_to_script(r)["placement"] == [2]
 
 
+@pytest.mark.parametrize(
+    ("flags", "use_flags", "written"),
+    [
+        ("gi<order 5>", None, "/a/gi"),  # a Risu directive has no ST form: dropped
+        ("g<cbs,move_top>", True, "/a/g"),  # letters inside the directive are not flags
+        ("gim", None, "/a/gim"),
+        ("ggq", None, "/a/g"),  # ST refuses a repeated or unknown letter: only valid ones, once
+        ("gi", False, "/a/g"),  # Risu custom flags off: Risu runs the rule with g
+    ],
+)
+def test_only_flags_st_reads_are_written_so_the_pattern_survives(
+    flags: str, use_flags: bool | None, written: str
+) -> None:
+    """Regression: Risu's ``gi<order 5>`` was written as ``/a/gi<order 5>``, which ST (and bunzai)
+    read as one literal pattern: the find text itself changed."""
+    rule = {"id": "0", "find": "a", "flags": flags, "useFlags": use_flags, "phases": ["output"]}
+    r = RegexSetBody.model_validate({"rules": [rule]}).rules[0]
+    s = rule_to_script(r)
+    assert s["findRegex"] == written
+    assert _rule(s).find == "a"
+
+
 def test_every_mapped_field_is_stable() -> None:
     scripts = json.loads(sample("regex-scripts.json"))
     body = RegexSetBody.model_validate(scripts_to_body(scripts))
