@@ -135,11 +135,6 @@ def join_find(find: str, flags: str) -> str:
     return f"/{find}/{flags}"
 
 
-<<<<<<< HEAD
-def _phase(v: Any, ctx: MapContext, i: int) -> str:
-    if v.__class__ is int:
-        return PLACEMENT_PHASES.get(v) or str(v)  # the common case
-=======
 _DIRECTIVE = re.compile(r"<[^>]*>")
 
 
@@ -155,8 +150,9 @@ def st_flags(rule: RegexRule) -> str:
     return "".join(dict.fromkeys(c for c in _DIRECTIVE.sub("", rule.flags) if c in _FLAG_LETTERS))
 
 
-def _phase(v: Any, path: str) -> str:
->>>>>>> main
+def _phase(v: Any, ctx: MapContext, i: int) -> str:
+    if v.__class__ is int:
+        return PLACEMENT_PHASES.get(v) or str(v)  # the common case
     if isinstance(v, bool) or not isinstance(v, int | float | str):
         raise wrong(ctx.at("placement", i), "a placement number", v)
     if isinstance(v, str):
