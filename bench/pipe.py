@@ -9,7 +9,8 @@ Two single-process yardsticks, both over the same files held in memory, both on 
   names;
 - the **same-work loop**: what ``normalize`` does per input without Beam and without disk — detect,
   decode, lint, the vaud-json line and its sort record per entity, and the fidelity rows
-  (``bunzai_codecs.fidelity.check_decoded``) — so the ratio shows what Beam and the second worker
+  (``bunzai_codecs.fidelity``: the decode row, native round trip, canonical stability and the
+  cross-format rows) — so the ratio shows what Beam and the second worker
   add or cost on the same work.
 
 Memory: a sampler reads ``/proc`` every 0.1 s and sums ``VmRSS`` over the normalize process and all
@@ -58,14 +59,15 @@ class PipelineRun:
 
 
 def same_work(f: File) -> int:
-    """``normalize``'s per-input library work, in memory: returns the bytes it would write."""
+    """``normalize``'s per-input library work, in memory (``pipeline/transforms.py``: Detect, Decode,
+    Validate, the canonical records, RoundTrip): returns the bytes it would write."""
     from bunzai_codecs import lint as lint_rules
     from bunzai_codecs.bundle import read_sniff
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.entity import CanonicalEntity, Source
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.core.sniff import Sniff
-    from bunzai_codecs.fidelity import check_decoded
+    from bunzai_codecs.fidelity import check_decoded, decode_row
     from bunzai_codecs.formats.vaud.codec import dumps
     from pipeline.shards import record
 
@@ -96,11 +98,15 @@ def same_work(f: File) -> int:
         )
         out += len(record(e.id, [e.id, f.path], dumps(stamped)))
         keep.add(e.id)
-    for row in check_decoded(s, decoded, cand.id):
-        if row.entity in keep:
-            out += len(
-                record(row.entity, [row.entity, row.check, row.target, row.uri], orjson.dumps(row.to_json()))
-            )
+    where = {"input": f.path, "sha256": s.sha256, "uri": f.path}
+    rows = [
+        decode_row(decoded, source=cand.id, **where),
+        *check_decoded(s.data, decoded, source=cand.id, name=s.name, **where),
+    ]
+    for row in rows:
+        if row.entity in keep or row.check == "decode":
+            natural = [row.entity, row.check, row.target, row.uri]
+            out += len(record(row.entity, natural, orjson.dumps(row.to_json())))
     return out
 
 
