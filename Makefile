@@ -63,7 +63,8 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	@touch $(BENCH_STAMP)
 
-# quick figures (1k-file corpus, under 3 minutes); bench-full: 1k/10k/100k, memory and scaling
+# quick figures (codec loop on 1k files, pipeline on 300, under 3 minutes); bench-full: 1k/10k/100k,
+# memory and scaling (hours: see BENCHMARKS.md)
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench --quick
 
