@@ -578,10 +578,14 @@ def _by_kind(items: Iterable[tuple[CanonicalEntity, Any]]) -> dict[str, list[tup
 
 def _carrier_coverage(carrier: Codec, kind: str) -> Coverage:
     """Coverage for a linked entity of ``kind`` inside a file of ``carrier``: the carrier's own when
-    it is of that kind, else its app's codec for the kind (an embedded ``character_book`` is judged
-    by the app's lorebook format), else none."""
+    it is of that kind; else what the carrier says it holds of an embedded ``kind``
+    (``embedded_coverage``: a Tavern card's ``character_book`` is not the app's lorebook file);
+    else its app's codec for the kind; else none."""
     if carrier.kind == kind or carrier.id == VAUD:
         return carrier.coverage
+    embedded = carrier.embedded_coverage.get(kind)
+    if embedded is not None:
+        return embedded
     sibling = registry.family_codec(carrier.family, kind)  # type: ignore[arg-type]
     return sibling.coverage if sibling is not None else Coverage.of()
 

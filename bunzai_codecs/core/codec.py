@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -133,6 +133,10 @@ class Codec:
     #: tie-break between equal scores: higher wins, then the id in alphabetical order
     priority: ClassVar[int] = 0
     coverage: ClassVar[Coverage] = Coverage.of()
+    #: what this format holds of an entity of another kind that it embeds in its own file (a Tavern
+    #: card's ``character_book`` and ``regex_scripts``): fidelity classes an embedded entity's losses
+    #: by it, and by the app's own codec for that kind when the kind is not listed here
+    embedded_coverage: ClassVar[Mapping[str, Coverage]] = {}
     #: detector crashes seen in this process, for tests: (codec id, exception repr)
     detect_errors: ClassVar[list[tuple[str, str]]] = []
 

@@ -212,6 +212,39 @@ def test_cross_format_classes_an_embedded_books_losses_by_its_apps_lorebook_cove
     assert row.status == "expected"
 
 
+def test_cross_format_classes_an_embedded_books_losses_by_the_carriers_embedded_coverage() -> None:
+    # a Tavern card's character_book is not its app's lorebook file: the card says what it holds
+    table = {
+        **toys.TOYS,
+        "toy-ownbook": toys.ToyCardOwnBook,
+        "toy-ownbook-undeclared": toys.ToyCardOwnBookUndeclared,
+    }
+    with registry.using(table):
+        decoded = read(toys.card(), "c.json")
+        rows = {
+            t: cross_format(
+                decoded.primary, registry.get(t), pool=decoded.entities, input="c", source="toy-card"
+            )
+            for t in ("toy-ownbook", "toy-ownbook-undeclared")
+        }
+    declared, undeclared = rows["toy-ownbook"], rows["toy-ownbook-undeclared"]
+    assert _paths(declared.lost) == {
+        "lorebook[].entries[].comment": ("expected", 1),
+        "lorebook[].entries[].title": ("expected", 2),
+    }
+    assert _paths(declared.changed) == {
+        "lorebook[].entries[].id": ("expected", 2),
+        "lorebook[].entries[].probability": ("expected", 1),
+    }
+    assert declared.status == "expected"
+    # judged by the app's lorebook codec (toy-lore), the same drops are bugs
+    assert _paths(undeclared.lost) == {
+        "lorebook[].entries[].comment": ("unexpected", 1),
+        "lorebook[].entries[].title": ("unexpected", 2),
+    }
+    assert undeclared.status == "unexpected"
+
+
 def test_cross_format_reports_a_linked_book_that_vanished_as_unexpected() -> None:
     decoded = read(toys.card(), "c.json")
     row = cross_format(

@@ -7,6 +7,7 @@ each loses exactly what its docstring says. ``TOYS`` is a registry table for ``r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import orjson
@@ -293,6 +294,25 @@ class ToyCardSwallow(ToyCard):
         for ref in ctx.refs(entity, "lorebook"):
             ctx.embed(ref)
         return orjson.dumps(self.to_native(entity))
+
+
+class ToyCardOwnBook(ToyCard):
+    """Embeds the book in a shape of its own that holds only content and keys, while its app's
+    lorebook file (toy-lore) holds every field: ``embedded_coverage`` says what the embedded copy
+    can hold, so the fields it drops are expected losses. Not in ``TOYS``: a test adds it."""
+
+    id = "toy-ownbook"
+    family = "toy"
+    book_keys = ("text", "keys")
+    embedded_coverage: ClassVar[Mapping[str, Coverage]] = {"lorebook": ToyLoreNarrow.coverage}
+
+
+class ToyCardOwnBookUndeclared(ToyCardOwnBook):
+    """The same card without the declaration: its book is judged by toy-lore, which claims what the
+    embedded copy dropped. Not in ``TOYS``."""
+
+    id = "toy-ownbook-undeclared"
+    embedded_coverage: ClassVar[Mapping[str, Coverage]] = {}
 
 
 TOY_CODECS: tuple[type[Codec], ...] = (

@@ -353,8 +353,20 @@ ST_REGEX_COVERAGE = Coverage.of(
     ],
 )
 
+#: what a script array embedded in a card or preset (``regex_scripts``) holds: a script file's paths
+#: (``name`` is not one: an embedded array has no set name of its own)
+EMBEDDED_SCRIPTS_COVERAGE = Coverage(
+    ST_REGEX_COVERAGE.paths - {"name"},
+    (
+        "embedded as `regex_scripts`: the set has no name of its own (a card's set reads back unnamed,"
+        " a preset's is named after the preset), and several linked sets are written as one array",
+        *ST_REGEX_COVERAGE.notes,
+    ),
+)
+
 
 __all__ = [
+    "EMBEDDED_SCRIPTS_COVERAGE",
     "PHASE_PLACEMENTS",
     "PLACEMENT_PHASES",
     "SCRIPT_KEY",

@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.formats._shared.character_book import CHARACTER_BOOK_COVERAGE
+from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     join_path,
@@ -640,9 +642,6 @@ TAVERN_COVERAGE = Coverage.of(
     "persona.imagePrompt.negative",
     "prompts.systemPrompt",
     "prompts.postHistoryInstructions",
-    "prompts.depthInjections[].text",
-    "prompts.depthInjections[].depth",
-    "prompts.depthInjections[].role",
     "greetings.firstMessage",
     "greetings.alternateGreetings[].text",
     "greetings.groupOnlyGreetings[].text",
@@ -668,12 +667,22 @@ TAVERN_COVERAGE = Coverage.of(
     "worldName",
     "extensions",
     notes=[
-        "one depth injection (the first `depth_prompt` one); `enabled` and further injections are not held",
+        "one depth injection (`extensions.depth_prompt`: the first one from a `depth_prompt`, else the"
+        " first); a list of them is not held, so `prompts.depthInjections` is not claimed: the one written"
+        " comes back as `depthInjections[0]`, without `enabled`, and the others are lost",
         "greeting titles are not held",
         "media asset `label` is not held; unknown asset types read as `other` (the raw type stays in the twin)",
         'a fresh V2/V3 export writes every spec-required field, so an absent text reads back as `""`',
     ],
 )
+
+
+#: what a Tavern card holds of the entities it embeds (``Codec.embedded_coverage``): its lorebook as a
+#: ``character_book``, its regex sets as ``extensions.regex_scripts``
+TAVERN_EMBEDDED: Mapping[str, Coverage] = {
+    "lorebook": CHARACTER_BOOK_COVERAGE,
+    "regex": EMBEDDED_SCRIPTS_COVERAGE,
+}
 
 
 def dialect_claims(dialects: Iterable[TavernDialect]) -> frozenset[str]:
@@ -695,6 +704,7 @@ __all__ = [
     "SPEC_V2",
     "SPEC_V3",
     "TAVERN_COVERAGE",
+    "TAVERN_EMBEDDED",
     "V2_SHAPE",
     "V3_SHAPE",
     "CardShape",

@@ -56,7 +56,7 @@ from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_t
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
 from bunzai_codecs.formats._shared.st_regex import body_to_scripts as st_body_to_scripts
 from bunzai_codecs.formats._shared.st_regex import embed_scripts
-from bunzai_codecs.formats._shared.tavern import TavernDialect
+from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
@@ -108,8 +108,12 @@ class LumiverseCard(SillyTavernCard):
             " `extensions` verbatim (no canonical home)",
             "a zip keeps every asset member and the modules file byte for byte; module regex scripts"
             " are a linked regex set",
+            "a fresh export is a JSON card: a linked lorebook is embedded as its character_book and"
+            " linked regex sets as its extensions.regex_scripts, holding what those hold, not what a"
+            " Lumiverse regex file holds",
         ]
     )
+    embedded_coverage = TAVERN_EMBEDDED
 
     # -- detect ----------------------------------------------------------------------------------
 

@@ -91,8 +91,9 @@ class LumiversePersona(Codec):
         "content",
         "brief",
         "presentation.imageUrl",
-        "attribution.source",
         notes=[
+            "attribution.source is not held: the reader stamps `lumiverse` (the app the file was read"
+            " from), so another app's stamp does not come back",
             "pronouns, the attached world book id, folder and default/narrator flags ride in escrow only",
             "no sections, chat injection, world name or portrait image",
         ],

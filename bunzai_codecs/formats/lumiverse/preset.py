@@ -235,16 +235,20 @@ class LumiversePreset(Codec):
         "prompts[].content",
         "prompts[].role",
         "prompts[].enabled",
-        "prompts[].marker",
-        "prompts[].markerSlot",
         "prompts[].placement",
         "prompts[].injectionDepth",
         "prompts[].injectionTrigger",
         "prompts[].forbidOverrides",
-        "prompts[].extras",
+        "prompts[].extras.marker",
+        "prompts[].extras.position",
         *(f"{section}.{name}" for _, _, section, name, _ in SETTINGS),
         notes=[
-            "one marker slot (chat history); other markers and category headers are kept in extras",
+            "markers: a block's marker is `chat_history` (the chat history slot), a `category` header or"
+            " nothing; a marker for any other slot (world info, persona, character description...) is"
+            " written as an empty non-marker block, so marker and markerSlot are not claimed",
+            "extras: Lumiverse's own `marker` and `position` values are held; another app's extras are"
+            " written as block keys too, except one named like a key Lumiverse maps (a Risu cache"
+            " item's `depth`), which cannot be",
             "prompt variables, cover image and the settings canonical has no field for ride in escrow",
         ],
     )

@@ -92,6 +92,23 @@ RULE_KEYS = frozenset(
 )
 
 
+#: Lumiverse script keys with no canonical home, kept in ``extras`` (formats/others.md §2.2)
+EXTRA_KEYS = (
+    "description",
+    "user_id",
+    "script_id",
+    "scope",
+    "scope_id",
+    "folder",
+    "pack_id",
+    "preset_id",
+    "metadata",
+    "created_at",
+    "updated_at",
+    "actions",
+)
+
+
 def is_export(t: Any) -> bool:
     return isinstance(t, dict) and t.get("type") == FILE_TYPE and isinstance(t.get("scripts"), list)
 
@@ -221,7 +238,6 @@ class LumiverseRegex(Codec):
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "name",
         "rules[].id",
         "rules[].label",
         "rules[].find",
@@ -236,9 +252,14 @@ class LumiverseRegex(Codec):
         "rules[].runOnEdit",
         "rules[].enabled",
         "rules[].sortOrder",
-        "rules[].extras",
+        *(f"rules[].extras.{k}" for k in EXTRA_KEYS),
         notes=[
-            "the set name is the file name; no set description",
+            "the set name is not in the file: it is the file's name, so a name a file cannot be called "
+            "(`:`, `/`...) or a set saved under another name (bunzai writes a linked set as "
+            "`<file>.regex.json`) reads back as the file's name; no set description",
+            "extras: Lumiverse's own script keys (description, scope, folder, ids, metadata, timestamps, "
+            "actions) are held; another app's extras are written as script keys too, except one named "
+            "like a key Lumiverse maps (a Risu row's `flags`), which cannot be",
             "phases `request`, `display` and `slash` have no Lumiverse placement and are written verbatim",
             "a rule without targets is written with target `response`",
         ],

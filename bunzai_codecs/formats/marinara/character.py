@@ -39,6 +39,7 @@ from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
 from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
 from bunzai_codecs.formats._shared.tavern import (
     TAVERN_COVERAGE,
+    TAVERN_EMBEDDED,
     V2_SHAPE,
     CardShape,
     TavernDialect,
@@ -251,15 +252,27 @@ class MarinaraCharacterCodec(Codec):
     label = "Marinara-Engine character (marinara_character export)"
     suffixes = (".marinara.json", ".json")
     extension = ".marinara.json"
-    coverage = TAVERN_COVERAGE | Coverage.of(
+    # the card inside holds what a Tavern card holds, but its pictures live in the envelope (below)
+    coverage = Coverage(
+        frozenset(p for p in TAVERN_COVERAGE.paths if not p.startswith("media.")),
+        tuple(n for n in TAVERN_COVERAGE.notes if not n.startswith("media asset")),
+    ) | Coverage.of(
         "persona.appearance",
         notes=[
             "Marinara's flat data.extensions keys other than appearance (backstory, rpgStats, "
             "colours, avatarCrop, trackerCardColors, conversationStatus...) are kept verbatim in extensions",
-            "the envelope's avatar and sprites are data URLs: a portrait or asset with any other "
-            "ref is not written; gallery and metadata.comment ride the escrow twin",
+            "media is held only for data URLs, so no media path is claimed: the envelope's avatar is a "
+            "portrait whose ref is a data URL (read back with role portrait and the URL's MIME type, "
+            "without name or primary) and sprites are data-URL images (read back with role emotion, "
+            "named by file name); a portrait or asset with any other ref (a PNG card's own image "
+            "`ccdefault:`, an archive member, a web URL) is not written",
+            "gallery and metadata.comment ride the escrow twin",
+            "a linked lorebook is embedded as the card's character_book and linked regex sets as its "
+            "extensions.regex_scripts (one array), holding what those hold, not what a Marinara "
+            "lorebook or regex file holds",
         ],
     )
+    embedded_coverage = TAVERN_EMBEDDED
 
     def detect(self, s: Sniff) -> float:
         return score(s.json)

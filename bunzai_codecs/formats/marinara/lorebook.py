@@ -431,12 +431,9 @@ class MarinaraLorebookCodec(Codec):
         "entries[].enabled",
         "entries[].constant",
         "entries[].triggers[].text",
-        "entries[].triggers[].isRegex",
         "entries[].secondaryTriggers[].text",
-        "entries[].secondaryTriggers[].isRegex",
         "entries[].selective",
         "entries[].selectiveLogic",
-        "entries[].position",
         "entries[].depth",
         "entries[].role",
         "entries[].outletName",
@@ -456,10 +453,12 @@ class MarinaraLorebookCodec(Codec):
         "entries[].categoryId",
         "entries[].scanSources",
         notes=[
-            "useRegex is per entry: one regex key makes every key of the entry a regex; trigger "
-            "flags and per-key probability are not carried",
-            "positions Marinara lacks (author's note, examples) are written as 1 (after the "
-            "character); unknown numbers are kept",
+            "useRegex is per entry: one regex key makes every key of the entry (secondary keys "
+            "too) a regex, so isRegex is held only when an entry's keys agree and is not claimed; "
+            "trigger flags and per-key probability are not carried",
+            "position: Marinara has 0 (before the character), 1 (after it), 2 (at depth) and 7 (a "
+            "named outlet); author's note and example positions are written as 1 and other names as 0 "
+            "(unknown numbers are kept), so position is not claimed",
             "priority (eviction) has no Marinara column; order is the placement axis",
             "folder nesting (parentFolderId), the knowledge-router description, tag, locked, "
             "relationships, dynamicState, activationConditions, schedule, ephemeral, embedding, "

@@ -190,16 +190,18 @@ class MarinaraPersonaCodec(Codec):
         "sections.personality",
         "sections.history",
         "presentation.imageUrl",
-        "media.portrait",
         "attribution.creator",
         "attribution.version",
         "attribution.creatorNotes",
-        "attribution.source",
         notes=[
+            "attribution.source is not held: the reader stamps `marinara` (the app the file was read "
+            "from), so another app's stamp does not come back",
             "scenario, colours, personaStats, avatarCrop, trackerCardColors, tags, "
             "savedStatusOptions, convo settings, sprites and timestamps ride the escrow twin only",
             "an empty or whitespace-only section reads as absent",
-            "media.portrait is written only as a data URL (the export's avatar)",
+            "media.portrait is held only for a data URL (the export's avatar, read back with role "
+            "portrait and the URL's MIME type), so it is not claimed: a portrait with any other ref "
+            "(a Risu persona PNG's own image `png:image`, a path) is not written",
             "chatInjection and worldName have no Marinara home",
         ],
     )

@@ -488,9 +488,7 @@ class MarinaraPresetCodec(Codec):
         "choices[].id",
         "choices[].key",
         "choices[].label",
-        "choices[].type",
         "choices[].options",
-        "choices[].default",
         "choices[].separator",
         "choices[].randomPick",
         "choices[].sortOrder",
@@ -517,7 +515,10 @@ class MarinaraPresetCodec(Codec):
             "conversationPrompt, gamePrompt, variableGroups/variableValues, isDefault, timestamps "
             "and unmapped parameters (enabledParameters, strictRoleFormatting, customParameters...) "
             "ride the escrow twin; an edit merges mapped parameters back into the original string",
-            "choice types other than one/many (toggle, input) are written as single-select",
+            "choice types: only one and many (multiSelect); toggle and input are written as "
+            "single-select, so type is not claimed",
+            "a choice's default is stored in defaultChoices under its variableName: a choice without a "
+            "key loses it, so default is not claimed",
             "marker slots Marinara lacks (charDescription, authorNote...) are written verbatim",
             "ST-only prompt fields (systemPrompt, injectionTrigger) and samplers (topA, "
             "repetitionPenalty, seed) have no Marinara column",

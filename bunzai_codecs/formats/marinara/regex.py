@@ -272,14 +272,12 @@ class MarinaraRegexCodec(Codec):
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "name",
         "rules[].id",
         "rules[].label",
         "rules[].find",
         "rules[].flags",
         "rules[].replace",
         "rules[].trimStrings",
-        "rules[].phases",
         "rules[].targets",
         "rules[].minDepth",
         "rules[].maxDepth",
@@ -290,9 +288,12 @@ class MarinaraRegexCodec(Codec):
         "rules[].extras.marinaraCreatedAt",
         "rules[].extras.marinaraUpdatedAt",
         notes=[
-            "the set name is the file name (a single-script export: the script's name); set "
-            "description and enabled have no Marinara home",
-            "phases other than input/output (display, request, slash, lorebook, reasoning) are dropped",
+            "the set name is not in the file: it is the file's name (a single-script export: the "
+            "script's name), so a name a file cannot be called (`:`, `/`...) or a set saved under "
+            "another name (bunzai writes a linked set as `<file>.regex.json`) reads back as the file's "
+            "name; set description and enabled have no Marinara home",
+            "phases: only input and output have a Marinara placement (user_input, ai_output); display, "
+            "request, slash, lorebook and reasoning are dropped, so phases are not claimed",
             "targets absent (the stored text) is written as applyMode both; applyMode null reads "
             "promptOnly (false = display only)",
             "useFlags, substituteFind, runOnEdit are not carried",

@@ -64,10 +64,11 @@ class MarinaraStoryBundleCodec(Codec):
     coverage = Coverage.of(
         "name",
         "description",
-        "lorebookType",
         notes=[
             "a story bundle holds only references (character, persona and lorebook row ids), kept in "
             "the escrow twin; entries and book settings have no place in it",
+            "lorebookType is not held: the envelope is the type, and every bundle reads back as "
+            "`story_bundle`",
         ],
     )
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
-from bunzai_codecs.formats._shared.tavern import TavernDialect
+from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
 from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
 
@@ -67,10 +67,15 @@ class RoleCallDialect(TavernDialect):
     claims = frozenset({ROLECALL})
     coverage = Coverage.of(
         "greetings.alternateGreetings[].title",
+        "prompts.depthInjections[].text",
+        "prompts.depthInjections[].depth",
+        "prompts.depthInjections[].role",
         "prompts.depthInjections[].origin",
         "prompts.depthInjections[].enabled",
         notes=[
-            "several depth injections: the casting card's (`origin: rolecall_details`) plus one ST `depth_prompt`",
+            "several depth injections: every casting-card one (`origin: rolecall_details`) plus one"
+            " more, written as the ST `depth_prompt`; further injections of other origins are lost (no"
+            " other app bunzai reads gives more than one)",
             "tagline, genre, fandom, content rating, casting-card details and recommendations ride in"
             " `extensions.rolecall` (no canonical home)",
         ],
@@ -214,8 +219,14 @@ class RoleCallCard(SillyTavernCard):
         SillyTavernCard.coverage.paths | RoleCallDialect.coverage.paths,
         # the Tavern notes this dialect lifts (it holds titles and several injections) are left out
         tuple(n for n in SillyTavernCard.coverage.notes if not n.startswith(_LIFTED_NOTES))
-        + RoleCallDialect.coverage.notes,
+        + RoleCallDialect.coverage.notes
+        + (
+            "a linked lorebook is embedded as the card's character_book and linked regex sets as its"
+            " extensions.regex_scripts, holding what those hold, not what a RoleCall lorebook or regex"
+            " file holds",
+        ),
     )
+    embedded_coverage = TAVERN_EMBEDDED
 
     def detect(self, s: Sniff) -> float:
         trees = png_card_trees(s) if s.is_png else [s.json_object]

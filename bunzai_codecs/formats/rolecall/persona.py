@@ -43,7 +43,10 @@ for a PNG whose ``ccv3``/``chara`` payload is a persona card. RoleCall's own PNG
 
 Encode: a same-format export overlays the body's edits on the twin (and for a PNG rewrites only its
 payload chunk, or returns the file unchanged). A fresh export is a persona card (what RoleCall's
-Export writes), or an rcpersona with ``EmitContext.options["shape"] = "rcpersona"``; on a fresh
+Export writes) unless the body holds what a persona card cannot — an appearance section (the card
+folds it into the injected text, changing ``content``) or a version —: then it is an rcpersona,
+RoleCall's own persona file, which holds both but has no image url (:func:`fresh_shape`).
+``EmitContext.options["shape"]`` (``"card"``/``"rcpersona"``) picks the shape explicitly; on a
 persona card a ``sections.appearance`` not already in ``content`` is folded in as an
 ``Appearance:`` paragraph, as RoleCall does.
 """
@@ -260,6 +263,14 @@ def to_native(body: PersonaBody, shape: str, *, wrapped: bool = True, fold: bool
     return {"spec": SPEC_V2, "spec_version": "2.0", "data": data} if wrapped else data
 
 
+def fresh_shape(body: PersonaBody) -> str:
+    """The shape of a fresh export of ``body`` (see the module docstring): the persona card, unless
+    the body has an appearance section or a version, which only an rcpersona holds."""
+    if body.sections.appearance or body.attribution.version:
+        return RCPERSONA_SHAPE
+    return CARD_SHAPE
+
+
 class RoleCallPersona(Codec):
     """RoleCall personas: ``rolecall_persona`` files and PNGs, and RoleCall's persona cards."""
 
@@ -276,12 +287,16 @@ class RoleCallPersona(Codec):
         "sections.appearance",
         "sections.personality",
         "sections.history",
-        "presentation.imageUrl",
         "attribution.creator",
         "attribution.version",
-        "attribution.source",
         notes=[
-            "a persona card has no appearance field: it is folded into the description on a fresh export",
+            "a fresh export is a persona card (RoleCall's Export) unless the persona has an appearance"
+            " section or a version, which a persona card cannot hold (it folds appearance into the"
+            " description): then it is an rcpersona, which holds both",
+            "presentation.imageUrl is held only by a persona card (`extensions.rolecall.image_url`), so"
+            " it is not claimed: an rcpersona export drops it",
+            "attribution.source is not held: the reader stamps `rolecall` (the app the file was read"
+            " from), so another app's stamp does not come back",
             "no chat injection, world name or portrait image; traits, pronouns, age and colors ride in escrow",
         ],
     )
@@ -348,7 +363,7 @@ class RoleCallPersona(Codec):
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if twin is None or not isinstance(raw, dict):
-            shape = ctx.options.get("shape", CARD_SHAPE)
+            shape = ctx.options.get("shape") or fresh_shape(body)
             if shape not in (CARD_SHAPE, RCPERSONA_SHAPE):
                 raise Unsupported(f"{self.id} writes the shapes card or rcpersona, not {shape!r}")
             return orjson.dumps(to_native(body, shape, fold=True), option=orjson.OPT_INDENT_2)
@@ -374,4 +389,4 @@ class RoleCallPersona(Codec):
         return png.replace_text(blob, remove={kw}, add=[chunk])
 
 
-__all__ = ["RoleCallPersona", "compile_sections", "peel", "shape_of"]
+__all__ = ["RoleCallPersona", "compile_sections", "fresh_shape", "peel", "shape_of"]

@@ -30,7 +30,8 @@ choices: the fingerprint that makes the file RoleCall's).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
@@ -38,6 +39,7 @@ from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
+from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, keyed_items
 from bunzai_codecs.formats.sillytavern.preset import (
@@ -173,7 +175,11 @@ class RoleCallPreset(Codec):
     label = "RoleCall preset (ST chat-completion preset + RoleCall keys)"
     suffixes = (".json",)
     extension = ".json"
-    coverage = SillyTavernPresetCodec.coverage | Coverage.of(
+    # the ST preset's paths, but for the prompt ids and marker slots a fresh ST export rewrites
+    coverage = Coverage(
+        SillyTavernPresetCodec.coverage.paths - {"prompts[].id", "prompts[].markerSlot"},
+        SillyTavernPresetCodec.coverage.notes,
+    ) | Coverage.of(
         "description",
         "choices[].id",
         "choices[].key",
@@ -188,10 +194,18 @@ class RoleCallPreset(Codec):
         "choices[].extras",
         notes=[
             "the preset name is RoleCall's `name` key (the file name only without one)",
+            "prompt ids and marker slots are SillyTavern's: a marker prompt is identified by its slot,"
+            " so a marker from another app takes ST's slot name as its id (Marinara `persona` becomes"
+            " `personaDescription`), and a slot ST has no marker for (worldInfo, chatSummary,"
+            " authorNote, cachePoint, postHistory) reads back as the prompt's id; neither is claimed",
+            "linked regex sets are embedded as extensions.regex_scripts, holding what an ST script"
+            " array holds (not what a RoleCall regex file holds); the set takes the preset's name",
             "the prompts an option enables and option descriptions ride in escrow only;"
             " macro_engine_yaml and linkedRegexScripts too",
         ],
     )
+
+    embedded_coverage: ClassVar[Mapping[str, Coverage]] = {"regex": EMBEDDED_SCRIPTS_COVERAGE}
 
     def detect(self, s: Sniff) -> float:
         return 0.95 if is_rolecall_preset(s.json_object) else 0.0

@@ -222,8 +222,10 @@ class RoleCallRegex(Codec):
         "rules[].runOnEdit",
         "rules[].enabled",
         "rules[].sortOrder",
-        "rules[].extras",
+        "rules[].extras.description",
         notes=[
+            "extras: RoleCall's own `description` is held; another app's extras are written as rule"
+            " keys too, except one named like a key RoleCall maps (a Risu row's `flags`), which cannot be",
             "no targets (prompt/display copies) and no macro substitution setting; phases `display`"
             " and `request` are the `display_only` and `prompt_only` placements",
             "phase `slash` has no RoleCall placement and is written verbatim",

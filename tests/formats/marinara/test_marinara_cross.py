@@ -280,3 +280,30 @@ def test_risu_regex_to_marinara(name: str) -> None:
             b.replace,
             b.enabled,
         )
+
+
+def test_risu_card_to_marinara_judges_the_embedded_book_and_scripts_by_what_a_card_holds() -> None:
+    """The card embeds the Risu book as a character_book and the Risu scripts as ST regex_scripts:
+    their losses are classed by what those hold (embedded_coverage), not by marinara-lorebook or
+    marinara-regex, and the Risu rules keep their patterns (flag directives are not written into
+    the /pattern/flags literal)."""
+    from bunzai_codecs.fidelity import cross_format
+
+    data = (RISU_SAMPLES / "oswin_the_lamplighter.charx").read_bytes()
+    src = read(data, "oswin_the_lamplighter.charx")
+    row = cross_format(
+        src.primary, registry.get("marinara-character"), pool=src.entities, input="oswin", source="risu"
+    )
+    lost = {x.path: x.cls for x in row.lost}
+    changed = {x.path: x.cls for x in row.changed}
+    assert row.status == "expected", [x for x in (*row.lost, *row.changed) if x.cls == "unexpected"]
+    # Marinara's folders would hold Risu's categories; a card's character_book cannot
+    assert lost["lorebook[].categories[].name"] == "expected"
+    assert lost["regex[].name"] == "expected"  # an embedded script array has no set name
+    assert changed["regex[].rules[].flags"] == "expected"  # "gi<order 5>" -> "gi"
+    assert "regex[].rules[].find" not in changed
+    back = read(write(src.primary, "marinara-character", linked=src.entities).data, "o.marinara.json")
+    rules = [(r.find, r.flags) for r in back.entities[2].body.rules]  # type: ignore[attr-defined]
+    src_rules = [(r.find, r.flags) for r in src.entities[2].body.rules]  # type: ignore[attr-defined]
+    assert [f for f, _ in rules] == [f for f, _ in src_rules]
+    assert ("\\*ding\\*", "gi") in rules

@@ -148,12 +148,43 @@ def test_fresh_card_folds_appearance_into_the_description_once() -> None:
     assert isinstance(b, PersonaBody)
     e = edited(d.primary, lambda x: setattr(x, "content", "I carry what I'm given."))
     e.original = {}
-    card = json.loads(export(e, RCP))
+    card = json.loads(get(RCP).encode(e, EmitContext(options={"shape": "card"})))
     assert card["data"]["description"] == (
         "I carry what I'm given.\n\nAppearance: Tall, rain-dark coat, a satchel patched with map scraps."
     )
     again = json.loads(export(decode(dumps(card)).primary, RCP))
     assert again["data"]["description"] == card["data"]["description"]
+
+
+def test_fresh_export_of_an_appearance_or_a_version_is_an_rcpersona_that_keeps_them() -> None:
+    """A persona card folds appearance into the description (content changes) and has no version:
+    a persona with either is written as RoleCall's own rcpersona file, which holds both."""
+    row = {
+        "name": "Wren",
+        "description": "{{user}} is Wren, a cartographer.",
+        "personality": "Patient.",
+        "appearance": "Salt-stiff coat.",
+        "extensions": {"marinara": {}},
+    }
+    src = read(dumps(row), "wren.json").primary
+    assert src.source is not None and src.source.format == "marinara-persona"
+    out = json.loads(export(src, RCP))
+    assert out["spec"] == "rolecall_persona"
+    assert out["data"]["content"] == "{{user}} is Wren, a cartographer."
+    assert out["data"]["sections"] == {"appearance": "Salt-stiff coat.", "personality": "Patient."}
+    back = persona(dumps(out))
+    assert (back.content, back.sections.appearance, back.sections.personality) == (
+        "{{user}} is Wren, a cartographer.",
+        "Salt-stiff coat.",
+        "Patient.",
+    )
+    versioned = edited(
+        src, lambda x: (setattr(x.sections, "appearance", None), setattr(x.attribution, "version", "2"))
+    )
+    versioned.original = {}
+    out = json.loads(export(versioned, RCP))
+    assert out["spec"] == "rolecall_persona" and out["data"]["metadata"] == {"version": "2"}
+    assert persona(dumps(out)).attribution.version == "2"
 
 
 # --- cross-format ---------------------------------------------------------------------------------
