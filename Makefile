@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock
+.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock \
+	bench bench-full
 
 # The fidelity audit runs over samples/ plus the shared corpus when it is present.
 CORPUS ?= $(or $(BUNZAI_CORPUS),$(wildcard ../shared/corpus))
@@ -71,6 +72,19 @@ fuzz: $(STAMP)
 		after=$$(ls tests/fuzz/corpus/$$t | grep -c '^crash-' || true); \
 		if [ "$$after" -gt "$$before" ]; then echo "new crasher(s) in tests/fuzz/corpus/$$t/"; exit 1; fi; \
 	done
+
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	@touch $(BENCH_STAMP)
+
+# quick figures (codec loop on 1k files, pipeline on 300, under 3 minutes); bench-full: 1k/10k/100k,
+# memory and scaling (hours: see BENCHMARKS.md)
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench --quick
+
+bench-full: $(BENCH_STAMP)
+	$(BIN)/python -m bench --full --report BENCHMARKS.md
 
 reliability: $(STAMP)
 	$(BIN)/python -m tests.hostile.report

@@ -9,7 +9,8 @@ is cached too, so a detector sees "not JSON" cheaply and a decoder can raise the
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import orjson
 
@@ -36,6 +37,8 @@ class _Unset:
 
 _UNSET: Any = _Unset()
 
+T = TypeVar("T")
+
 
 class Sniff:
     """The input as detectors and decoders see it."""
@@ -46,6 +49,7 @@ class Sniff:
     __slots__ = (
         "_json",
         "_json_error",
+        "_memo",
         "_png",
         "_png_error",
         "_png_text_errors",
@@ -75,6 +79,7 @@ class Sniff:
         self._zip: Any = _UNSET
         self._zip_error: BunzaiError | None = None
         self._sha256: str | None = None
+        self._memo: dict[Hashable, tuple[bool, Any]] | None = None
 
     # -- cheap facts -------------------------------------------------------------------------
 
@@ -255,6 +260,28 @@ class Sniff:
         if z is None:
             raise self._zip_error or Malformed("not a zip archive", uri=self.uri, offset=0)
         return z
+
+    # -- derived values --------------------------------------------------------------------------
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """A value derived from this input (a PNG card's parsed payload...), computed once however
+        many detectors and decoders ask for it under ``key``. A typed error ``compute`` raises is
+        kept too and raised again to the next asker. The value is shared, never copied: like the
+        JSON tree, it must not be mutated."""
+        memo = self._memo
+        if memo is None:
+            memo = self._memo = {}
+        hit: tuple[bool, Any] | None = memo.get(key)
+        if hit is None:
+            try:
+                hit = (True, compute())
+            except BunzaiError as exc:
+                hit = (False, exc)
+            memo[key] = hit
+        value: Any = hit[1]
+        if not hit[0]:
+            raise value
+        return cast(T, value)
 
     def __reduce__(self) -> tuple[Any, tuple[bytes, str, str | None]]:
         # pickled as the input alone: the parse caches hold a module-private sentinel that would

@@ -87,6 +87,31 @@ def test_inputs_over_the_limit_are_refused_before_work(monkeypatch: pytest.Monke
         Sniff(b"x" * 11, "big.json")
 
 
+def test_memo_computes_once_and_keeps_typed_errors() -> None:
+    s = Sniff(b"{}", "x.json")
+    calls: list[str] = []
+
+    def value() -> list[int]:
+        calls.append("value")
+        return [1]
+
+    first = s.memo("k", value)
+    assert s.memo("k", value) is first  # shared, not copied
+    assert calls == ["value"]
+
+    def broken() -> object:
+        calls.append("broken")
+        raise Malformed("bad", path="$.x")
+
+    for _ in range(2):
+        with pytest.raises(Malformed) as err:
+            s.memo("e", broken)
+        assert err.value.path == "$.x"
+    assert calls == ["value", "broken"]
+    with pytest.raises(ZeroDivisionError):  # only typed errors are input facts worth keeping
+        s.memo("z", lambda: 1 // 0)
+
+
 def test_a_pickled_sniff_parses_again_where_it_lands() -> None:
     import pickle
 

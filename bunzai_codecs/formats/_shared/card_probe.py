@@ -38,8 +38,9 @@ def card_extensions(tree: Any) -> Mapping[str, Any] | None:
 
 def png_card_trees(s: Sniff) -> list[Any]:
     """The decodable ``ccv3`` then ``chara`` payloads of a PNG (a detection helper: a payload that
-    does not decode is skipped, nothing raises)."""
-    from bunzai_codecs.formats.sillytavern.card import payload_tree
+    does not decode is skipped, nothing raises). Each payload is parsed once per input, for every
+    detector that asks and for the card decoder (``Sniff.memo``)."""
+    from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
 
     out = []
     for kw in CARD_KEYWORDS:
@@ -47,7 +48,7 @@ def png_card_trees(s: Sniff) -> list[Any]:
         if t is None:
             continue
         try:
-            out.append(payload_tree(t, 0))
+            out.append(sniff_payload_tree(s, t))
         except BunzaiError:
             continue
     return out

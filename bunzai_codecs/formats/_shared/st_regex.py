@@ -51,11 +51,11 @@ from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.lore import unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
+    bool_at,
     js_number_text,
-    opt_bool,
-    opt_num,
-    opt_str,
-    opt_str_list,
+    num_at,
+    str_at,
+    strs_at,
     wrong,
 )
 
@@ -151,9 +151,11 @@ def st_flags(rule: RegexRule) -> str:
     return "".join(dict.fromkeys(c for c in _DIRECTIVE.sub("", rule.flags) if c in _FLAG_LETTERS))
 
 
-def _phase(v: Any, path: str) -> str:
+def _phase(v: Any, ctx: MapContext, i: int) -> str:
+    if v.__class__ is int:
+        return PLACEMENT_PHASES.get(v) or str(v)  # the common case
     if isinstance(v, bool) or not isinstance(v, int | float | str):
-        raise wrong(path, "a placement number", v)
+        raise wrong(ctx.at("placement", i), "a placement number", v)
     if isinstance(v, str):
         return v  # not ST's own spelling, but an open enum keeps what it is given
     if isinstance(v, float) and not v.is_integer():
@@ -162,7 +164,7 @@ def _phase(v: Any, path: str) -> str:
     return PLACEMENT_PHASES.get(n) or str(n)
 
 
-def _substitute(v: Any, path: str) -> str | None:
+def _substitute(v: Any, ctx: MapContext) -> str | None:
     if v is None:
         return None
     if v is True:
@@ -176,37 +178,38 @@ def _substitute(v: Any, path: str) -> str | None:
         return js_number_text(v)
     if isinstance(v, str):
         return v
-    raise wrong(path, "a substituteRegex number", v)
+    raise wrong(ctx.at("substituteRegex"), "a substituteRegex number", v)
 
 
-def _script_id(v: Any, index: int, path: str) -> str:
+def _script_id(v: Any, index: int, ctx: MapContext) -> str:
     if v is None or v == -1 or v == "" or v == "-1":
         return str(index)
     if isinstance(v, str):
         return v
     if isinstance(v, int | float) and not isinstance(v, bool):
         return js_number_text(v)
-    raise wrong(path, "a string id", v)
+    raise wrong(ctx.at("id"), "a string id", v)
 
 
 def script_to_rule(script: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
-    """One ST script as a ``RegexRule`` dict; ``index`` is its position (id fallback, sortOrder)."""
-    at = ctx.at
-    find_regex = opt_str(script.get("findRegex"), at("findRegex")) or ""
-    find, flags = split_find(find_regex)
+    """One ST script as a ``RegexRule`` dict; ``index`` is its position (id fallback, sortOrder).
 
-    placement = script.get("placement")
+    JSON paths are built only for an error (``ctx.at``): the happy path formats none."""
+    g = script.get
+    find, flags = split_find(str_at(g("findRegex"), ctx, "findRegex") or "")
+
+    placement = g("placement")
     phases: list[str] = []
     if placement is not None:
-        if not isinstance(placement, list):
-            raise wrong(at("placement"), "an array of placement numbers", placement)
+        if placement.__class__ is not list:
+            raise wrong(ctx.at("placement"), "an array of placement numbers", placement)
         for i, p in enumerate(placement):
-            ph = _phase(p, at("placement", i))
+            ph = _phase(p, ctx, i)
             if ph not in phases:
                 phases.append(ph)
 
-    md = opt_bool(script.get("markdownOnly"), at("markdownOnly"))
-    po = opt_bool(script.get("promptOnly"), at("promptOnly"))
+    md = bool_at(g("markdownOnly"), ctx, "markdownOnly")
+    po = bool_at(g("promptOnly"), ctx, "promptOnly")
     targets = None
     if md or po:
         targets = []
@@ -215,21 +218,21 @@ def script_to_rule(script: Mapping[str, Any], index: int, ctx: MapContext) -> di
         if po:
             targets.append("prompt")
 
-    disabled = opt_bool(script.get("disabled"), at("disabled"))
-    trim = opt_str_list(script.get("trimStrings"), at("trimStrings"))
+    disabled = bool_at(g("disabled"), ctx, "disabled")
+    trim = strs_at(g("trimStrings"), ctx, "trimStrings")
     return {
-        "id": _script_id(script.get("id"), index, at("id")),
-        "label": opt_str(script.get("scriptName"), at("scriptName")) or "",
+        "id": _script_id(g("id"), index, ctx),
+        "label": str_at(g("scriptName"), ctx, "scriptName") or "",
         "find": find,
         "flags": flags,
-        "replace": opt_str(script.get("replaceString"), at("replaceString")) or "",
+        "replace": str_at(g("replaceString"), ctx, "replaceString") or "",
         "trimStrings": trim or None,
         "phases": phases,
         "targets": targets,
-        "substituteFind": _substitute(script.get("substituteRegex"), at("substituteRegex")),
-        "minDepth": opt_num(script.get("minDepth"), at("minDepth")),
-        "maxDepth": opt_num(script.get("maxDepth"), at("maxDepth")),
-        "runOnEdit": opt_bool(script.get("runOnEdit"), at("runOnEdit")),
+        "substituteFind": _substitute(g("substituteRegex"), ctx),
+        "minDepth": num_at(g("minDepth"), ctx, "minDepth"),
+        "maxDepth": num_at(g("maxDepth"), ctx, "maxDepth"),
+        "runOnEdit": bool_at(g("runOnEdit"), ctx, "runOnEdit"),
         "enabled": not disabled,
         "sortOrder": index,
     }

@@ -34,6 +34,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
+from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
 
 PNG_KEYWORD = "chara"
 _REJECT_KEYS = ("spec", "data", "schemaVersion", "body")
@@ -131,7 +132,14 @@ class PygmalionCodec(Codec):
             chunk = s.png_text(PNG_KEYWORD)
             if chunk is None:
                 return 0.0
+            # the Tavern card reader's parse of this chunk is shared by every detector and decoder
+            # (``Sniff.memo``), so a Tavern card costs pygmalion no parse of its own. That reader
+            # is more lenient (whitespace, missing padding, bare JSON) but reads the same bytes
+            # wherever the strict one succeeds, so "not ours" there is "not ours" here; a claim is
+            # confirmed by the strict reader the decoder uses
             try:
+                if not claims(sniff_payload_tree(s, chunk)):
+                    return 0.0
                 tree = png_payload(chunk.text)
             except BunzaiError:
                 return 0.0

@@ -70,7 +70,7 @@ from bunzai_codecs.formats._shared.card_probe import card_extensions
 from bunzai_codecs.formats._shared.tavern import SPEC_V2
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
-from bunzai_codecs.formats.sillytavern.card import payload_tree
+from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
 
 SPEC = "rolecall_persona"
 RCPERSONA = "rcpersona"
@@ -310,7 +310,7 @@ class RoleCallPersona(Codec):
                 if t is None:
                     continue
                 try:
-                    tree = payload_tree(t, 0)
+                    tree = sniff_payload_tree(s, t)
                 except BunzaiError:
                     continue
                 if shape_of(peel(tree)[0]) is not None:
@@ -338,14 +338,14 @@ class RoleCallPersona(Codec):
         return e
 
     def _decode_png(self, s: Sniff) -> Decoded:
-        pf = s.require_png()
+        s.require_png()
         first: BunzaiError | None = None
         for kw in PNG_KEYWORDS:
             t = s.png_text(kw)
             if t is None:
                 continue
             try:
-                tree = payload_tree(t, pf.chunks[t.index].offset)
+                tree = sniff_payload_tree(s, t)
                 return Decoded(
                     [self._decode_tree(s, tree, blobs={"image": s.data}, png={"payload": t.keyword})]
                 )

@@ -118,6 +118,15 @@ def payload_tree(t: png.TextChunk, offset: int) -> Any:
         raise
 
 
+def sniff_payload_tree(s: Sniff, t: png.TextChunk) -> Any:
+    """``payload_tree`` of text chunk ``t`` of ``s``'s PNG (offset: the chunk's own), parsed once
+    per input: every detector that looks into a PNG card (RoleCall, Lumiverse...) and the decoder
+    share the one parse. The tree is shared, never copied (it becomes the escrow twin)."""
+    pf = s.png
+    offset = pf.chunks[t.index].offset if pf is not None and t.index < len(pf.chunks) else 0
+    return s.memo(("png-card-payload", t.index), lambda: payload_tree(t, offset))
+
+
 def encode_payload(tree: Any, *, base64_form: bool = True) -> bytes:
     """A card tree as a text-chunk value: base64 of compact UTF-8 JSON (SillyTavern's form)."""
     data = orjson.dumps(tree)
@@ -227,7 +236,7 @@ class SillyTavernCard(Codec):
                 if isinstance(item, Malformed):
                     raise item
                 kw = item.keyword.lower()
-                tree = payload_tree(item, pf.chunks[item.index].offset)
+                tree = sniff_payload_tree(s, item)
                 if not isinstance(tree, dict):
                     raise wrong("$", f"the {kw} chunk to hold a card object", tree)
                 entities = self.decode_tree(s, tree, blobs={"image": s.data}, png={"payload": kw})
@@ -531,5 +540,6 @@ __all__ = [
     "encode_payload",
     "payload_tree",
     "relabel",
+    "sniff_payload_tree",
     "write_png",
 ]

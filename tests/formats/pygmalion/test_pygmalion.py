@@ -70,6 +70,40 @@ def test_png_with_the_flat_json_in_chara_is_claimed_and_a_tavern_png_is_not() ->
     assert CODEC.detect(Sniff(tiny_png(text_chunk("chara", b"%%%")), "a.png")) == 0.0
 
 
+def test_a_tavern_png_card_is_passed_over_without_parsing_its_payload(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every codec's detector sees every input: a 20 KB Tavern card in `chara` must not be parsed
+    # here just to find it has `spec` (the card codec parses it once, when it decodes)
+    from bunzai_codecs.formats.pygmalion import codec as pyg
+
+    def boom(*_: object) -> object:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(pyg, "png_payload", boom)
+    tavern = {"spec": "chara_card_v2", "data": {"name": "A", "description": "d" * 5000}}
+    png = tiny_png(text_chunk("chara", base64.b64encode(json.dumps(tavern).encode())))
+    assert CODEC.detect(Sniff(png, "a.png")) == 0.0
+    assert registry.detect(Sniff(png, "a.png")).id == "sillytavern"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        # a key spelled with an escaped character is the same key
+        b'{"char_name": "A", "char\\u005fpersona": "p"}',
+        b'{"char_greeting": "hi", "world\\u005Fscenario": "s"}',
+        # UTF-16 with a BOM is read as text
+        json.dumps({"char_name": "A", "char_persona": "p"}).encode("utf-16"),
+        # a UTF-8 BOM in front
+        b'\xef\xbb\xbf{"char_persona": "p", "char_greeting": "g"}',
+    ],
+)
+def test_the_shared_parse_never_misses_a_flat_payload(payload: bytes) -> None:
+    png = tiny_png(text_chunk("chara", base64.b64encode(payload)))
+    assert CODEC.detect(Sniff(png, "a.png")) == 1.0
+
+
 def test_samples_detect_as_pygmalion() -> None:
     for rel in ("pygmalion/oskar.pygmalion.json", "pygmalion/ines.pygmalion.png"):
         assert registry.detect(Sniff(sample(rel), rel)).id == "pygmalion"  # type: ignore[union-attr]

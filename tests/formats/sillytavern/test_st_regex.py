@@ -317,3 +317,31 @@ def test_bad_input_is_a_typed_error_with_its_path(data: str, path: str) -> None:
         read(data.encode(), "x.json", format="sillytavern-regex")
     assert err.value.path == path
     assert not getattr(err.value, "internal", False)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("id", {}),
+        ("scriptName", []),
+        ("replaceString", {}),
+        ("trimStrings", "x"),
+        ("markdownOnly", "yes"),
+        ("promptOnly", 1),
+        ("runOnEdit", "no"),
+        ("substituteRegex", []),
+        ("minDepth", "deep"),
+        ("maxDepth", [2]),
+    ],
+)
+def test_every_field_of_a_script_names_its_path(key: str, value: object) -> None:
+    # paths are built only on error (never on the happy path): each one must still be exact
+    script = {"findRegex": "/a/g", "scriptName": "s", "replaceString": "r", key: value}
+    with pytest.raises(Malformed) as err:
+        read(json.dumps([{"findRegex": "b", "scriptName": "t"}, script]).encode(), "x.json")
+    assert err.value.path == f"$[1].{key}"
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "A"}}
+    card["data"]["extensions"] = {"regex_scripts": [script]}
+    with pytest.raises(Malformed) as err:
+        read(json.dumps(card).encode(), "card.json")
+    assert err.value.path == f"$.data.extensions.regex_scripts[0].{key}"

@@ -1,0 +1,358 @@
+"""``python -m bench``: every benchmark figure as a ratio to a baseline measured in the same run.
+
+    python -m bench --quick                       # make bench: the 1k corpus, under 3 minutes
+    python -m bench --full --report BENCHMARKS.md # make bench-full: 1k/10k/100k, memory, scaling
+
+Corpora are generated once per seed and size under ``--data`` (default ``.bench/``, ignored by git)
+and reused. ``--report`` rewrites the results section of that markdown file; ``--json`` writes the
+raw figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import shutil
+import sys
+import time
+from importlib import metadata
+from typing import Any
+
+from bench import gen, loop, pipe
+
+START = "<!-- bench:results:start -->"
+END = "<!-- bench:results:end -->"
+
+#: the issue's targets (ratio, higher is better unless noted)
+PIPE_TARGET = 1.2
+MEM_GROWTH_TARGET = 1.25
+MEM_CAP = 1.5 * 2**30
+SCALING_TARGET = 11.0
+#: the pipeline's corpus in --quick
+QUICK_PIPE_N = 300
+
+
+def machine() -> dict[str, Any]:
+    mem = 0
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    versions = {}
+    for dist in (
+        "bunzai",
+        "pydantic",
+        "pydantic-core",
+        "orjson",
+        "apache-beam",
+        "tavern-card",
+        "card-forge",
+        "pillow",
+    ):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cores": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": round(mem / 2**30, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "versions": versions,
+        "load_start": os.getloadavg(),
+    }
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="the 1k corpus only (default)")
+    mode.add_argument("--full", action="store_true", help="1k, 10k and 100k files: memory and scaling too")
+    ap.add_argument("--data", default=".bench", help="where corpora and pipeline outputs go")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--max-n", type=int, default=100_000, help="largest corpus of --full (disk-bound)")
+    ap.add_argument("--repeat", type=int, default=0, help="passes per codec-loop figure (best kept)")
+    ap.add_argument("--report", help="markdown file whose results section to rewrite")
+    ap.add_argument("--json", help="write the raw figures here")
+    a = ap.parse_args(argv)
+    full = bool(a.full)
+    t_start = time.perf_counter()
+    info = machine()
+    log(
+        f"bunzai bench ({'full' if full else 'quick'}) on {info['cores']} cores, {info['memory_gib']} GiB, "
+        f"Python {info['python']}, load {info['load_start'][0]:.2f}"
+    )
+
+    # quick: the codec loop on 1k files, the pipeline on 300 (normalize's fidelity checks convert
+    # every entity to every format of its kind: ~15 inputs/s here, too slow for 1k in 3 minutes)
+    sizes = [1000, 10_000, a.max_n] if full else [QUICK_PIPE_N, 1000]
+    sizes = sorted({n for n in sizes if n > 0})
+    corpora = {}
+    for n in sizes:
+        path = os.path.join(a.data, f"corpus-{n}-s{a.seed}")
+        need = _bytes_for(n)
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(path)) or ".").free
+        if not os.path.exists(os.path.join(path, ".bench-corpus")) and need > free * 0.8:
+            log(
+                f"! {n} files need ~{need / 2**30:.1f} GiB with the pipeline's output; {free / 2**30:.1f} GiB free: skipped"
+            )
+            continue
+        t0 = time.perf_counter()
+        gen.ensure(path, n, a.seed, jobs=min(2, os.cpu_count() or 1), progress=lambda m: None)
+        log(f"corpus {n}: {path} ({time.perf_counter() - t0:.0f}s)")
+        corpora[n] = path
+
+    results: dict[str, Any] = {"machine": info, "mode": "full" if full else "quick", "seed": a.seed}
+
+    # -- the codec loop ---------------------------------------------------------------------------
+    loop_n = 10_000 if full and 10_000 in corpora else 1000
+    files = loop.load(corpora[loop_n])
+    repeat = a.repeat or (3 if full else 2)
+    log(f"\ncodec loop: {len(files)} files in memory, best of {repeat} (CPU time)")
+    res = loop.run(files, repeat=repeat, log=lambda m: log(m))
+    results["loop"] = {
+        "files": len(files),
+        "corpus": loop_n,
+        "mismatches": res.mismatches,
+        "rows": [_row(r) for r in res.rows],
+    }
+    by = loop.groups(files)
+    log("\nwhere the time goes (CPU us per file, measured apart)")
+    cards = by.get("json-cards", [])
+    parts = {
+        "json-cards": loop.breakdown_json_cards(cards, repeat),
+        "json-cards without a book": loop.breakdown_json_cards(
+            [f for f in cards if b'"character_book"' not in f.data], repeat
+        ),
+        "json-cards with a book": loop.breakdown_json_cards(
+            [f for f in cards if b'"character_book"' in f.data], repeat
+        ),
+        "png-cards": loop.breakdown_png_cards(by.get("png-cards", []), repeat),
+    }
+    for k, ps in parts.items():
+        log(f"  {k}: " + ", ".join(f"{p.label} {p.us:.0f}" for p in ps))
+    results["breakdown"] = {k: [{"label": p.label, "us": p.us} for p in ps] for k, ps in parts.items()}
+    del files, by, cards
+
+    # -- the pipeline -------------------------------------------------------------------------------
+    pipe_n = 10_000 if full and 10_000 in corpora else (QUICK_PIPE_N if not full else 1000)
+    pfiles = loop.load(corpora[pipe_n])
+    log(f"\npipeline on {pipe_n} files (wall clock)")
+    t_read = pipe.wall_loop(loop.bunzai_read, pfiles)
+    t_same = pipe.wall_loop(pipe.same_work, pfiles)
+    n_files = len(pfiles)
+    del pfiles
+    log(f"  codec loop (read): {t_read:.1f}s, same-work loop: {t_same:.1f}s")
+    runs: list[pipe.PipelineRun] = []
+    out_root = os.path.join(a.data, "out")
+    plan = [("multi_processing", 2, pipe_n), ("in_memory", 1, pipe_n)]
+    if full:
+        plan += [("multi_processing", 2, n) for n in corpora if n != pipe_n]
+    for mode_, workers, n in plan:
+        r = pipe.normalize(corpora[n], out_root, mode=mode_, workers=workers, files=n)
+        runs.append(r)
+        log(
+            f"  normalize {mode_} x{workers} on {n}: {r.wall_s:.1f}s wall, {r.cpu_s:.1f}s CPU, "
+            f"{r.files_per_s:.0f} files/s, peak RSS {r.peak_rss / 2**20:.0f} MiB, exit {r.exit_code}"
+            f"{'' if r.counts.get('balance') else ' (manifest does not balance!)'}"
+        )
+        if r.exit_code != 0:
+            log(r.log_tail)
+    shutil.rmtree(out_root, ignore_errors=True)
+    results["pipeline"] = {
+        "files": n_files,
+        "read_loop_s": t_read,
+        "same_work_loop_s": t_same,
+        "runs": [_run(r) for r in runs],
+    }
+    results["load_end"] = os.getloadavg()
+    results["seconds"] = time.perf_counter() - t_start
+
+    md = render(results)
+    log("\n" + md)
+    if a.report:
+        _rewrite(a.report, md)
+        log(f"results written to {a.report}")
+    if a.json:
+        import orjson
+
+        with open(a.json, "wb") as fh:
+            fh.write(orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+    log(f"done in {results['seconds']:.0f}s")
+    return 0 if not res.mismatches else 1
+
+
+def _bytes_for(n: int) -> int:
+    # ~90 KB per input file, and the pipeline writes ~2.5x that (canonical lines carry base64 escrow)
+    return int(n * 90_000 * 3.5)
+
+
+def _row(r: loop.Row) -> dict[str, Any]:
+    return {
+        "group": r.group,
+        "subject": r.subject.label,
+        "us_per_file": r.subject.per_file_us,
+        "files": r.subject.files,
+        "baseline": r.baseline.label if r.baseline else None,
+        "baseline_us_per_file": r.baseline.per_file_us if r.baseline else None,
+        "baseline_failed": r.baseline.failed if r.baseline else 0,
+        "ratio": r.ratio,
+        "target": r.target,
+    }
+
+
+def _run(r: pipe.PipelineRun) -> dict[str, Any]:
+    return {
+        "mode": r.mode,
+        "workers": r.workers,
+        "files": r.files,
+        "wall_s": r.wall_s,
+        "cpu_s": r.cpu_s,
+        "files_per_s": r.files_per_s,
+        "peak_rss": r.peak_rss,
+        "job_rss": r.job_rss,
+        "worker_rss": r.worker_rss,
+        "exit_code": r.exit_code,
+        "balanced": r.counts.get("balance"),
+    }
+
+
+def _fmt_ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def render(res: dict[str, Any]) -> str:
+    m = res["machine"]
+    v = m["versions"]
+    cmd = "make bench-full" if res["mode"] == "full" else "make bench"
+    out = [
+        f"Run: `{cmd}` (`python -m bench --{res['mode']}`, seed {res['seed']}), {m['date']}, "
+        f"{res['seconds']:.0f} s.",
+        "",
+        f"Machine: {m['cores']} cores ({m['cpu']}), {m['memory_gib']} GiB, Python {m['python']}, {m['platform']}; "
+        f"load average {m['load_start'][0]:.2f} at the start, {res['load_end'][0]:.2f} at the end "
+        "(the machine is shared: other jobs ran beside this one).",
+        "",
+        "Libraries: " + ", ".join(f"{k} {x}" for k, x in v.items()) + ".",
+        "",
+    ]
+    lp = res["loop"]
+    out += [
+        f"### Codec loop ({lp['files']} files of the {lp['corpus']} corpus in memory, CPU time, best of the passes)",
+        "",
+        "| files | bunzai | us/file | baseline | us/file | ratio | target |",
+        "|---|---|---:|---|---:|---:|---|",
+    ]
+    for r in lp["rows"]:
+        if r["baseline"] is None:
+            continue
+        tgt = (
+            ""
+            if r["target"] is None
+            else f">= {r['target']:.1f}x " + ("met" if r["ratio"] >= r["target"] else "**not met**")
+        )
+        failed = f" ({r['baseline_failed']} failed)" if r["baseline_failed"] else ""
+        out.append(
+            f"| {r['group']} ({r['files']}) | {r['subject']} | {r['us_per_file']:.0f} | {r['baseline']}{failed} | "
+            f"{r['baseline_us_per_file']:.0f} | {_fmt_ratio(r['ratio'])} | {tgt} |"
+        )
+    others = [r for r in lp["rows"] if r["baseline"] is None]
+    if others:
+        out += [
+            "",
+            "Without a baseline: "
+            + "; ".join(f"{r['group']} {r['subject']} {r['us_per_file']:.0f} us/file" for r in others)
+            + ".",
+        ]
+    if lp["mismatches"]:
+        out += ["", f"**{len(lp['mismatches'])} files were not detected as the manifest says.**"]
+    out += ["", "### Where the time goes (CPU us per file, each piece measured apart)", ""]
+    for k, parts in res["breakdown"].items():
+        out.append(f"- {k}: " + "; ".join(f"{p['label']} {p['us']:.0f}" for p in parts))
+    pl = res["pipeline"]
+    t_read, t_same = pl["read_loop_s"], pl["same_work_loop_s"]
+    out += [
+        "",
+        f"### Pipeline (`bunzai normalize`, local disk, wall clock; loops over the same {pl['files']} files in memory)",
+        "",
+        f"Single-process yardsticks: codec loop (read) {t_read:.1f} s ({pl['files'] / t_read:.0f} files/s); "
+        f"same-work loop (normalize's per-input work without Beam) {t_same:.1f} s ({pl['files'] / t_same:.0f} files/s).",
+        "",
+        "| run | files | wall s | CPU s | files/s | vs codec loop | vs same-work loop | peak RSS (sum) | job / workers |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in pl["runs"]:
+        same = r["files"] == pl["files"]
+        vs_read = _fmt_ratio(t_read / r["wall_s"]) if same else ""
+        vs_same = _fmt_ratio(t_same / r["wall_s"]) if same else ""
+        out.append(
+            f"| {r['mode']} x{r['workers']} | {r['files']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
+            f"{r['files_per_s']:.0f} | {vs_read} | {vs_same} | {r['peak_rss'] / 2**20:.0f} MiB | "
+            f"{r.get('job_rss', 0) / 2**20:.0f} / "
+            + ", ".join(f"{w / 2**20:.0f}" for w in r.get("worker_rss", []) if w > 16 * 2**20)
+            + " MiB |"
+        )
+    mp = {r["files"]: r for r in pl["runs"] if r["mode"] == "multi_processing"}
+    if 10_000 in mp and len(mp) > 1:
+        big = max(mp)
+        if big > 10_000:
+            g = mp[big]["peak_rss"] / mp[10_000]["peak_rss"]
+            sc = mp[big]["wall_s"] / mp[10_000]["wall_s"]
+            out += [
+                "",
+                f"Memory: peak RSS at {big} files / at 10000 = {g:.2f}x (target <= {MEM_GROWTH_TARGET}x: "
+                f"{'met' if g <= MEM_GROWTH_TARGET else '**not met**'}); {mp[big]['peak_rss'] / 2**30:.2f} GiB "
+                f"(target < 1.5 GiB: {'met' if mp[big]['peak_rss'] < MEM_CAP else '**not met**'}).",
+                "",
+                f"Scaling: time({big}) / time(10000) = {sc:.2f} for {big / 10_000:.0f}x the files "
+                f"(target <= {SCALING_TARGET:.0f}: {'met' if sc <= SCALING_TARGET else '**not met**'}).",
+            ]
+    if pl["runs"]:
+        r0 = next(
+            (r for r in pl["runs"] if r["mode"] == "multi_processing" and r["files"] == pl["files"]), None
+        )
+        if r0:
+            x = t_read / r0["wall_s"]
+            out += [
+                "",
+                f"Pipeline target (multi_processing x2 >= {PIPE_TARGET}x the codec loop): {x:.2f}x, "
+                + ("met." if x >= PIPE_TARGET else "**not met**."),
+            ]
+    return "\n".join(out) + "\n"
+
+
+def _rewrite(path: str, md: str) -> None:
+    text = f"{START}\n{END}\n"
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    if START not in text or END not in text:
+        text += f"\n{START}\n{END}\n"
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"{head}{START}\n{md}{END}{tail}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
