@@ -385,7 +385,8 @@ def build_manifest(
         "outputs": {
             "shards": {k: shard_list[k] for k in sorted(shard_list)},
             "exports": "exports/<format>/<entity-id><extension>",
-            "fidelityReport": list(FIDELITY_REPORT),
+            # --fidelity off: no fidelity rows, shards or report
+            "fidelityReport": list(FIDELITY_REPORT) if options.get("fidelity", "full") != "off" else [],
             "pruned": pruned,
         },
     }
@@ -513,8 +514,11 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
     ):
         for s in shards.get(ds, []):
             rows.append((output.display(s["path"]), f"{s['records']} {what}"))
+    mode = manifest["options"].get("fidelity", "full")
     if shards.get("fidelity"):
-        rows.append((output.display(FIDELITY_REPORT[1]), "fidelity report (report.json beside it)"))
+        rows.append((output.display(FIDELITY_REPORT[1]), f"fidelity report ({mode}; report.json beside it)"))
+    elif mode == "off":
+        rows.append(("(no fidelity rows or report)", "--fidelity off"))
     if ex:
         rows.append((output.display("exports/"), f"{counts['exports']['total']} export files"))
     rows.append((output.display(MANIFEST), "manifest"))
