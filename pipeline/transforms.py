@@ -66,8 +66,17 @@ COUNTERS = {
 }
 
 
+_COUNTERS: dict[str, Any] = {}
+
+
 def count(name: str, n: int = 1) -> None:
-    Metrics.counter(NAMESPACE, name).inc(n)
+    # one counter object per name: Metrics.counter builds a MetricName and an updater on every
+    # call, and this runs several times per input. The object finds the running step's metrics
+    # container when it is incremented, so sharing it between steps and bundles is safe.
+    c = _COUNTERS.get(name)
+    if c is None:
+        c = _COUNTERS[name] = Metrics.counter(NAMESPACE, name)
+    c.inc(n)
 
 
 # -- records -------------------------------------------------------------------------------------
