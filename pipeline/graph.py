@@ -158,8 +158,10 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         direct_exports = exported.written
 
     unchanged_rows = read.unchanged | "UnchangedRows" >> beam.Map(unchanged_row)
-    fresh_rows = (read.inventory, detected.inventory, decoded.inventory, validated.inventory)
-    rows = (*fresh_rows, unchanged_rows) | "InventoryRows" >> beam.Flatten()
+    # every per-input stream is consumed producer by producer (the local runners materialise every
+    # multi-input Flatten in memory): only small partial results (run notes, partial counts,
+    # partial fidelity reports) are flattened
+    rows = (read.inventory, detected.inventory, decoded.inventory, validated.inventory, unchanged_rows)
     fresh_rejects = tuple(reject_streams) | "FreshRejects" >> beam.Flatten()
 
     # -- carried forward from the previous run (--since) -----------------------------------------
@@ -191,8 +193,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     if reuse is not None:
         reject_records.append(carried["rejects"])
     inventory_records = [
-        pc | f"InventoryRecords{i}" >> beam.Map(inventory_record)
-        for i, pc in enumerate((*fresh_rows, unchanged_rows))
+        pc | f"InventoryRecords{i}" >> beam.Map(inventory_record) for i, pc in enumerate(rows)
     ]
     written_shards = [
         tuple(canonical_in) | "WriteCanonical" >> shards[CANONICAL],
@@ -205,14 +206,15 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     written = [shard_infos | "ShardPaths" >> beam.Map(lambda s: s.rel)]
 
     count_streams = [
-        rows | "CountRows" >> beam.FlatMap(row_counts),
+        *(pc | f"CountRows{i}" >> beam.FlatMap(row_counts) for i, pc in enumerate(rows)),
         tuple(reject_dicts) | "AllRejects" >> beam.Flatten() | "CountRejects" >> beam.FlatMap(reject_counts),
         paired.deleted | "CountDeleted" >> beam.Map(lambda _: (("inputs", "deleted"), 1)),
     ]
     if fidelity_on:
-        all_fidelity = tuple(fidelity_dicts) | "AllRows" >> beam.Flatten()
-        written.append(all_fidelity | "FidelityReport" >> WriteFidelityReport(output, cfg.inputs))
-        count_streams.append(all_fidelity | "CountFidelity" >> beam.FlatMap(fidelity_counts))
+        written.append(tuple(fidelity_dicts) | "FidelityReport" >> WriteFidelityReport(output, cfg.inputs))
+        count_streams += [
+            pc | f"CountFidelity{i}" >> beam.FlatMap(fidelity_counts) for i, pc in enumerate(fidelity_dicts)
+        ]
     if candidates:
         committed = (
             tuple(candidates) | "AllCandidates" >> beam.Flatten() | "CommitExports" >> CommitExports(output)
@@ -258,7 +260,10 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         | "Prune" >> Prune(output)
         | beam.combiners.Count.Globally()
     )
-    counts = tuple(count_streams) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
+    # summed per stream first (lifted: the partial sums are made fused with each producer), so
+    # the Flatten below holds a few partial sums per key instead of one pair per input and count
+    partial_counts = [pc | f"PartialSum{i}" >> beam.CombinePerKey(sum) for i, pc in enumerate(count_streams)]
+    counts = tuple(partial_counts) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
     header = {
         "options": cfg.public(),
         "runner": runner,
