@@ -237,3 +237,12 @@ def test_read_bounded_reads_past_a_stale_listed_size(tmp_path: Path) -> None:
         read_bounded(fs, path, 99, 40)  # grew past the limit
     with pytest.raises(OverflowError):
         read_bounded(fs, path, 99, 100)
+
+
+def test_the_merge_read_ahead_is_bounded_whatever_the_number_of_runs() -> None:
+    from pipeline.shards import MERGE_BUDGET, merge_block
+
+    assert merge_block(1) == 1 << 20 and merge_block(0) == 1 << 20
+    for runs in (32, 56, 170, 500):
+        assert runs * merge_block(runs) <= MERGE_BUDGET
+    assert merge_block(100_000) == 64 << 10  # a floor: reads stay a sensible size
