@@ -12,7 +12,9 @@
 
 Big data (bytes, entities, lines) stays inside the fused read-to-write stage; only small records
 (file refs, run notes, export candidates, counts) cross a shuffle, so the local runners, which hold
-shuffled data in memory, stream an archive of any size.
+shuffled data in memory, stream an archive of any size. The local runners also materialise every
+multi-input Flatten, so per-input streams (inventory rows, count pairs, fidelity rows) are written,
+counted and folded producer by producer; only partial results are flattened.
 """
 
 from __future__ import annotations
