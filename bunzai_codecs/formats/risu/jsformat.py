@@ -24,6 +24,8 @@ import struct
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 # the C-accelerated string escaper of json.dumps(ensure_ascii=False): same escapes as JSON.stringify
 _escape: Any = getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
 
@@ -63,9 +65,75 @@ def js_number(x: int | float) -> str:
 def stringify(value: Any, indent: int | str = 0) -> str:
     """``JSON.stringify(value, null, indent)`` for a tree parsed from JSON."""
     gap = " " * indent if isinstance(indent, int) else indent
+    fast = _fast_stringify(value, gap)
+    if fast is not None:
+        return fast
     parts: list[str] = []
     _emit(value, gap, "", parts)
     return "".join(parts)
+
+
+#: gaps orjson's output can be re-indented to (its own is two spaces; a raw tab never occurs in
+#: JSON text, strings escape it, so it is a safe placeholder for one level)
+_FAST_GAPS = frozenset({"", "  ", "    ", "\t"})
+#: value classes whose orjson text is JSON.stringify's (strings escape the same characters; the
+#: containers are walked; a float is checked one by one, see ``_float_same``)
+_PLAIN = frozenset({str, int, bool, type(None)})
+_FLOAT_SAME: dict[float, bool] = {}
+
+
+def _float_same(x: float) -> bool:
+    """Whether orjson writes ``x`` as JavaScript's ``String(x)`` does (``0.5`` yes; ``1.0``, ``1e-7``
+    no): cached per value, as files repeat a few settings values."""
+    same = _FLOAT_SAME.get(x)
+    if same is None:
+        same = orjson.dumps(x).decode("ascii") == js_number(x)
+        if len(_FLOAT_SAME) > 4096:
+            _FLOAT_SAME.clear()
+        _FLOAT_SAME[x] = same
+    return same
+
+
+def _fast_stringify(value: Any, gap: str) -> str | None:
+    """``stringify`` through orjson when its bytes are provably ``_emit``'s: string keys only, plain
+    JSON value classes, every float one orjson prints as JavaScript does, a gap of 0/2/4 spaces or
+    a tab; ``None`` otherwise (and on anything orjson refuses: big integers, lone surrogates, deep
+    nesting), so the exact writer below decides."""
+    if gap not in _FAST_GAPS:
+        return None
+    stack = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    deepest = 0  # nesting depth of the deepest container: the indent levels to rewrite
+    while stack:
+        v, depth = pop()
+        c = v.__class__
+        if c is dict or c is list:
+            if depth >= deepest:
+                deepest = depth + 1
+            for k, x in v.items() if c is dict else enumerate(v):
+                if c is dict and k.__class__ is not str:
+                    return None
+                xc = x.__class__
+                if xc is dict or xc is list:
+                    push((x, depth + 1))
+                elif xc not in _PLAIN and not (xc is float and _float_same(x)):
+                    return None
+        elif c not in _PLAIN and not (c is float and _float_same(v)):
+            return None
+    try:
+        if not gap:
+            return orjson.dumps(value).decode("utf-8")
+        out = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return None
+    if gap != "  ":
+        # every newline in the text is structural (strings escape theirs) and is followed by two
+        # spaces per level: turn levels into tabs from the deepest up, then tabs into the gap
+        for level in range(deepest, 0, -1):
+            out = out.replace(b"\n" + b"  " * level, b"\n" + b"\t" * level)
+        if gap != "\t":
+            out = out.replace(b"\t", gap.encode("ascii"))
+    return out.decode("utf-8")
 
 
 def _emit(v: Any, gap: str, cur: str, out: list[str]) -> None:
