@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
@@ -151,6 +152,10 @@ _ALWAYS = frozenset({"excludeRecursion", "preventRecursion", "delayUntilRecursio
 _CAMEL_SPELLING = {snake: camel for _, snake, camel in _EXT_FIELDS}
 _CAMEL_SPELLING.update({"case_sensitive": "caseSensitive"})
 _CAMEL_SPELLING.update({snake: camel for _, camel, snake in SCAN_SOURCES})
+
+
+#: ``core.basecache`` tag of :func:`book_to_body`'s dicts (decoders that keep them use this tag)
+BOOK_TAG = "character_book"
 
 
 def ENTRY_KEY(item: Any) -> Any:
@@ -650,7 +655,8 @@ def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
     raw = twin.get("raw") if twin else None
     if not isinstance(raw, dict):
         return body_to_book(body)
-    base_body = LorebookBody.model_validate(book_to_body(raw))
+    mapped = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree
+    base_body = LorebookBody.model_validate(book_to_body(raw) if mapped is None else mapped)
     if body == base_body:
         return raw
     spelling = book_spelling(raw)
@@ -747,6 +753,7 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
 
 
 __all__ = [
+    "BOOK_TAG",
     "CHARACTER_BOOK_COVERAGE",
     "CLAIMED_BOOK_EXTENSION_KEYS",
     "CLAIMED_EXTENSION_KEYS",
