@@ -73,8 +73,7 @@ def stringify(value: Any, indent: int | str = 0) -> str:
     return "".join(parts)
 
 
-#: gaps orjson's output can be re-indented to (its own is two spaces; a raw tab never occurs in
-#: JSON text, strings escape it, so it is a safe placeholder for one level)
+#: gaps orjson's text can be laid out in (its own indent is two spaces; see ``_fast_stringify``)
 _FAST_GAPS = frozenset({"", "  ", "    ", "\t"})
 #: value classes whose orjson text is JSON.stringify's (strings escape the same characters; the
 #: containers are walked; a float is checked one by one, see ``_float_same``)
@@ -95,45 +94,42 @@ def _float_same(x: float) -> bool:
 
 
 def _fast_stringify(value: Any, gap: str) -> str | None:
-    """``stringify`` through orjson when its bytes are provably ``_emit``'s: string keys only, plain
-    JSON value classes, every float one orjson prints as JavaScript does, a gap of 0/2/4 spaces or
-    a tab; ``None`` otherwise (and on anything orjson refuses: big integers, lone surrogates, deep
+    """``stringify`` through orjson when its text is provably ``_emit``'s: plain JSON value classes
+    only, every float one orjson prints as JavaScript does, a gap of 0/2/4 spaces or a tab; ``None``
+    otherwise (and on anything orjson refuses: non-string keys, big integers, lone surrogates, deep
     nesting), so the exact writer below decides."""
     if gap not in _FAST_GAPS:
         return None
-    stack = [(value, 0)]
-    pop, push = stack.pop, stack.append
-    deepest = 0  # nesting depth of the deepest container: the indent levels to rewrite
-    while stack:
-        v, depth = pop()
-        c = v.__class__
-        if c is dict or c is list:
-            if depth >= deepest:
-                deepest = depth + 1
-            for k, x in v.items() if c is dict else enumerate(v):
-                if c is dict and k.__class__ is not str:
-                    return None
+    c = value.__class__
+    if c is dict or c is list:
+        stack = [value]
+        pop, push = stack.pop, stack.append
+        while stack:
+            v = pop()
+            for x in v.values() if v.__class__ is dict else v:
                 xc = x.__class__
+                if xc is str or xc is int or xc is bool or x is None:
+                    continue
                 if xc is dict or xc is list:
-                    push((x, depth + 1))
-                elif xc not in _PLAIN and not (xc is float and _float_same(x)):
+                    push(x)
+                elif xc is not float or not _float_same(x):
                     return None
-        elif c not in _PLAIN and not (c is float and _float_same(v)):
-            return None
+    elif c not in _PLAIN and not (c is float and _float_same(value)):
+        return None
     try:
         if not gap:
             return orjson.dumps(value).decode("utf-8")
+        if gap == "  ":
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+        # another gap: orjson indents by two spaces; when no string holds two spaces in a row (its
+        # compact text has none) every "  " of the indented text is one indent level, and each
+        # becomes the gap
+        if b"  " in orjson.dumps(value):
+            return None
         out = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
         return None
-    if gap != "  ":
-        # every newline in the text is structural (strings escape theirs) and is followed by two
-        # spaces per level: turn levels into tabs from the deepest up, then tabs into the gap
-        for level in range(deepest, 0, -1):
-            out = out.replace(b"\n" + b"  " * level, b"\n" + b"\t" * level)
-        if gap != "\t":
-            out = out.replace(b"\t", gap.encode("ascii"))
-    return out.decode("utf-8")
+    return out.replace(b"  ", gap.encode("ascii")).decode("utf-8")
 
 
 def _emit(v: Any, gap: str, cur: str, out: list[str]) -> None:

@@ -99,6 +99,7 @@ def _exact(value: object, indent: int | str) -> str:
         {"f": 1e-7, "g": 1e21, "h": -0.0},
         {"i": 2**64},  # beyond orjson: the exact writer decides
         {"s": "\ud800"},  # lone surrogate: same text as the exact writer
+        {"two  spaces": ["a  b", " x ", {"k": "  "}]},  # a 4-space or tab gap: the exact writer decides
         [[[[{"deep": [1, 2, [3]]}]]]],
         "plain",
         [],
