@@ -25,6 +25,7 @@ from typing import Any
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreCategory, LoreEntry
+from bunzai_codecs.formats.risu.twins import twin_rows
 
 FOLDER_MARK = "\uf000"
 FOLDER_PREFIX = FOLDER_MARK + "folder:"
@@ -415,31 +416,11 @@ def settings_body(cb: Any) -> dict[str, Any]:
     return out
 
 
-def rows_in(raw: Any) -> list[Any] | None:
-    """The lore rows a Risu twin tree holds: a row list, a ``{type:"risu"}`` export, or a module's
-    ``lorebook``; None for anything else (a ``character_book`` included)."""
-    if isinstance(raw, list):
-        return raw if all(isinstance(r, dict) for r in raw) else None
-    if not isinstance(raw, dict):
-        return None
-    if raw.get("type") == "risu" and isinstance(raw.get("data"), list):
-        return rows_in(raw["data"])
-    got = raw.get("module")
-    module: dict[str, Any] = got if isinstance(got, dict) else raw
-    if module.get("type") == "risuModule" or module is not raw:
-        return rows_in(module.get("lorebook") or [])
-    return None
-
-
 #: the Risu codecs whose twin of a lorebook can be rows, in the order they are tried
 ROW_SOURCES = ("risu-lorebook", "risu-regex", "risu")
 
 
 def rows_for(entity: Any, body: LorebookBody, sources: tuple[str, ...] = ROW_SOURCES) -> list[Any]:
     """Rows for a linked lorebook: the first Risu twin's rows overlaid with ``body``, else fresh."""
-    for fid in sources:
-        t = entity.twin(fid)
-        rows = rows_in(t.get("raw")) if t else None
-        if rows is not None:
-            return merge_rows(rows, body)
-    return body_to_rows(body)
+    rows = twin_rows(entity, sources, "risu", "lorebook")
+    return merge_rows(rows, body) if rows is not None else body_to_rows(body)
