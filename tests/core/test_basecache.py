@@ -66,3 +66,13 @@ def test_an_edit_in_place_shows_in_the_export_with_the_cache_warm() -> None:
     book.body.entries[0].content = "edited in place"
     out = bundle.write(card, "sillytavern", linked=d.entities).data
     assert b"Renamed In Place" in out and b"edited in place" in out
+
+
+def test_a_risu_lorebook_edit_in_place_shows_with_the_cache_warm() -> None:
+    name = "risu/harbor_lorebook_export.json"
+    d = bundle.read((SAMPLES / name).read_bytes(), name)
+    book = d.primary
+    assert isinstance(book.body, LorebookBody) and book.source is not None
+    assert book.source.format == "risu-lorebook"
+    book.body.entries[0].content = "edited in place"
+    assert b"edited in place" in bundle.write(book, "risu-lorebook").data
