@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreCategory, LoreEntry
@@ -138,6 +139,11 @@ def _trigger(text: str, regex: bool, probability: int | float | None) -> dict[st
     if probability is not None:
         t["probability"] = probability
     return t
+
+
+#: ``core.basecache`` tag of :func:`rows_to_body`'s dicts for an unnamed row list (``at`` only
+#: names paths in errors, so it does not change the dict)
+ROWS_TAG = "risu-lore-rows"
 
 
 def rows_to_body(rows: Any, *, name: str = "", at: str = "$") -> dict[str, Any]:
@@ -303,7 +309,8 @@ def merge_rows(
     """The twin's rows overlaid with ``body`` (see the module docstring); ``raw_rows`` itself when
     nothing changed. ``base`` is the body decoded from ``raw_rows`` (recomputed when not given)."""
     if base is None:
-        base = LorebookBody.model_validate(rows_to_body(raw_rows))
+        mapped = basecache.recall(ROWS_TAG, raw_rows)  # what the decoder mapped from these rows
+        base = LorebookBody.model_validate(rows_to_body(raw_rows) if mapped is None else mapped)
     keys = row_keys(raw_rows)
     base_fresh = _fresh_by_key(base)
     new_fresh = _fresh_by_key(body)
