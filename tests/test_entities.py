@@ -1067,3 +1067,21 @@ def test_opaque_data_keeps_its_nulls_through_dump() -> None:
     assert dumped["behavior"]["triggerScripts"] == rows
     assert dumped["extensions"] == extensions
     assert CharacterBody.model_validate(dumped) == body
+
+
+def test_body_equality_is_field_equality_and_sees_nested_edits() -> None:
+    """Encoders decide "unedited" by ``body == base``: the fast ``Body.__eq__`` must agree with
+    pydantic's (same class and same field values), including edits deep inside nested models."""
+    from pydantic import BaseModel
+
+    from bunzai_codecs.entities import LorebookBody
+    from bunzai_codecs.entities.lorebook import LoreCategory
+
+    d = {"name": "b", "entries": [{"id": "1", "triggers": [{"text": "k"}]}]}
+    a, b = LorebookBody.model_validate(d), LorebookBody.model_validate(d)
+    assert a == b and BaseModel.__eq__(a, b)
+    b.entries[0].triggers[0].text = "edited"  # type: ignore[index]
+    assert a != b and not BaseModel.__eq__(a, b)
+    assert LorebookBody() != LoreCategory(id="x")
+    assert LorebookBody() != {"name": ""}
+    assert LorebookBody(entries=[]) == LorebookBody()

@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bunzai_codecs.core import inflate
 from bunzai_codecs.core.errors import LimitExceeded, Malformed, Unsupported
 
 ZIP_STORED = zipfile.ZIP_STORED
@@ -48,10 +49,6 @@ _S_IFLNK = 0o120000
 _FILE_MODE = 0o100644 << 16
 _DIR_MODE = (0o040755 << 16) | 0x10  # 0x10: the MS-DOS directory bit, for non-unix readers
 _UNIX = 3
-_FEED = 64 * 1024
-#: output asked of zlib per call: zlib builds each call's result in blocks and then copies them
-#: into one bytes object, so a single large call would briefly hold twice its output
-_STEP = 1024 * 1024
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -387,24 +384,13 @@ def _inflate_member(raw: memoryview, m: ZipMember) -> bytes:
     """Raw-deflate ``raw``, asking zlib for at most declared size + 1 bytes in total."""
     if m.size == 0 and len(raw) == 0:
         return b""
-    d = zlib.decompressobj(-15)
-    out: list[bytes] = []
-    produced = 0
-    pos = 0
     try:
-        while not d.eof:
-            if d.unconsumed_tail:
-                feed: bytes | memoryview = d.unconsumed_tail
-            elif pos < len(raw):
-                feed = raw[pos : pos + _FEED]
-                pos += len(feed)
-            else:
-                raise Malformed("member's deflate stream is truncated", path=m.name)
-            piece = d.decompress(feed, min(_STEP, m.size + 1 - produced))
-            produced += len(piece)
-            if produced > m.size:
-                raise LimitExceeded(f"member inflates past its declared size of {m.size} bytes", path=m.name)
-            out.append(piece)
-    except zlib.error as e:
+        return inflate.bounded(raw, m.size, wbits=inflate.RAW_DEFLATE)
+    except inflate.Truncated:
+        raise Malformed("member's deflate stream is truncated", path=m.name) from None
+    except inflate.TooLarge:
+        raise LimitExceeded(
+            f"member inflates past its declared size of {m.size} bytes", path=m.name
+        ) from None
+    except inflate.Corrupt as e:
         raise Malformed(f"member has bad deflate data ({e})", path=m.name) from None
-    return b"".join(out)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from bunzai_codecs.core import inflate
 from bunzai_codecs.core.errors import LimitExceeded, Malformed
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -34,11 +35,6 @@ MAX_INFLATE_TOTAL = 96 * _MIB
 
 #: the PNG spec caps a chunk length at 2^31 - 1
 _MAX_CHUNK_LENGTH = 0x7FFFFFFF
-#: compressed input is fed to zlib in slices of this size so output checks happen often
-_FEED = 64 * 1024
-#: output asked of zlib per call: zlib builds each call's result in blocks and then copies them
-#: into one bytes object, so a single large call would briefly hold twice its output
-_STEP = 1024 * 1024
 _IEND = b"IEND"
 _TEXT_TYPE_BYTES = frozenset(t.encode("ascii") for t in TEXT_TYPES)
 
@@ -327,34 +323,16 @@ def _decode_text(chunk: Chunk, index: int, bound: tuple[int, str]) -> TextChunk:
 def _inflate(data: bytes, start: int, bound: tuple[int, str], where: str, offset: int) -> bytes:
     """Inflate ``data[start:]`` to at most ``bound[0]`` bytes; zlib is never asked for more than that + 1."""
     limit, which = bound
-    view = memoryview(data)[start:]
-    d = zlib.decompressobj()
-    out: list[bytes] = []
-    produced = 0
-    pos = 0
     try:
-        while not d.eof:
-            if d.unconsumed_tail:
-                feed: bytes | memoryview = d.unconsumed_tail
-            elif pos < len(view):
-                feed = view[pos : pos + _FEED]
-                pos += len(feed)
-            else:
-                raise Malformed(f"{where}: compressed stream is truncated", offset=offset)
-            piece = d.decompress(feed, min(_STEP, limit + 1 - produced))
-            produced += len(piece)
-            if produced > limit:
-                # drop what was inflated before raising: the error is kept (Sniff records it) and its
-                # traceback would otherwise hold up to ``limit`` bytes alive until a cyclic GC pass
-                out.clear()
-                del piece
-                raise LimitExceeded(
-                    f"{where} inflates past the {which} bound of {limit} bytes", offset=offset
-                )
-            out.append(piece)
-    except zlib.error as e:
+        return inflate.bounded(memoryview(data)[start:], limit)
+    except inflate.Truncated:
+        raise Malformed(f"{where}: compressed stream is truncated", offset=offset) from None
+    except inflate.TooLarge:
+        raise LimitExceeded(
+            f"{where} inflates past the {which} bound of {limit} bytes", offset=offset
+        ) from None
+    except inflate.Corrupt as e:
         raise Malformed(f"{where}: bad zlib data ({e})", offset=offset) from None
-    return b"".join(out)
 
 
 def _keyword_bytes(keyword: str) -> bytes:

@@ -36,6 +36,17 @@ class Body(BaseModel):
         ser_json_inf_nan="strings",
     )
 
+    def __eq__(self, other: object) -> bool:
+        # BaseModel.__eq__ less the checks a body never needs: bodies have no private attributes,
+        # no extras (``extra="forbid"``) and nothing but their fields in ``__dict__``, so two bodies
+        # of one class are equal exactly when their ``__dict__``s are. Encoders compare whole
+        # bodies (is the twin's body unedited?), hundreds of nested models per lorebook.
+        if other.__class__ is self.__class__:
+            return self.__dict__ == other.__dict__
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as BaseModel's: unhashable
+
     def dump(self) -> dict[str, Any]:
         """The JSON-ready dict of this body (absent optional fields left out)."""
         return self.model_dump(mode="json", exclude_none=True)

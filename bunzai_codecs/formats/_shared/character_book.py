@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
@@ -52,12 +53,13 @@ from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
+    POSITION_NAMES,
     ROLE_INTS,
     ROLE_NAMES,
     SCAN_SOURCES,
     format_keys,
     logic_name,
-    parse_keys,
+    parse_key,
     position_int,
     position_name,
     role_name,
@@ -65,9 +67,7 @@ from bunzai_codecs.formats._shared.lore import (
 )
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
-    bool_at,
     js_number_text,
-    num_at,
     opt_bool,
     opt_num,
     opt_obj,
@@ -152,6 +152,10 @@ _ALWAYS = frozenset({"excludeRecursion", "preventRecursion", "delayUntilRecursio
 _CAMEL_SPELLING = {snake: camel for _, snake, camel in _EXT_FIELDS}
 _CAMEL_SPELLING.update({"case_sensitive": "caseSensitive"})
 _CAMEL_SPELLING.update({snake: camel for _, camel, snake in SCAN_SOURCES})
+
+
+#: ``core.basecache`` tag of :func:`book_to_body`'s dicts (decoders that keep them use this tag)
+BOOK_TAG = "character_book"
 
 
 def ENTRY_KEY(item: Any) -> Any:
@@ -323,16 +327,24 @@ _VERBATIM: dict[Any, frozenset[type]] = {
     _r_bool: frozenset({bool, _NONE}),
     _r_bool_keep: frozenset({bool}),
     _r_str: frozenset({str, _NONE}),
+    _r_delay: frozenset({int}),
+}
+#: ST ints each reader maps by table alone (``_r_position``: POSITION_NAMES; ``_r_role``, ``_r_logic``:
+#: the known values; every other value still goes through the reader)
+_NAMES: dict[Any, dict[int, str]] = {
+    _r_position: POSITION_NAMES,
+    _r_role: ROLE_NAMES,
+    _r_logic: LOGIC_NAMES,
 }
 _NEVER: frozenset[type] = frozenset()
 
 #: wire key -> (canonical field, reader, spelling rank: 0 = ST's snake_case, 1 = the camelCase alias,
 #: value classes stored as they are)
-_X: dict[str, tuple[str, _Reader, int, frozenset[type]]] = {}
+_X: dict[str, tuple[str, _Reader, int, frozenset[type], dict[int, str] | None]] = {}
 
 
 def _add(key: str, field: str, reader: _Reader, rank: int) -> None:
-    _X[key] = (field, reader, rank, _VERBATIM.get(reader, _NEVER))
+    _X[key] = (field, reader, rank, _VERBATIM.get(reader, _NEVER), _NAMES.get(reader))
 
 
 _add("position", "position", _r_position, 0)
@@ -399,9 +411,15 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     elif x.__class__ is not dict:
         raise wrong(ctx.at("extensions"), "an object", x)
 
-    # title / comment: name ?? comment (CANONICAL §7 "Title")
-    name = str_at(g("name"), ctx, "name")
-    comment = str_at(g("comment"), ctx, "comment")
+    # title / comment: name ?? comment (CANONICAL §7 "Title"). The wire readers are inlined for
+    # the common value classes in this function (it runs once per entry of every book): each
+    # ``x.__class__ is ...`` test below is the fast path of ``str_at``/``bool_at``/``num_at``.
+    name = g("name")
+    if name is not None and name.__class__ is not str:
+        name = opt_str(name, ctx.at("name"))
+    comment = g("comment")
+    if comment is not None and comment.__class__ is not str:
+        comment = opt_str(comment, ctx.at("comment"))
     if name:
         title = name
         note = comment if comment is not None and comment != name else None
@@ -413,30 +431,42 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     keys = strs_at(g("keys"), ctx, "keys")
     secondary = strs_at(g("secondary_keys"), ctx, "secondary_keys")
     eid = g("id")
+    content = g("content")
+    if content.__class__ is not str:
+        content = opt_str(content, ctx.at("content")) or ""
     row: dict[str, Any] = {
         "id": eid if eid.__class__ is str else _entry_id(eid, index, ctx),
         "title": title,
-        "content": str_at(g("content"), ctx, "content") or "",
-        "triggers": parse_keys(keys) if keys is not None else None,
-        "secondaryTriggers": parse_keys(secondary) if secondary is not None else None,
+        "content": content,
+        # parse_key, with its plain-key case inline (only a key starting with "/" can be a regex)
+        "triggers": None if keys is None else [{"text": k} if k[:1] != "/" else parse_key(k) for k in keys],
+        "secondaryTriggers": None
+        if secondary is None
+        else [{"text": k} if k[:1] != "/" else parse_key(k) for k in secondary],
     }
     if note is not None:
         row["comment"] = note
     v = g("enabled")
     if v is not None:
-        row["enabled"] = bool_at(v, ctx, "enabled")
+        if v is not True and v is not False:
+            raise wrong(ctx.at("enabled"), "a boolean", v)
+        row["enabled"] = v
     v = g("constant")
     if v is not None:
-        row["constant"] = bool_at(v, ctx, "constant")
+        if v is not True and v is not False:
+            raise wrong(ctx.at("constant"), "a boolean", v)
+        row["constant"] = v
     v = g("selective")
     if v is not None:
-        row["selective"] = bool_at(v, ctx, "selective")
+        if v is not True and v is not False:
+            raise wrong(ctx.at("selective"), "a boolean", v)
+        row["selective"] = v
     v = g("insertion_order")
     if v is not None:
-        row["sortOrder"] = num_at(v, ctx, "insertion_order")
+        row["sortOrder"] = v if v.__class__ is int else opt_num(v, ctx.at("insertion_order"))
     v = g("priority")
     if v is not None:
-        row["priority"] = num_at(v, ctx, "priority")
+        row["priority"] = v if v.__class__ is int else opt_num(v, ctx.at("priority"))
 
     # ST's fields: extensions first (snake_case wins over the camelCase alias), then the top level
     rest: dict[str, Any] | None = None
@@ -448,11 +478,14 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
                 rest = {}
             rest[k] = v
             continue
-        field, reader, rank, verbatim = spec
+        field, reader, rank, verbatim, names = spec
         if rank and field in row:
             continue
-        if v.__class__ in verbatim:
+        c = v.__class__
+        if c in verbatim:
             row[field] = v
+        elif c is int and names is not None and v in names:
+            row[field] = names[v]  # the reader's own result for a known ST int
         else:
             reader(row, field, v, ctx, k, False)
     if not _SPEC_KEYS.issuperset(e):  # keys beside the spec fields: ST fields at the top level?
@@ -622,7 +655,8 @@ def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
     raw = twin.get("raw") if twin else None
     if not isinstance(raw, dict):
         return body_to_book(body)
-    base_body = LorebookBody.model_validate(book_to_body(raw))
+    mapped = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree
+    base_body = LorebookBody.model_validate(book_to_body(raw) if mapped is None else mapped)
     if body == base_body:
         return raw
     spelling = book_spelling(raw)
@@ -719,6 +753,7 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
 
 
 __all__ = [
+    "BOOK_TAG",
     "CHARACTER_BOOK_COVERAGE",
     "CLAIMED_BOOK_EXTENSION_KEYS",
     "CLAIMED_EXTENSION_KEYS",

@@ -45,6 +45,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
@@ -313,6 +314,10 @@ def body_to_scripts(body: RegexSetBody) -> list[dict[str, Any]]:
     return [rule_to_script(r, i) for i, r in enumerate(rules)]
 
 
+#: ``core.basecache`` tag of :func:`scripts_to_body`'s dicts for an unnamed (embedded) script list
+SCRIPTS_TAG = "st-regex-scripts"
+
+
 def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     """A linked regex set as ``regex_scripts`` (its twin under ``codec_id`` when it has one)."""
     body = regex.body
@@ -321,7 +326,8 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     raw = twin.get("raw") if twin else None
     if not isinstance(raw, list):
         return body_to_scripts(body)
-    base_body = RegexSetBody.model_validate(scripts_to_body(raw))
+    mapped = basecache.recall(SCRIPTS_TAG, raw)  # what the card decoder mapped from this list
+    base_body = RegexSetBody.model_validate(scripts_to_body(raw) if mapped is None else mapped)
     if body.rules == base_body.rules:
         return raw
     return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
@@ -370,6 +376,7 @@ __all__ = [
     "EMBEDDED_SCRIPTS_COVERAGE",
     "PHASE_PLACEMENTS",
     "PLACEMENT_PHASES",
+    "SCRIPTS_TAG",
     "SCRIPT_KEY",
     "SCRIPT_KEYS",
     "ST_REGEX_COVERAGE",

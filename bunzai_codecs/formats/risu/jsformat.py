@@ -24,6 +24,8 @@ import struct
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 # the C-accelerated string escaper of json.dumps(ensure_ascii=False): same escapes as JSON.stringify
 _escape: Any = getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
 
@@ -63,9 +65,71 @@ def js_number(x: int | float) -> str:
 def stringify(value: Any, indent: int | str = 0) -> str:
     """``JSON.stringify(value, null, indent)`` for a tree parsed from JSON."""
     gap = " " * indent if isinstance(indent, int) else indent
+    fast = _fast_stringify(value, gap)
+    if fast is not None:
+        return fast
     parts: list[str] = []
     _emit(value, gap, "", parts)
     return "".join(parts)
+
+
+#: gaps orjson's text can be laid out in (its own indent is two spaces; see ``_fast_stringify``)
+_FAST_GAPS = frozenset({"", "  ", "    ", "\t"})
+#: value classes whose orjson text is JSON.stringify's (strings escape the same characters; the
+#: containers are walked; a float is checked one by one, see ``_float_same``)
+_PLAIN = frozenset({str, int, bool, type(None)})
+_FLOAT_SAME: dict[float, bool] = {}
+
+
+def _float_same(x: float) -> bool:
+    """Whether orjson writes ``x`` as JavaScript's ``String(x)`` does (``0.5`` yes; ``1.0``, ``1e-7``
+    no): cached per value, as files repeat a few settings values."""
+    same = _FLOAT_SAME.get(x)
+    if same is None:
+        same = orjson.dumps(x).decode("ascii") == js_number(x)
+        if len(_FLOAT_SAME) > 4096:
+            _FLOAT_SAME.clear()
+        _FLOAT_SAME[x] = same
+    return same
+
+
+def _fast_stringify(value: Any, gap: str) -> str | None:
+    """``stringify`` through orjson when its text is provably ``_emit``'s: plain JSON value classes
+    only, every float one orjson prints as JavaScript does, a gap of 0/2/4 spaces or a tab; ``None``
+    otherwise (and on anything orjson refuses: non-string keys, big integers, lone surrogates, deep
+    nesting), so the exact writer below decides."""
+    if gap not in _FAST_GAPS:
+        return None
+    c = value.__class__
+    if c is dict or c is list:
+        stack = [value]
+        pop, push = stack.pop, stack.append
+        while stack:
+            v = pop()
+            for x in v.values() if v.__class__ is dict else v:
+                xc = x.__class__
+                if xc is str or xc is int or xc is bool or x is None:
+                    continue
+                if xc is dict or xc is list:
+                    push(x)
+                elif xc is not float or not _float_same(x):
+                    return None
+    elif c not in _PLAIN and not (c is float and _float_same(value)):
+        return None
+    try:
+        if not gap:
+            return orjson.dumps(value).decode("utf-8")
+        if gap == "  ":
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+        # another gap: orjson indents by two spaces; when no string holds two spaces in a row (its
+        # compact text has none) every "  " of the indented text is one indent level, and each
+        # becomes the gap
+        if b"  " in orjson.dumps(value):
+            return None
+        out = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return None
+    return out.replace(b"  ", gap.encode("ascii")).decode("utf-8")
 
 
 def _emit(v: Any, gap: str, cur: str, out: list[str]) -> None:

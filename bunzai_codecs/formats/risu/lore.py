@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreCategory, LoreEntry
+from bunzai_codecs.formats.risu.twins import twin_rows
 
 FOLDER_MARK = "\uf000"
 FOLDER_PREFIX = FOLDER_MARK + "folder:"
@@ -137,6 +139,11 @@ def _trigger(text: str, regex: bool, probability: int | float | None) -> dict[st
     if probability is not None:
         t["probability"] = probability
     return t
+
+
+#: ``core.basecache`` tag of :func:`rows_to_body`'s dicts for an unnamed row list (``at`` only
+#: names paths in errors, so it does not change the dict)
+ROWS_TAG = "risu-lore-rows"
 
 
 def rows_to_body(rows: Any, *, name: str = "", at: str = "$") -> dict[str, Any]:
@@ -302,7 +309,8 @@ def merge_rows(
     """The twin's rows overlaid with ``body`` (see the module docstring); ``raw_rows`` itself when
     nothing changed. ``base`` is the body decoded from ``raw_rows`` (recomputed when not given)."""
     if base is None:
-        base = LorebookBody.model_validate(rows_to_body(raw_rows))
+        mapped = basecache.recall(ROWS_TAG, raw_rows)  # what the decoder mapped from these rows
+        base = LorebookBody.model_validate(rows_to_body(raw_rows) if mapped is None else mapped)
     keys = row_keys(raw_rows)
     base_fresh = _fresh_by_key(base)
     new_fresh = _fresh_by_key(body)
@@ -415,31 +423,11 @@ def settings_body(cb: Any) -> dict[str, Any]:
     return out
 
 
-def rows_in(raw: Any) -> list[Any] | None:
-    """The lore rows a Risu twin tree holds: a row list, a ``{type:"risu"}`` export, or a module's
-    ``lorebook``; None for anything else (a ``character_book`` included)."""
-    if isinstance(raw, list):
-        return raw if all(isinstance(r, dict) for r in raw) else None
-    if not isinstance(raw, dict):
-        return None
-    if raw.get("type") == "risu" and isinstance(raw.get("data"), list):
-        return rows_in(raw["data"])
-    got = raw.get("module")
-    module: dict[str, Any] = got if isinstance(got, dict) else raw
-    if module.get("type") == "risuModule" or module is not raw:
-        return rows_in(module.get("lorebook") or [])
-    return None
-
-
 #: the Risu codecs whose twin of a lorebook can be rows, in the order they are tried
 ROW_SOURCES = ("risu-lorebook", "risu-regex", "risu")
 
 
 def rows_for(entity: Any, body: LorebookBody, sources: tuple[str, ...] = ROW_SOURCES) -> list[Any]:
     """Rows for a linked lorebook: the first Risu twin's rows overlaid with ``body``, else fresh."""
-    for fid in sources:
-        t = entity.twin(fid)
-        rows = rows_in(t.get("raw")) if t else None
-        if rows is not None:
-            return merge_rows(rows, body)
-    return body_to_rows(body)
+    rows = twin_rows(entity, sources, "risu", "lorebook")
+    return merge_rows(rows, body) if rows is not None else body_to_rows(body)

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
@@ -116,6 +117,7 @@ class RisuLorebookCodec(Codec):
                 return Decoded([e])
             raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
         body = lore.rows_to_body(rows, at="$.data")
+        basecache.remember(lore.ROWS_TAG, rows, body, input_bytes=s.size)  # for merge_rows
         return Decoded([self.entity(s, body, raw=tree)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:

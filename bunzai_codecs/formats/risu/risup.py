@@ -21,6 +21,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from bunzai_codecs.core import inflate as bounded_inflate
 from bunzai_codecs.core.errors import LimitExceeded, Malformed
 from bunzai_codecs.formats.risu import jsformat, rpack
 
@@ -28,7 +29,6 @@ KEY = hashlib.sha256(b"risupreset").digest()
 IV = bytes(12)
 #: bound on the inflated msgpack (the input itself is bounded at 96 MiB)
 MAX_INFLATE = 96 * 1024 * 1024
-_STEP = 1024 * 1024
 #: RPack of a gzip header 1f 8b 08: every real .risup starts with it
 RISUP_MAGIC = rpack.encode(b"\x1f\x8b\x08")
 
@@ -91,23 +91,14 @@ def inflate(data: bytes) -> tuple[bytes, str]:
     """
     wbits = _wbits(data[:2])
     kind = {31: "gzip", 15: "zlib", -15: "deflate"}[wbits]
-    d = zlib.decompressobj(wbits)
-    out = bytearray()
-    buf = data
     try:
-        while True:
-            chunk = d.decompress(buf, _STEP)
-            out += chunk
-            if len(out) > MAX_INFLATE:
-                raise LimitExceeded(f"preset inflates past {MAX_INFLATE} bytes")
-            buf = d.unconsumed_tail
-            if d.eof or (not buf and not chunk):
-                break
-    except zlib.error as exc:
+        return bounded_inflate.bounded(data, MAX_INFLATE, wbits=wbits), kind
+    except bounded_inflate.TooLarge:
+        raise LimitExceeded(f"preset inflates past {MAX_INFLATE} bytes") from None
+    except bounded_inflate.Corrupt as exc:
         raise Malformed(f"preset {kind} stream is corrupt: {exc}", offset=0) from None
-    if not d.eof:
-        raise Malformed(f"preset {kind} stream ends early (truncated)", offset=len(data))
-    return bytes(out), kind
+    except bounded_inflate.Truncated:
+        raise Malformed(f"preset {kind} stream ends early (truncated)", offset=len(data)) from None
 
 
 def open_preset(data: bytes, *, rpacked: bool) -> OpenedPreset:

@@ -20,6 +20,7 @@ from typing import Any
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats.risu.twins import twin_rows
 
 #: Risu ``type`` -> canonical phase
 TYPE_TO_PHASE = {
@@ -139,31 +140,11 @@ def merge_rows(raw_rows: list[Any], body: RegexSetBody, *, base: RegexSetBody | 
     return out
 
 
-def rows_in(raw: Any) -> list[Any] | None:
-    """The customscript rows a Risu twin tree holds: a row list, a ``{type:"regex"}`` export, or a
-    module (``{"module": {...}}`` or flat); None for anything else."""
-    if isinstance(raw, list):
-        return raw if all(isinstance(r, dict) for r in raw) else None
-    if not isinstance(raw, dict):
-        return None
-    if raw.get("type") == "regex" and isinstance(raw.get("data"), list):
-        return rows_in(raw["data"])
-    got = raw.get("module")
-    module: dict[str, Any] = got if isinstance(got, dict) else raw
-    if module.get("type") == "risuModule" or module is not raw:
-        return rows_in(module.get("regex") or [])
-    return None
-
-
 #: the Risu codecs whose twin of a regex set can be rows, in the order they are tried
 ROW_SOURCES = ("risu-regex", "risu-preset", "risu")
 
 
 def rows_for(entity: Any, body: RegexSetBody, sources: tuple[str, ...] = ROW_SOURCES) -> list[Any]:
     """Rows for a linked regex set: the first Risu twin's rows overlaid with ``body``, else fresh."""
-    for fid in sources:
-        t = entity.twin(fid)
-        rows = rows_in(t.get("raw")) if t else None
-        if rows is not None:
-            return merge_rows(rows, body)
-    return body_to_rows(body)
+    rows = twin_rows(entity, sources, "regex", "regex")
+    return merge_rows(rows, body) if rows is not None else body_to_rows(body)

@@ -34,16 +34,21 @@ from typing import Any, ClassVar
 import orjson
 from pydantic import ValidationError
 
-from bunzai_codecs.core import png
+from bunzai_codecs.core import basecache, png
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, validation_failed
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
-from bunzai_codecs.formats._shared.character_book import book_to_body, embed_book
+from bunzai_codecs.formats._shared.character_book import BOOK_TAG, book_to_body, embed_book
 from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
+from bunzai_codecs.formats._shared.st_regex import (
+    SCRIPTS_TAG,
+    body_to_scripts,
+    embed_scripts,
+    scripts_to_body,
+)
 from bunzai_codecs.formats._shared.tavern import (
     CARD_SPECS,
     SPEC_V2,
@@ -197,6 +202,7 @@ class SillyTavernCard(Codec):
             if not isinstance(book, dict):
                 raise wrong(bctx.path, "a character_book object", book)
             bbody = book_to_body(book, bctx)
+            basecache.remember(BOOK_TAG, book, bbody, input_bytes=s.size)  # for embed_book
             be = self.entity(s, bbody, raw=book, part=("lorebook", "character_book"), kind="lorebook")
             be.warnings.extend(bctx.warnings)
             linked.append(be)
@@ -205,10 +211,12 @@ class SillyTavernCard(Codec):
         if scripts is not None and scripts != []:
             rctx = MapContext(ctx.at(*data_path, "extensions", "regex_scripts"))
             rbody = scripts_to_body(scripts, name="", ctx=rctx)
+            basecache.remember(SCRIPTS_TAG, scripts, rbody, input_bytes=s.size)  # for embed_scripts
             re_ = self.entity(s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex")
             re_.warnings.extend(rctx.warnings)
             linked.append(re_)
 
+        basecache.remember(self._card_tag, tree, body, input_bytes=s.size)  # for base_body
         card = self.entity(s, body, raw=tree, **escrow)
         card.warnings.extend(ctx.warnings)
         if linked:
@@ -296,9 +304,16 @@ class SillyTavernCard(Codec):
             regex_scripts=None if scripts is KEEP or scripts is DROP else scripts,
         )
 
+    @property
+    def _card_tag(self) -> str:
+        # the card mapping depends on the codec's dialects: one basecache tag per codec
+        return f"tavern-card:{self.id}"
+
     def base_body(self, raw: dict[str, Any]) -> CharacterBody:
         """The body the twin's own tree decodes to (what an unedited entity holds)."""
-        body, _ = card_to_body(raw, dialects=self.dialects)
+        body = basecache.recall(self._card_tag, raw)
+        if body is None:
+            body, _ = card_to_body(raw, dialects=self.dialects)
         return CharacterBody.model_validate(body)
 
     def overlay_tree(

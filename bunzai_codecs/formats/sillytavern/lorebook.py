@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
@@ -198,6 +199,11 @@ def world_to_body(tree: Any, name: str, r: Reader) -> dict[str, Any]:
         for i, (k, e) in enumerate(entries.items())
     ]
     return body
+
+
+def _world_tag(name: str) -> str:
+    """``core.basecache`` tag of :func:`world_to_body`'s dicts (the mapping depends on ``name``)."""
+    return f"st-world:{name}"
 
 
 def world_name(tree: Any, file_name: str) -> str:
@@ -442,6 +448,7 @@ class SillyTavernLorebookCodec(Codec):
         r = Reader()
         name = world_name(tree, s.name)
         body = world_to_body(tree, name, r)
+        basecache.remember(_world_tag(name), tree, body, input_bytes=s.size)  # for encode
         e = self.entity(s, body, raw=tree, shape=WORLD, name=name)
         e.warnings.extend(r.warnings)
         return Decoded([e])
@@ -462,7 +469,11 @@ class SillyTavernLorebookCodec(Codec):
         twin = entity.twin(self.id)
         if twin is not None and twin.get("shape") == WORLD:
             raw = twin["raw"]
-            old = LorebookBody.model_validate(world_to_body(raw, twin.get("name", ""), Reader()))
+            name = twin.get("name", "")
+            mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
+            old = LorebookBody.model_validate(
+                world_to_body(raw, name, Reader()) if mapped is None else mapped
+            )
             keys = frozenset(raw["entries"])
             base = body_to_world(old, with_name=False, twin_keys=keys)
             fresh = body_to_world(entity.body, with_name=False, twin_keys=keys)

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chub_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, winner
 from conftest import corpus_root
 
 from bunzai_codecs import read
 from bunzai_codecs.entities import CharacterBody
 from bunzai_codecs.formats.chub.dialect import derived_media
+from tests.formats.codec_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, winner
 
 ST = "sillytavern"
 BEXLEY = "chub/dockhand.chub.v3.json"

@@ -7,12 +7,22 @@ import json
 from pathlib import Path
 
 import pytest
-from chub_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, scores, winner
 from conftest import corpus_root
 
 from bunzai_codecs import read, write
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import LorebookBody
+from tests.formats.codec_helpers import (
+    decode,
+    dumps,
+    edited,
+    export,
+    rt_compare,
+    sample,
+    sample_tree,
+    scores,
+    winner,
+)
 
 CL = "chub-lorebook"
 MARKET = "chub/market-lore.chub-lorebook.json"

@@ -9,7 +9,6 @@ from io import BytesIO
 from typing import Any, ClassVar
 
 import pytest
-from lumiverse_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, scores, winner
 
 from bunzai_codecs import read, write
 from bunzai_codecs.core import archive, registry
@@ -17,6 +16,17 @@ from bunzai_codecs.core.codec import Codec, EmitContext
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
+from tests.formats.codec_helpers import (
+    decode,
+    dumps,
+    edited,
+    export,
+    rt_compare,
+    sample,
+    sample_tree,
+    scores,
+    winner,
+)
 
 LV = "lumiverse"
 QUILL = "lumiverse/quill.lumiverse.json"

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from conftest import corpus_root, expect_rows
-from lumiverse_helpers import rt_compare
 
 from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody
+from tests.formats.codec_helpers import rt_compare
 
 ROWS = expect_rows("lumiverse")
 IDS = [r[0] for r in ROWS]

@@ -77,3 +77,38 @@ def test_jsonable_and_restore_round_trip_msgpack_only_values() -> None:
     # a placeholder an edit replaced stays as the edit made it
     edited = {**safe, "u": "set"}
     assert jsformat.restore(edited, specials)["u"] == "set"
+
+
+# -- the orjson fast path of stringify must give the exact writer's text, or step aside ------------
+
+
+def _exact(value: object, indent: int | str) -> str:
+    gap = " " * indent if isinstance(indent, int) else indent
+    parts: list[str] = []
+    jsformat._emit(value, gap, "", parts)
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("indent", [0, 2, 4, "\t", 3])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": [], "b": {}, "c": [1, {"x": None, "y": True}], "d": 'é\u2028\n"\\\x01\x7f'},
+        {"f": 0.5, "g": [0.25, -3.75]},
+        {"f": 1.0},  # JS prints 1: the exact writer decides
+        {"f": 1e-7, "g": 1e21, "h": -0.0},
+        {"i": 2**64},  # beyond orjson: the exact writer decides
+        {"s": "\ud800"},  # lone surrogate: same text as the exact writer
+        {"two  spaces": ["a  b", " x ", {"k": "  "}]},  # a 4-space or tab gap: the exact writer decides
+        [[[[{"deep": [1, 2, [3]]}]]]],
+        "plain",
+        [],
+    ],
+)
+def test_stringify_fast_path_matches_the_exact_writer(value: object, indent: int | str) -> None:
+    assert jsformat.stringify(value, indent) == _exact(value, indent)
+
+
+def test_stringify_fast_path_steps_aside_for_non_string_keys() -> None:
+    assert jsformat._fast_stringify({1: "x"}, "  ") is None
+    assert jsformat.stringify({1: "x"}, 2) == _exact({1: "x"}, 2) == '{\n  "1": "x"\n}'

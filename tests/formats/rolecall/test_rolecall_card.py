@@ -7,12 +7,22 @@ import json
 from typing import Any
 
 import pytest
-from rolecall_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, scores, winner
 
 from bunzai_codecs import read
 from bunzai_codecs.core import png
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import CharacterBody
+from tests.formats.codec_helpers import (
+    decode,
+    dumps,
+    edited,
+    export,
+    rt_compare,
+    sample,
+    sample_tree,
+    scores,
+    winner,
+)
 
 RC = "rolecall"
 WREN = "rolecall/wren.rolecall.v3.json"

@@ -6,11 +6,21 @@ import json
 from typing import Any
 
 import pytest
-from rolecall_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, scores, winner
 
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import LorebookBody
+from tests.formats.codec_helpers import (
+    decode,
+    dumps,
+    edited,
+    export,
+    rt_compare,
+    sample,
+    sample_tree,
+    scores,
+    winner,
+)
 
 RCL = "rolecall-lorebook"
 HARBOR = "rolecall/harbor.rolecall-lorebook.json"

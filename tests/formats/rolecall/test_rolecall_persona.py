@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pytest
-from rolecall_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, scores, winner
 
 from bunzai_codecs import read
 from bunzai_codecs.core import png
@@ -16,6 +15,17 @@ from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.registry import get
 from bunzai_codecs.entities import PersonaBody
+from tests.formats.codec_helpers import (
+    decode,
+    dumps,
+    edited,
+    export,
+    rt_compare,
+    sample,
+    sample_tree,
+    scores,
+    winner,
+)
 
 RCP = "rolecall-persona"
 NATIVE = "rolecall/mira.rolecall-persona.json"

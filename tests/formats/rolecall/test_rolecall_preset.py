@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import json
 
-from rolecall_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, scores, winner
-
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import PresetBody, RegexSetBody
+from tests.formats.codec_helpers import (
+    decode,
+    dumps,
+    edited,
+    export,
+    rt_compare,
+    sample,
+    sample_tree,
+    scores,
+    winner,
+)
 
 RCP = "rolecall-preset"
 LANTERN = "rolecall/lantern.rolecall-preset.json"

@@ -5,11 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
-from rolecall_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, scores, winner
 
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import RegexSetBody
+from tests.formats.codec_helpers import (
+    decode,
+    dumps,
+    edited,
+    export,
+    rt_compare,
+    sample,
+    sample_tree,
+    scores,
+    winner,
+)
 
 RCR = "rolecall-regex"
 TIDY = "rolecall/tidy-quotes.rolecall-regex.json"

@@ -1,5 +1,5 @@
-"""Helpers for the Chub codec tests (copied per folder under its own name:
-test helper modules must have unique names across tests/)."""
+"""Helpers shared by the RoleCall, Lumiverse and Chub codec tests: samples, detection scores,
+exports and the corpus round-trip comparer."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import Body
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 
 
