@@ -40,6 +40,8 @@ class PipelineRun:
     mode: str
     workers: int
     files: int
+    #: ``--fidelity``: off, native or full
+    fidelity: str
     wall_s: float
     cpu_s: float
     peak_rss: int
@@ -58,9 +60,11 @@ class PipelineRun:
 # -- single-process yardsticks ------------------------------------------------------------------
 
 
-def same_work(f: File) -> int:
-    """``normalize``'s per-input library work, in memory (``pipeline/transforms.py``: Detect, Decode,
-    Validate, the canonical records, RoundTrip): returns the bytes it would write."""
+def same_work(f: File, fidelity: str = "full") -> int:
+    """``normalize --fidelity MODE``'s per-input library work, in memory
+    (``pipeline/transforms.py``: Detect, Decode, Validate, the canonical records and, unless
+    ``off``, RoundTrip — without the cross-format rows for ``native``): returns the bytes it would
+    write."""
     from bunzai_codecs import lint as lint_rules
     from bunzai_codecs.bundle import read_sniff
     from bunzai_codecs.core import registry
@@ -98,10 +102,14 @@ def same_work(f: File) -> int:
         )
         out += len(record(e.id, [e.id, f.path], dumps(stamped)))
         keep.add(e.id)
+    if fidelity == "off":
+        return out
     where = {"input": f.path, "sha256": s.sha256, "uri": f.path}
     rows = [
         decode_row(decoded, source=cand.id, **where),
-        *check_decoded(s.data, decoded, source=cand.id, name=s.name, **where),
+        *check_decoded(
+            s.data, decoded, source=cand.id, name=s.name, targets=None if fidelity == "full" else (), **where
+        ),
     ]
     for row in rows:
         if row.entity in keep or row.check == "decode":
@@ -179,15 +187,30 @@ class _Sampler(threading.Thread):
 
 
 def normalize(
-    corpus: str | Sequence[str], out: str, *, mode: str, workers: int = 1, files: int = 0
+    corpus: str | Sequence[str],
+    out: str,
+    *,
+    mode: str,
+    workers: int = 1,
+    files: int = 0,
+    fidelity: str = "full",
 ) -> PipelineRun:
-    """``bunzai normalize --input corpus --output out`` on the DirectRunner in ``mode``
-    (``in_memory`` or ``multi_processing``): wall time, CPU time of the tree, peak RSS of the tree."""
+    """``bunzai normalize --input corpus --output out --fidelity MODE`` on the DirectRunner in
+    ``mode`` (``in_memory`` or ``multi_processing``): wall time, CPU time of the tree, peak RSS of
+    the tree."""
     import shutil
 
     shutil.rmtree(out, ignore_errors=True)
     inputs = [corpus] if isinstance(corpus, str) else list(corpus)
-    argv = [sys.executable, "-m", "jobs.normalize", "--output", out, f"--direct_running_mode={mode}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "jobs.normalize",
+        "--output",
+        out,
+        f"--fidelity={fidelity}",
+        f"--direct_running_mode={mode}",
+    ]
     for i in inputs:
         argv += ["--input", i]
     if mode == "multi_processing":
@@ -217,6 +240,7 @@ def normalize(
         mode=mode,
         workers=workers,
         files=files,
+        fidelity=fidelity,
         wall_s=wall,
         cpu_s=cpu,
         peak_rss=sampler.peak,

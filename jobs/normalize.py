@@ -22,6 +22,7 @@ import orjson
 from apache_beam.runners.runner import PipelineResult
 
 from pipeline.graph import Built, build
+from pipeline.memory import tune_malloc
 from pipeline.options import NormalizeConfig, UsageError, help_text, parse, runner_name, submits_only
 from pipeline.report import MANIFEST, now, summary
 
@@ -59,6 +60,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if "-h" in args or "--help" in args:
         sys.stdout.write(help_text())
         return EXIT_OK
+    tune_malloc()  # before the runner starts its workers: they inherit the settings
     try:
         cfg, options = parse(args)
         handover = submits_only(options)

@@ -3,13 +3,18 @@
     inputs -> List -> PairWithPrevious (dedupe by uri; --since) -> Reshuffle -> ReadBytes
       -> Detect -> Decode -> Validate -> canonical/part-*.jsonl   (sorted shards)
                                       -> RoundTrip -> fidelity/rows-*.jsonl -> fidelity/report.{json,html}
+                                         (--fidelity full: every check; native: no cross-format rows;
+                                          off: no RoundTrip, no fidelity rows, shards or report)
                                       -> Export -> exports/<format>/<entity-id><ext>
       every stage's failures -> rejects/part-*.jsonl; one row per input -> inventory/part-*.jsonl
+      an input rejected whole -> its fidelity ``decode`` row, made by the stage that rejected it
       -> Prune (files of earlier runs) -> manifest.json (last: the run's commit record)
 
 Big data (bytes, entities, lines) stays inside the fused read-to-write stage; only small records
 (file refs, run notes, export candidates, counts) cross a shuffle, so the local runners, which hold
-shuffled data in memory, stream an archive of any size.
+shuffled data in memory, stream an archive of any size. The local runners also materialise every
+multi-input Flatten, so per-input streams (inventory rows, count pairs, fidelity rows) are written,
+counted and folded producer by producer; only partial results are flattened.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from pipeline.since import (
     unchanged_row,
 )
 from pipeline.transforms import (
+    REJECTED_WHOLE,
     Decode,
     Detect,
     Export,
@@ -63,7 +69,7 @@ from pipeline.transforms import (
     canonical_records,
     inventory_record,
     reject_record,
-    rejected_rows,
+    rejected_record,
 )
 
 #: where runs and staged exports live during a run (removed when the manifest is written)
@@ -96,7 +102,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     staging = f"{STAGING}/{uuid.uuid4().hex}"
     shards = {
         ds: WriteShards(ds, spec, output, staging, target_bytes=cfg.shard_bytes) for ds, spec in SPECS.items()
-    }
+    }  # --fidelity off: no fidelity shards
 
     # -- list, pair with the previous run, read ---------------------------------------------------
     listing = (
@@ -119,7 +125,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     validated = decoded.decoded | "Validate" >> Validate()
     valid = validated.valid
     canonical = valid | "CanonicalRecords" >> beam.FlatMap(canonical_records)
-    roundtrip = valid | "RoundTrip" >> RoundTrip()
+    fidelity_on = cfg.fidelity != "off"
 
     reject_streams = [
         listing.rejects,
@@ -127,8 +133,24 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         detected.rejects,
         decoded.rejects,
         validated.rejects,
-        roundtrip.rejects,
     ]
+    fresh_fidelity = None
+    if fidelity_on:
+        roundtrip = valid | "RoundTrip" >> RoundTrip(cross=cfg.fidelity == "full")
+        reject_streams.append(roundtrip.rejects)
+        # the fidelity ``decode`` row of each input this run rejected whole (decoded ones get theirs
+        # from RoundTrip), made where it stopped: the audit's "a file that decoded now rejects"
+        # needs both. Made in the fused chain: no join over every input's inventory row.
+        whole = (
+            read[REJECTED_WHOLE],
+            detected[REJECTED_WHOLE],
+            decoded[REJECTED_WHOLE],
+            validated[REJECTED_WHOLE],
+        )
+        rejected_fidelity = [
+            pc | f"RejectedRow{i}" >> beam.FlatMap(rejected_record) for i, pc in enumerate(whole)
+        ]
+        fresh_fidelity = [roundtrip.rows, *rejected_fidelity]
     fresh_candidates = None
     direct_exports = None
     if cfg.export:
@@ -138,48 +160,31 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         direct_exports = exported.written
 
     unchanged_rows = read.unchanged | "UnchangedRows" >> beam.Map(unchanged_row)
-    rows = (
-        read.inventory,
-        detected.inventory,
-        decoded.inventory,
-        validated.inventory,
-        unchanged_rows,
-    ) | "InventoryRows" >> beam.Flatten()
+    # every per-input stream is consumed producer by producer (the local runners materialise every
+    # multi-input Flatten in memory): only small partial results (run notes, partial counts,
+    # partial fidelity reports) are flattened
+    rows = (read.inventory, detected.inventory, decoded.inventory, validated.inventory, unchanged_rows)
     fresh_rejects = tuple(reject_streams) | "FreshRejects" >> beam.Flatten()
-
-    # the fidelity ``decode`` row of each input this run rejected whole (decoded ones get theirs
-    # from RoundTrip): the audit's "a file that decoded now rejects" needs both
-    fresh_inventory = (
-        read.inventory,
-        detected.inventory,
-        decoded.inventory,
-        validated.inventory,
-    ) | "FreshInventory" >> beam.Flatten()
-    rejected_fidelity = (
-        {
-            "inventory": fresh_inventory | "InventoryByUri" >> beam.Map(lambda r: (r["uri"], r)),
-            "rejects": fresh_rejects | "RejectsByUri" >> beam.Map(lambda r: (r["uri"], r)),
-        }
-        | "JoinRejected" >> beam.CoGroupByKey()
-        | "RejectedRows" >> beam.FlatMap(rejected_rows)
-    )
-    fresh_fidelity = (roundtrip.rows, rejected_fidelity) | "FreshFidelity" >> beam.Flatten()
 
     # -- carried forward from the previous run (--since) -----------------------------------------
     canonical_in = [canonical]
-    fidelity_in = [fresh_fidelity]
+    fidelity_in = list(fresh_fidelity or ())
     reject_dicts = [fresh_rejects]
     accounted_extra = []
-    fidelity_dicts = [fresh_fidelity | "ParseRows" >> beam.Map(lambda rec: orjson.loads(line_of(rec)))]
+    fidelity_dicts = [
+        pc | f"ParseRows{i}" >> beam.Map(lambda rec: orjson.loads(line_of(rec)))
+        for i, pc in enumerate(fidelity_in)
+    ]
     candidates = [fresh_candidates] if fresh_candidates is not None else []
     if reuse is not None:
         skip = (read.refreshed, paired.deleted) | "NotCarried" >> beam.Flatten()
         carried = p | "CarryForward" >> CarryForward(reuse, cfg.storage, skip)
         canonical_in.append(carried["canonical"])
-        fidelity_in.append(carried["fidelity"])
         reject_dicts.append(carried["reject_dicts"])
         accounted_extra.append(carried["accounted"])
-        fidelity_dicts.append(carried["rows"])
+        if fidelity_on:  # the same --fidelity as that run, or it would not be reused
+            fidelity_in.append(carried["fidelity"])
+            fidelity_dicts.append(carried["rows"])
         if cfg.export:
             candidates.append(
                 read.unchanged | "CarriedExports" >> beam.FlatMap(carried_exports, reuse.root, cfg.export)
@@ -189,23 +194,29 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     reject_records = [fresh_rejects | "RejectRecords" >> beam.Map(reject_record)]
     if reuse is not None:
         reject_records.append(carried["rejects"])
+    inventory_records = [
+        pc | f"InventoryRecords{i}" >> beam.Map(inventory_record) for i, pc in enumerate(rows)
+    ]
     written_shards = [
         tuple(canonical_in) | "WriteCanonical" >> shards[CANONICAL],
-        tuple(fidelity_in) | "WriteFidelity" >> shards[FIDELITY],
         tuple(reject_records) | "WriteRejects" >> shards[REJECTS_DS],
-        rows | "InventoryRecords" >> beam.Map(inventory_record) | "WriteInventory" >> shards[INVENTORY_DS],
+        tuple(inventory_records) | "WriteInventory" >> shards[INVENTORY_DS],
     ]
+    if fidelity_on:
+        written_shards.append(tuple(fidelity_in) | "WriteFidelity" >> shards[FIDELITY])
     shard_infos = tuple(written_shards) | "AllShards" >> beam.Flatten()
     written = [shard_infos | "ShardPaths" >> beam.Map(lambda s: s.rel)]
-    all_fidelity = tuple(fidelity_dicts) | "AllRows" >> beam.Flatten()
-    written.append(all_fidelity | "FidelityReport" >> WriteFidelityReport(output, cfg.inputs))
 
     count_streams = [
-        rows | "CountRows" >> beam.FlatMap(row_counts),
+        *(pc | f"CountRows{i}" >> beam.FlatMap(row_counts) for i, pc in enumerate(rows)),
         tuple(reject_dicts) | "AllRejects" >> beam.Flatten() | "CountRejects" >> beam.FlatMap(reject_counts),
-        all_fidelity | "CountFidelity" >> beam.FlatMap(fidelity_counts),
         paired.deleted | "CountDeleted" >> beam.Map(lambda _: (("inputs", "deleted"), 1)),
     ]
+    if fidelity_on:
+        written.append(tuple(fidelity_dicts) | "FidelityReport" >> WriteFidelityReport(output, cfg.inputs))
+        count_streams += [
+            pc | f"CountFidelity{i}" >> beam.FlatMap(fidelity_counts) for i, pc in enumerate(fidelity_dicts)
+        ]
     if candidates:
         committed = (
             tuple(candidates) | "AllCandidates" >> beam.Flatten() | "CommitExports" >> CommitExports(output)
@@ -251,7 +262,10 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         | "Prune" >> Prune(output)
         | beam.combiners.Count.Globally()
     )
-    counts = tuple(count_streams) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
+    # summed per stream first (lifted: the partial sums are made fused with each producer), so
+    # the Flatten below holds a few partial sums per key instead of one pair per input and count
+    partial_counts = [pc | f"PartialSum{i}" >> beam.CombinePerKey(sum) for i, pc in enumerate(count_streams)]
+    counts = tuple(partial_counts) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
     header = {
         "options": cfg.public(),
         "runner": runner,

@@ -305,6 +305,13 @@ def read_bounded(fs: AbstractFileSystem, path: str, limit: int, size: int | None
     a range on it with 416."""
     if size == 0:
         data: bytes = fs.cat_file(path)
+    elif size is not None and size < limit:
+        # a range just past the listed size: a file read asks for the whole range at once
+        # (a local read allocates it: ``limit`` is 96 MiB by default); one byte more tells a
+        # file that grew since it was listed, which is then read again up to the limit
+        data = fs.cat_file(path, start=0, end=size + 1)
+        if len(data) > size:
+            data = fs.cat_file(path, start=0, end=limit + 1)
     else:
         data = fs.cat_file(path, start=0, end=limit + 1)
     if len(data) > limit:

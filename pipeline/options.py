@@ -34,6 +34,9 @@ from pipeline.io import SECRET_REF, Storage, is_local_url
 
 DEFAULT_OUTPUT = "out"
 DEFAULT_SHARD_BYTES = 128 << 20
+#: ``--fidelity`` modes, cheapest first: each one's checks include the previous one's
+FIDELITY_MODES = ("off", "native", "full")
+DEFAULT_FIDELITY = "full"
 _SECRET_FLAG = re.compile(r"^--storage[-_]options?(=|$)")
 
 
@@ -106,6 +109,14 @@ class NormalizeOptions(PipelineOptions):
             metavar="N",
             help=f"target size of each JSONL shard (default {DEFAULT_SHARD_BYTES})",
         )
+        parser.add_argument(
+            "--fidelity",
+            default=DEFAULT_FIDELITY,
+            choices=FIDELITY_MODES,
+            help="fidelity checks per input: full (default) = the decode row, the same-format round "
+            "trip, canonical stability and every cross-format conversion; native = the same without "
+            "the cross-format rows; off = no fidelity rows, shards or report",
+        )
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,8 @@ class NormalizeConfig:
     max_file_bytes: int = MAX_INPUT_BYTES
     since: str | None = None
     shard_bytes: int = DEFAULT_SHARD_BYTES
+    #: ``off``, ``native`` or ``full`` (see ``FIDELITY_MODES``)
+    fidelity: str = DEFAULT_FIDELITY
 
     def public(self) -> dict[str, Any]:
         """The options as the manifest records them: everything but the storage options' values."""
@@ -129,6 +142,7 @@ class NormalizeConfig:
             "maxFileBytes": self.max_file_bytes,
             "since": self.since,
             "shardBytes": self.shard_bytes,
+            "fidelity": self.fidelity,
             "storageOptions": "given (not recorded)" if self.storage.options else None,
         }
 
@@ -297,6 +311,8 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         raise UsageError(f"--max-file-bytes must be between 1 and {MAX_INPUT_BYTES}")
     if o.shard_bytes is None or o.shard_bytes <= 0:
         raise UsageError("--shard-bytes must be positive")
+    if o.fidelity not in FIDELITY_MODES:  # argparse checks the choices; a direct caller may not
+        raise UsageError(f"--fidelity must be one of {', '.join(FIDELITY_MODES)}")
     if "::" in (o.output or ""):
         raise UsageError("--output must be a folder URL, not a chain")
     cfg = NormalizeConfig(
@@ -307,6 +323,7 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         max_file_bytes=o.max_file_bytes,
         since=o.since,
         shard_bytes=o.shard_bytes,
+        fidelity=o.fidelity,
     )
     return cfg, options
 
@@ -344,6 +361,8 @@ def help_text() -> str:
 
 
 __all__ = [
+    "DEFAULT_FIDELITY",
+    "FIDELITY_MODES",
     "NormalizeConfig",
     "NormalizeOptions",
     "UsageError",

@@ -232,6 +232,23 @@ class FidelityReportFn(beam.CombineFn):
         return acc
 
 
+class MergeReports(beam.CombineFn):
+    """Partial ``ReportBuilder``s -> one (the second level of ``WriteFidelityReport``)."""
+
+    def create_accumulator(self) -> ReportBuilder:
+        return ReportBuilder()
+
+    def add_input(self, acc: ReportBuilder, part: ReportBuilder) -> ReportBuilder:
+        acc.merge(part)
+        return acc
+
+    def merge_accumulators(self, accs: Iterable[ReportBuilder]) -> ReportBuilder:
+        return FidelityReportFn().merge_accumulators(accs)
+
+    def extract_output(self, acc: ReportBuilder) -> ReportBuilder:
+        return acc
+
+
 class _WriteFidelityReport(beam.DoFn):
     def __init__(self, output: Output, roots: Sequence[str]) -> None:
         self.output = output
@@ -248,18 +265,31 @@ class _WriteFidelityReport(beam.DoFn):
 
 
 class WriteFidelityReport(beam.PTransform):
-    """Every fidelity row of the run (fresh and carried, as dicts) -> ``fidelity/report.json`` and
-    ``fidelity/report.html``, the same files ``bunzai fidelity`` writes; yields their paths."""
+    """Every fidelity row of the run (fresh and carried, as dicts; one PCollection or several) ->
+    ``fidelity/report.json`` and ``fidelity/report.html``, the same files ``bunzai fidelity``
+    writes; yields their paths.
+
+    Each producer's rows are folded where they are made (the combine runs fused with the
+    producer); only the partial builders meet. A Flatten of the rows themselves would hold every
+    row in memory on the local runners, which materialise every multi-input Flatten.
+    """
 
     def __init__(self, output: Output, roots: Sequence[str]) -> None:
         super().__init__()
         self.output = output
         self.roots = roots
 
-    def expand(self, rows: Any) -> Any:
+    def expand(self, producers: Any) -> Any:
+        if isinstance(producers, beam.PCollection):
+            producers = (producers,)
+        parts = [
+            pc | f"Fold{i}" >> beam.CombineGlobally(FidelityReportFn()).without_defaults()
+            for i, pc in enumerate(producers)
+        ]
         return (
-            rows
-            | "Combine" >> beam.CombineGlobally(FidelityReportFn())
+            tuple(parts)
+            | "Parts" >> beam.Flatten()
+            | "Combine" >> beam.CombineGlobally(MergeReports())
             | "Write" >> beam.ParDo(_WriteFidelityReport(self.output, self.roots))
         )
 
@@ -385,7 +415,8 @@ def build_manifest(
         "outputs": {
             "shards": {k: shard_list[k] for k in sorted(shard_list)},
             "exports": "exports/<format>/<entity-id><extension>",
-            "fidelityReport": list(FIDELITY_REPORT),
+            # --fidelity off: no fidelity rows, shards or report
+            "fidelityReport": list(FIDELITY_REPORT) if options.get("fidelity", "full") != "off" else [],
             "pruned": pruned,
         },
     }
@@ -513,8 +544,11 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
     ):
         for s in shards.get(ds, []):
             rows.append((output.display(s["path"]), f"{s['records']} {what}"))
+    mode = manifest["options"].get("fidelity", "full")
     if shards.get("fidelity"):
-        rows.append((output.display(FIDELITY_REPORT[1]), "fidelity report (report.json beside it)"))
+        rows.append((output.display(FIDELITY_REPORT[1]), f"fidelity report ({mode}; report.json beside it)"))
+    elif mode == "off":
+        rows.append(("(no fidelity rows or report)", "--fidelity off"))
     if ex:
         rows.append((output.display("exports/"), f"{counts['exports']['total']} export files"))
     rows.append((output.display(MANIFEST), "manifest"))
@@ -528,6 +562,7 @@ __all__ = [
     "MANIFEST",
     "CommitExports",
     "FidelityReportFn",
+    "MergeReports",
     "Prune",
     "WriteFidelityReport",
     "WriteManifest",

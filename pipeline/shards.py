@@ -36,8 +36,17 @@ from pipeline.io import Output, open_atomic, read_lines, write_bytes
 
 #: hash cells; also the most shards one dataset is cut into
 GRID = 256
-#: read-ahead per run while merging (many runs are open at once)
+#: read-ahead per run while merging (many runs are open at once): at most ``_RANGE_BLOCK`` each and
+#: ``MERGE_BUDGET`` for all of a shard's runs together, but never under ``_MIN_BLOCK``. The number
+#: of runs grows with the archive (one per ``flush_bytes`` of records), so a fixed block per run
+#: made a merging worker's memory grow with it (56 MiB at 10k inputs, 130 MiB at 30k)
 _RANGE_BLOCK = 1 << 20
+MERGE_BUDGET = 32 << 20
+_MIN_BLOCK = 64 << 10
+#: records buffered before a run is written, whatever their size: small records (inventory rows,
+#: rejects) kept for a whole bundle pin the allocator's pools they sit in, so a worker's memory
+#: grew with every input it processed
+FLUSH_RECORDS = 2048
 
 
 def record(key: str, natural: Sequence[str], line: bytes) -> bytes:
@@ -130,7 +139,7 @@ class _StageRuns(beam.DoFn):
     def process(self, rec: bytes) -> Iterator[RunInfo]:
         self.buf.append(rec)
         self.size += len(rec)
-        if self.size >= self.flush_bytes:
+        if self.size >= self.flush_bytes or len(self.buf) >= FLUSH_RECORDS:
             yield from self._flush()
 
     def finish_bundle(self) -> Iterator[Any]:
@@ -163,11 +172,16 @@ def plan(runs: Iterable[RunInfo], spec: ShardSpec, target_bytes: int) -> list[Sh
     return tasks
 
 
-def _read_range(fs: Any, path: str, start: int, end: int) -> Iterator[bytes]:
+def merge_block(runs: int) -> int:
+    """The read-ahead per run when ``runs`` runs are merged at once."""
+    return max(_MIN_BLOCK, min(_RANGE_BLOCK, MERGE_BUDGET // max(1, runs)))
+
+
+def _read_range(fs: Any, path: str, start: int, end: int, block: int = _RANGE_BLOCK) -> Iterator[bytes]:
     # through read_lines (cat_file ranges), not fs.open: a transient store error must raise, not
     # read as the end of the run (s3fs's file object returns b"" after a 503 or dropped connection)
     pos = start
-    for rec in read_lines(fs, path, start, end, block=_RANGE_BLOCK):
+    for rec in read_lines(fs, path, start, end, block=block):
         pos += len(rec)
         yield rec
     if pos != end:
@@ -186,7 +200,8 @@ class _MergeShard(beam.DoFn):
         rel = task.spec.rel(task.index, task.count)
         digest = hashlib.sha256()
         records = size = 0
-        streams = [_read_range(self.fs, p, s, e) for p, s, e in task.ranges]
+        block = merge_block(len(task.ranges))
+        streams = [_read_range(self.fs, p, s, e, block) for p, s, e in task.ranges]
         with open_atomic(self.fs, f"{self.root}/{rel}") as f:
             for rec in heapq.merge(*streams):
                 line = line_of(rec)
@@ -241,4 +256,15 @@ class WriteShards(beam.PTransform):
         )
 
 
-__all__ = ["GRID", "ShardInfo", "ShardSpec", "WriteShards", "cell_offsets", "line_of", "plan", "record"]
+__all__ = [
+    "GRID",
+    "MERGE_BUDGET",
+    "ShardInfo",
+    "ShardSpec",
+    "WriteShards",
+    "cell_offsets",
+    "line_of",
+    "merge_block",
+    "plan",
+    "record",
+]

@@ -9,8 +9,9 @@ exports are copied (or, when the output folder is the same, kept). Every other p
 (changed or deleted inputs) is dropped, so the output is always the complete set.
 
 The previous results are only reused when they are what this run would produce: same codec
-library (a fingerprint of its source), same ``--max-file-bytes``, and every format now exported
-was exported then. Otherwise the manifest says ``since.honoured: false`` with the reason, and the
+library (a fingerprint of its source), same ``--max-file-bytes``, same ``--fidelity`` (a run
+without the cross-format rows must not pass carried rows off as this mode's, nor carry rows a
+mode does not make), and every format now exported was exported then. Otherwise the manifest says ``since.honoured: false`` with the reason, and the
 run processes everything.
 """
 
@@ -101,6 +102,8 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
         reason = "--max-file-bytes differs from that run"
     elif not set(cfg.export) <= set(prev_opts.get("export") or ()):
         reason = "this run exports formats that run did not"
+    elif prev_opts.get("fidelity", "full") != cfg.fidelity:  # manifests before --fidelity: full
+        reason = f"--fidelity {cfg.fidelity} differs from that run's ({prev_opts.get('fidelity', 'full')})"
     elif INVENTORY_DS not in shards:
         reason = "that manifest lists no inventory"
     return Previous(url, root, reason is None, reason, shards)

@@ -43,6 +43,8 @@ UNCHANGED = "unchanged"
 REFRESHED = "refreshed"
 DELETED = "deleted"
 WRITTEN = "written"
+#: an input rejected whole: ``(inventory row, its rejects at that stage)``, for its fidelity row
+REJECTED_WHOLE = "rejected_whole"
 
 STAGES = ("list", "read", "detect", "decode", "validate", "export", "roundtrip")
 
@@ -64,8 +66,17 @@ COUNTERS = {
 }
 
 
+_COUNTERS: dict[str, Any] = {}
+
+
 def count(name: str, n: int = 1) -> None:
-    Metrics.counter(NAMESPACE, name).inc(n)
+    # one counter object per name: Metrics.counter builds a MetricName and an updater on every
+    # call, and this runs several times per input. The object finds the running step's metrics
+    # container when it is incremented, so sharing it between steps and bundles is safe.
+    c = _COUNTERS.get(name)
+    if c is None:
+        c = _COUNTERS[name] = Metrics.counter(NAMESPACE, name)
+    c.inc(n)
 
 
 # -- records -------------------------------------------------------------------------------------
@@ -393,8 +404,11 @@ class _ReadBytes(beam.DoFn):
     def _fail(self, pending: Pending, status: str, exc: BaseException) -> Iterator[Any]:
         if pending.prev is not None:
             yield TaggedOutput(REFRESHED, pending.ref.uri)
-        yield TaggedOutput(REJECTS, reject(pending.ref.uri, "read", exc))
-        yield TaggedOutput(INVENTORY, inventory_row(pending.ref, status, rejected="read"))
+        rec = reject(pending.ref.uri, "read", exc)
+        inv = inventory_row(pending.ref, status, rejected="read")
+        yield TaggedOutput(REJECTS, rec)
+        yield TaggedOutput(INVENTORY, inv)
+        yield TaggedOutput(REJECTED_WHOLE, (inv, [rec]))
 
 
 class ReadBytes(beam.PTransform):
@@ -410,7 +424,7 @@ class ReadBytes(beam.PTransform):
 
     def expand(self, pending: Any) -> Any:
         return pending | beam.ParDo(self.dofn).with_outputs(
-            REJECTS, INVENTORY, UNCHANGED, REFRESHED, main="files"
+            REJECTS, INVENTORY, UNCHANGED, REFRESHED, REJECTED_WHOLE, main="files"
         )
 
 
@@ -422,10 +436,11 @@ class _Detect(beam.DoFn):
         try:
             cand = registry.require(f.sniff)
         except NotRecognized as exc:
-            yield TaggedOutput(REJECTS, reject(f.ref.uri, "detect", exc))
-            yield TaggedOutput(
-                INVENTORY, inventory_row(f.ref, f.status, sha256=f.sniff.sha256, rejected="detect")
-            )
+            rec = reject(f.ref.uri, "detect", exc)
+            inv = inventory_row(f.ref, f.status, sha256=f.sniff.sha256, rejected="detect")
+            yield TaggedOutput(REJECTS, rec)
+            yield TaggedOutput(INVENTORY, inv)
+            yield TaggedOutput(REJECTED_WHOLE, (inv, [rec]))
             return
         count("inputs_detected")
         count(f"detected_{cand.id}")
@@ -436,7 +451,7 @@ class Detect(beam.PTransform):
     """``InputFile`` -> ``Detected`` (the registry's winner), ``rejects`` and ``inventory``."""
 
     def expand(self, files: Any) -> Any:
-        return files | beam.ParDo(_Detect()).with_outputs(REJECTS, INVENTORY, main="detected")
+        return files | beam.ParDo(_Detect()).with_outputs(REJECTS, INVENTORY, REJECTED_WHOLE, main="detected")
 
 
 class _Decode(beam.DoFn):
@@ -449,11 +464,11 @@ class _Decode(beam.DoFn):
             if not decoded.entities:
                 raise Malformed(f"{d.format} decoded no entity", uri=f.ref.uri)
         except Exception as exc:
-            yield TaggedOutput(REJECTS, reject(f.ref.uri, "decode", exc))
-            yield TaggedOutput(
-                INVENTORY,
-                inventory_row(f.ref, f.status, sha256=f.sniff.sha256, format=d.format, rejected="decode"),
-            )
+            rec = reject(f.ref.uri, "decode", exc)
+            inv = inventory_row(f.ref, f.status, sha256=f.sniff.sha256, format=d.format, rejected="decode")
+            yield TaggedOutput(REJECTS, rec)
+            yield TaggedOutput(INVENTORY, inv)
+            yield TaggedOutput(REJECTED_WHOLE, (inv, [rec]))
             return
         count("inputs_decoded")
         count("entities_decoded", len(decoded.entities))
@@ -465,7 +480,9 @@ class Decode(beam.PTransform):
     ``rejects`` and ``inventory``."""
 
     def expand(self, detected: Any) -> Any:
-        return detected | beam.ParDo(_Decode()).with_outputs(REJECTS, INVENTORY, main="decoded")
+        return detected | beam.ParDo(_Decode()).with_outputs(
+            REJECTS, INVENTORY, REJECTED_WHOLE, main="decoded"
+        )
 
 
 # -- Validate ------------------------------------------------------------------------------------
@@ -479,13 +496,15 @@ class _Validate(beam.DoFn):
         bundle = d.decoded.by_id()
         findings = {e.id: lint_rules.lint(e, bundle) for e in entities}
         rejected: dict[str, CanonicalEntity] = {}
+        recs: list[dict[str, Any]] = []
         for e in entities:
             errs = lint_rules.errors(findings[e.id])
             if errs:
                 more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
                 exc = errs[0].to_error(e, uri)
                 exc.message += more
-                yield TaggedOutput(REJECTS, reject(uri, "validate", exc))
+                recs.append(reject(uri, "validate", exc))
+                yield TaggedOutput(REJECTS, recs[-1])
                 rejected[e.id] = e
         # this run's provenance: where the pipeline read the entity (a vaud-json input's own,
         # earlier ``source`` is replaced, so every canonical line accounts for one listed input)
@@ -511,24 +530,25 @@ class _Validate(beam.DoFn):
             try:
                 line = dumps(stamped)
             except Exception as exc:  # escrow that is not JSON: a codec bug
-                yield TaggedOutput(REJECTS, reject(uri, "validate", exc, prefix=f"{e.kind} {e.id}: "))
+                recs.append(reject(uri, "validate", exc, prefix=f"{e.kind} {e.id}: "))
+                yield TaggedOutput(REJECTS, recs[-1])
                 continue
             out.accepted.append(ValidEntity(stamped, line))
         count("entities_valid", len(out.accepted))
-        yield TaggedOutput(
-            INVENTORY,
-            inventory_row(
-                f.ref,
-                f.status,
-                sha256=f.sniff.sha256,
-                format=d.format,
-                entities=[v.entity.id for v in out.accepted],
-                decoded=len(entities),
-                rejected=None if out.accepted else "validate",
-            ),
+        inv = inventory_row(
+            f.ref,
+            f.status,
+            sha256=f.sniff.sha256,
+            format=d.format,
+            entities=[v.entity.id for v in out.accepted],
+            decoded=len(entities),
+            rejected=None if out.accepted else "validate",
         )
+        yield TaggedOutput(INVENTORY, inv)
         if out.accepted:
             yield out
+        else:
+            yield TaggedOutput(REJECTED_WHOLE, (inv, recs))
 
 
 class Validate(beam.PTransform):
@@ -537,7 +557,9 @@ class Validate(beam.PTransform):
     and ``inventory`` (one row per input that reached this stage)."""
 
     def expand(self, decoded: Any) -> Any:
-        return decoded | beam.ParDo(_Validate()).with_outputs(REJECTS, INVENTORY, main="valid")
+        return decoded | beam.ParDo(_Validate()).with_outputs(
+            REJECTS, INVENTORY, REJECTED_WHOLE, main="valid"
+        )
 
 
 # -- outputs -------------------------------------------------------------------------------------
@@ -550,7 +572,11 @@ def canonical_records(v: ValidInput) -> Iterator[bytes]:
 
 class _RoundTrip(beam.DoFn):
     """The three fidelity checks of ``bunzai_codecs.fidelity`` on one input, plus its ``decode``
-    row; rows of entities that failed validation are left out (they have no canonical line)."""
+    row; rows of entities that failed validation are left out (they have no canonical line).
+    Without ``cross`` (``--fidelity native``) the cross-format conversions are not made."""
+
+    def __init__(self, cross: bool = True) -> None:
+        self.targets: tuple[str, ...] | None = None if cross else ()
 
     def process(self, v: ValidInput) -> Iterator[Any]:
         keep = {ve.entity.id for ve in v.accepted}
@@ -559,7 +585,9 @@ class _RoundTrip(beam.DoFn):
         try:
             rows = [
                 decode_row(v.decoded, source=v.format, **where),
-                *check_decoded(s.data, v.decoded, source=v.format, name=s.name, **where),
+                *check_decoded(
+                    s.data, v.decoded, source=v.format, name=s.name, targets=self.targets, **where
+                ),
             ]
         except Exception as exc:  # check_decoded turns codec failures into rows; this is a bug of ours
             yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", exc))
@@ -590,34 +618,46 @@ def fidelity_record(row: FidelityRow) -> bytes:
 _INPUT_ENDS = ("read", "detect", "decode", "validate")
 
 
+def rejected_record(item: tuple[dict[str, Any], list[dict[str, Any]]]) -> Iterator[bytes]:
+    """The ``decode`` fidelity row (as a shard record) of an input this run rejected whole, from the
+    stage that rejected it: its inventory row (sha256, where it stopped) and the rejects that stage
+    made for it (what stopped it; the first by error and message when there are several)."""
+    inv, rejects = item
+    stage = inv.get("rejected")
+    if stage not in _INPUT_ENDS:
+        return
+    uri = inv["uri"]
+    recs = sorted(
+        (r for r in rejects if r["stage"] == stage and r["uri"] == uri),
+        key=lambda r: (r["error"], r["message"]),
+    )
+    err = recs[0] if recs else {"error": "Rejected", "message": f"rejected at {stage}"}
+    error = RowError(err["error"], err["message"], internal=err["error"] == "InternalError")
+    row = reject_row(
+        error, input=uri, sha256=inv.get("sha256") or "", uri=uri, source=inv.get("format") or ""
+    )
+    count("fidelity_rows")
+    yield fidelity_record(row)
+
+
 def rejected_rows(item: tuple[str, dict[str, list[Any]]]) -> Iterator[bytes]:
-    """The ``decode`` fidelity row (as a shard record) of an input this run rejected whole: its
-    inventory row (sha256, where it stopped) joined with its rejects (what stopped it)."""
-    uri, groups = item
+    """``rejected_record`` over an input's inventory rows and rejects grouped by uri."""
+    _uri, groups = item
     for inv in groups["inventory"]:
-        stage = inv.get("rejected")
-        if stage not in _INPUT_ENDS:
-            continue
-        recs = sorted(
-            (r for r in groups["rejects"] if r["stage"] == stage),
-            key=lambda r: (r["error"], r["message"]),
-        )
-        err = recs[0] if recs else {"error": "Rejected", "message": f"rejected at {stage}"}
-        error = RowError(err["error"], err["message"], internal=err["error"] == "InternalError")
-        row = reject_row(
-            error, input=uri, sha256=inv.get("sha256") or "", uri=uri, source=inv.get("format") or ""
-        )
-        count("fidelity_rows")
-        yield fidelity_record(row)
+        yield from rejected_record((inv, list(groups["rejects"])))
 
 
 class RoundTrip(beam.PTransform):
-    """``ValidInput`` -> fidelity row records (a ``decode`` row, then the native, stability and
-    cross-format checks of ``bunzai_codecs.fidelity``), plus ``rejects`` for a check that crashed on
-    a bug (its row says ``error`` with ``internal``)."""
+    """``ValidInput`` -> fidelity row records (a ``decode`` row, then the native, stability and,
+    with ``cross``, the cross-format checks of ``bunzai_codecs.fidelity``), plus ``rejects`` for a
+    check that crashed on a bug (its row says ``error`` with ``internal``)."""
+
+    def __init__(self, cross: bool = True) -> None:
+        super().__init__()
+        self.cross = cross
 
     def expand(self, valid: Any) -> Any:
-        return valid | beam.ParDo(_RoundTrip()).with_outputs(REJECTS, main="rows")
+        return valid | beam.ParDo(_RoundTrip(self.cross)).with_outputs(REJECTS, main="rows")
 
 
 class _Export(beam.DoFn):
@@ -706,5 +746,6 @@ __all__ = [
     "inventory_row",
     "reject",
     "reject_record",
+    "rejected_record",
     "rejected_rows",
 ]

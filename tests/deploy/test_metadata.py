@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline.options import DEFAULT_SHARD_BYTES, NormalizeOptions, parse
+from pipeline.options import DEFAULT_FIDELITY, DEFAULT_SHARD_BYTES, NormalizeOptions, parse
 
 from .conftest import DEPLOY
 from .lint import lint_metadata
@@ -44,6 +44,7 @@ SAMPLES: dict[str, tuple[str, str, Any]] = {
         "gs://bunzai-results/2024-06-01/manifest.json",
     ),
     "shard_bytes": ("67108864", "shard_bytes", 67108864),
+    "fidelity": ("native", "fidelity", "native"),
     "sdk_container_image": (IMAGE, None, None),
 }
 #: values a parameter's regexes must refuse
@@ -55,6 +56,7 @@ REFUSED = {
     "max_file_bytes": ["0", "-1", "1e6", "96MiB"],
     "since": ["gs://b/run/other.json", "manifest.json"],
     "shard_bytes": ["0", "x"],
+    "fidelity": ["", "Full", "cross", "off,native"],
     "sdk_container_image": [
         "bunzai",
         "us-central1-docker.pkg.dev/p/r/bunzai",
@@ -120,6 +122,7 @@ def test_parameter_regexes_refuse_bad_values(name: str) -> None:
 def test_help_texts_state_the_code_defaults() -> None:
     assert str(MAX_INPUT_BYTES) in PARAMS["max_file_bytes"]["helpText"]
     assert str(DEFAULT_SHARD_BYTES) in PARAMS["shard_bytes"]["helpText"]
+    assert f"{DEFAULT_FIDELITY} (default)" in PARAMS["fidelity"]["helpText"]
     assert "gcp-secret:" in PARAMS["storage_options"]["helpText"]
 
 

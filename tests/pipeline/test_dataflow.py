@@ -62,7 +62,7 @@ STAGES = [
     "CanonicalRecords",
     "RoundTrip",
     "Export",
-    "InventoryRows",
+    "InventoryRecords0",
     "FreshRejects",
     "WriteCanonical",
     "WriteFidelity",
@@ -73,6 +73,7 @@ STAGES = [
     "Classify",
     "Examples",
     "Prune",
+    "PartialSum0",
     "Sum",
     "Manifest",
 ]

@@ -218,3 +218,31 @@ def test_read_lines_reads_ranges_and_never_mistakes_a_short_read_for_the_end(tmp
 
     with pytest.raises(OSError, match="expected"):
         list(read_lines(Flaky(), path, block=4))
+
+
+def test_read_bounded_reads_past_a_stale_listed_size(tmp_path: Path) -> None:
+    import fsspec
+
+    from pipeline.io import read_bounded
+
+    fs = fsspec.filesystem("file")
+    p = tmp_path / "f.json"
+    p.write_bytes(b"x" * 100)
+    path = str(p)
+    assert read_bounded(fs, path, 1000, 100) == b"x" * 100
+    assert read_bounded(fs, path, 1000, 40) == b"x" * 100  # grew since it was listed
+    assert read_bounded(fs, path, 1000, 400) == b"x" * 100  # shrank
+    assert read_bounded(fs, path, 1000, None) == b"x" * 100
+    with pytest.raises(OverflowError):
+        read_bounded(fs, path, 99, 40)  # grew past the limit
+    with pytest.raises(OverflowError):
+        read_bounded(fs, path, 99, 100)
+
+
+def test_the_merge_read_ahead_is_bounded_whatever_the_number_of_runs() -> None:
+    from pipeline.shards import MERGE_BUDGET, merge_block
+
+    assert merge_block(1) == 1 << 20 and merge_block(0) == 1 << 20
+    for runs in (32, 56, 170, 500):
+        assert runs * merge_block(runs) <= MERGE_BUDGET
+    assert merge_block(100_000) == 64 << 10  # a floor: reads stay a sensible size

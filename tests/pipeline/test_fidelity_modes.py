@@ -1,0 +1,166 @@
+"""``--fidelity {off,native,full}``: what each mode writes, that every input is still accounted for,
+and that ``--since`` never carries rows made under another mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.options import UsageError, parse
+
+from .conftest import EXPECTED, PINNED, SAMPLES, Run, normalize, write_inputs
+from .test_normalize import _sample_files, check_accounting
+
+pytestmark = pytest.mark.slow  # runs the pipeline
+
+#: outputs that do not depend on the mode
+SAME_IN_EVERY_MODE = ("canonical/", "rejects/", "inventory/")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """One run per mode over the hand-made inputs and the bundled samples."""
+    tmp = tmp_path_factory.mktemp("modes")
+    src = tmp / "in"
+    write_inputs(src)
+    out = {}
+    for mode in ("full", "native", "off"):
+        out[mode] = normalize(
+            "--input", str(src), "--input", str(SAMPLES), "--output", str(tmp / mode), "--fidelity", mode
+        )
+    out["src"] = Run({}, {}, str(src))
+    return out
+
+
+def _listed(runs: dict[str, Run]) -> set[str]:
+    return {f"{runs['src'].output}/{rel}" for rel in EXPECTED} | set(_sample_files())
+
+
+def _pick(run: Run, prefixes: tuple[str, ...]) -> dict[str, bytes]:
+    return {k: v for k, v in run.files().items() if k.startswith(prefixes)}
+
+
+def test_the_option_parses_and_defaults_to_full() -> None:
+    assert parse([*PINNED])[0].fidelity == "full"
+    assert parse([*PINNED, "--fidelity", "native"])[0].fidelity == "native"
+    assert parse([*PINNED, "--fidelity=off"])[0].public()["fidelity"] == "off"
+    with pytest.raises((SystemExit, UsageError)):
+        parse([*PINNED, "--fidelity", "cross"])
+
+
+@pytest.mark.parametrize("mode", ["full", "native", "off"])
+def test_every_input_is_accounted_for_in_every_mode(runs: dict[str, Run], mode: str) -> None:
+    run = runs[mode]
+    check_accounting(run, _listed(runs))
+    assert run.manifest["options"]["fidelity"] == mode
+
+
+def test_canonical_rejects_and_inventory_do_not_depend_on_the_mode(runs: dict[str, Run]) -> None:
+    full = _pick(runs["full"], SAME_IN_EVERY_MODE)
+    assert full and _pick(runs["native"], SAME_IN_EVERY_MODE) == full
+    assert _pick(runs["off"], SAME_IN_EVERY_MODE) == full
+    for mode in ("native", "off"):
+        counts = dict(runs[mode].manifest["counts"])
+        want = dict(runs["full"].manifest["counts"])
+        for c in (counts, want):
+            c.pop("fidelity"), c.pop("stages")
+        assert counts == want
+
+
+def test_full_writes_every_check(runs: dict[str, Run]) -> None:
+    rows = runs["full"].lines("fidelity")
+    assert {r["check"] for r in rows} == {"decode", "native", "stability", "cross"}
+    assert sum(runs["full"].manifest["counts"]["fidelity"]["cross"].values()) > 0
+    assert {"fidelity/report.json", "fidelity/report.html"} <= set(runs["full"].files())
+
+
+def test_native_is_full_without_the_cross_format_rows(runs: dict[str, Run]) -> None:
+    full, native = runs["full"], runs["native"]
+    rows = native.lines("fidelity")
+    assert {r["check"] for r in rows} == {"decode", "native", "stability"}
+    key = lambda r: (r["uri"], r["entity"], r["check"], r["target"])  # noqa: E731
+    assert sorted(rows, key=key) == sorted(
+        (r for r in full.lines("fidelity") if r["check"] != "cross"), key=key
+    )
+    # rejected inputs keep their decode row
+    rejected = {r["uri"] for r in rows if r["status"] == "rejected"}
+    whole = {r["uri"] for r in native.lines("inventory") if r["rejected"]}
+    assert rejected == whole and len(whole) == 6
+    assert "cross" not in native.manifest["counts"]["fidelity"]
+    assert native.manifest["outputs"]["fidelityReport"] == ["fidelity/report.json", "fidelity/report.html"]
+    assert {"fidelity/report.json", "fidelity/report.html"} <= set(native.files())
+    assert native.counters["fidelity_rows"] == len(rows)
+
+
+def test_off_writes_no_fidelity_output(runs: dict[str, Run]) -> None:
+    off = runs["off"]
+    m = off.manifest
+    assert not any(rel.startswith("fidelity/") for rel in off.files())
+    assert "fidelity" not in m["outputs"]["shards"]
+    assert m["outputs"]["fidelityReport"] == []
+    assert m["counts"]["fidelity"] == {}
+    assert m["counts"]["stages"]["roundtrip"] == {"rejected": 0, "rows": 0}
+    assert off.counters.get("fidelity_rows", 0) == 0
+
+
+def test_off_into_a_full_runs_folder_removes_its_fidelity_files(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    write_inputs(src)
+    normalize("--input", str(src), "--output", str(tmp_path / "out"))
+    assert (tmp_path / "out" / "fidelity" / "report.json").exists()
+    again = normalize("--input", str(src), "--output", str(tmp_path / "out"), "--fidelity", "off")
+    assert not (tmp_path / "out" / "fidelity").exists()
+    assert again.manifest["outputs"]["pruned"] >= 3  # rows shard, report.json, report.html
+
+
+@pytest.mark.parametrize(
+    ("before", "now"), [("full", "native"), ("native", "full"), ("full", "off"), ("off", "native")]
+)
+def test_since_does_not_reuse_a_run_made_in_another_mode(tmp_path: Path, before: str, now: str) -> None:
+    src = tmp_path / "in"
+    write_inputs(src)
+    first = tmp_path / "first" / "manifest.json"
+    normalize("--input", str(src), "--output", str(first.parent), "--fidelity", before)
+    again = normalize(
+        "--input", str(src), "--output", str(tmp_path / "again"), "--fidelity", now, "--since", str(first)
+    )
+    assert again.manifest["since"]["honoured"] is False
+    assert again.manifest["since"]["reason"] == f"--fidelity {now} differs from that run's ({before})"
+    assert again.counters.get("inputs_unchanged", 0) == 0
+    fresh = normalize("--input", str(src), "--output", str(tmp_path / "fresh"), "--fidelity", now)
+    assert _pick(again, ("fidelity/",)) == _pick(fresh, ("fidelity/",))
+
+
+@pytest.mark.parametrize("mode", ["native", "off"])
+def test_since_in_the_same_mode_carries_that_modes_results(tmp_path: Path, mode: str) -> None:
+    src = tmp_path / "in"
+    write_inputs(src)
+    first = tmp_path / "first" / "manifest.json"
+    a = normalize("--input", str(src), "--output", str(first.parent), "--fidelity", mode)
+    b = normalize(
+        "--input", str(src), "--output", str(tmp_path / "b"), "--fidelity", mode, "--since", str(first)
+    )
+    assert b.manifest["since"]["honoured"] is True
+    assert b.manifest["inputs"]["unchanged"] == b.manifest["inputs"]["listed"]
+    prefixes = ("canonical/", "rejects/", "fidelity/")
+    assert _pick(b, prefixes) == _pick(a, prefixes)
+    assert b.manifest["counts"]["fidelity"] == a.manifest["counts"]["fidelity"]
+
+
+def test_a_manifest_without_the_option_counts_as_full(tmp_path: Path) -> None:
+    import orjson
+
+    src = tmp_path / "in"
+    write_inputs(src)
+    first = tmp_path / "first" / "manifest.json"
+    normalize("--input", str(src), "--output", str(first.parent))
+    m = orjson.loads(first.read_bytes())
+    del m["options"]["fidelity"]  # written before --fidelity existed: those runs made every check
+    first.write_bytes(orjson.dumps(m))
+    full = normalize("--input", str(src), "--output", str(tmp_path / "b"), "--since", str(first))
+    assert full.manifest["since"]["honoured"] is True
+    native = normalize(
+        "--input", str(src), "--output", str(tmp_path / "c"), "--fidelity", "native", "--since", str(first)
+    )
+    assert native.manifest["since"]["honoured"] is False
