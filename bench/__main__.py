@@ -325,16 +325,19 @@ def render(res: dict[str, Any]) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in pl["runs"]:
+        workers = [w for w in r.get("worker_rss", []) if w > 16 * 2**20]
+        split = (
+            f"{r.get('job_rss', 0) / 2**20:.0f} / " + ", ".join(f"{w / 2**20:.0f}" for w in workers) + " MiB"
+            if workers
+            else "one process"
+        )
         t_read = reads.get(r["files"])
         t_same = same.get(f"{r['fidelity']}/{r['files']}")
         vs_read = _fmt_ratio(t_read / r["wall_s"]) if t_read else ""
         vs_same = _fmt_ratio(t_same / r["wall_s"]) if t_same else ""
         out.append(
             f"| {r['mode']} x{r['workers']} | {r['fidelity']} | {r['files']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
-            f"{r['files_per_s']:.0f} | {vs_read} | {vs_same} | {r['peak_rss'] / 2**20:.0f} MiB | "
-            f"{r.get('job_rss', 0) / 2**20:.0f} / "
-            + ", ".join(f"{w / 2**20:.0f}" for w in r.get("worker_rss", []) if w > 16 * 2**20)
-            + " MiB |"
+            f"{r['files_per_s']:.0f} | {vs_read} | {vs_same} | {r['peak_rss'] / 2**20:.0f} MiB | {split} |"
         )
     fid = pl["fidelity"]
     mp = {r["files"]: r for r in pl["runs"] if r["mode"] == "multi_processing" and r["fidelity"] == fid}
