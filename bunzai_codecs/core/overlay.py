@@ -23,6 +23,12 @@ from typing import Any
 ListKey = Callable[[Any], Hashable | None]
 
 
+def by_id(item: Any) -> Any:
+    """The common ``list_key``: list items (lore entries, categories, regex rules) paired by their
+    ``id``; an item without one (or not an object) pairs by position."""
+    return item.get("id") if isinstance(item, dict) else None
+
+
 def merge3(raw: Any, base: Any, new: Any, *, list_key: ListKey | None = None) -> Any:
     """Three-way merge of native trees (see module docstring).
 

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import by_id, merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.lore import (
     LOGIC_INTS,
@@ -153,14 +153,12 @@ _CAMEL_SPELLING = {snake: camel for _, snake, camel in _EXT_FIELDS}
 _CAMEL_SPELLING.update({"case_sensitive": "caseSensitive"})
 _CAMEL_SPELLING.update({snake: camel for _, camel, snake in SCAN_SOURCES})
 
+#: ``merge3`` list key: entries paired by ``id``
+ENTRY_KEY = by_id
+
 
 #: ``core.basecache`` tag of :func:`book_to_body`'s dicts (decoders that keep them use this tag)
 BOOK_TAG = "character_book"
-
-
-def ENTRY_KEY(item: Any) -> Any:
-    """``merge3`` list key: pairs book entries by ``id`` (positional when ids are missing or repeat)."""
-    return item.get("id") if isinstance(item, dict) else None
 
 
 def is_character_book(tree: Any) -> bool:

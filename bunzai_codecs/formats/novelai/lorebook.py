@@ -36,7 +36,7 @@ from bunzai_codecs.core import png
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, json_path
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import by_id, merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 
@@ -239,10 +239,6 @@ def fresh_book(body: LorebookBody, seed: str) -> dict[str, Any]:
     }
 
 
-def _entry_key(item: Any) -> Any:
-    return item.get("id") if isinstance(item, dict) else None
-
-
 def _png_book(chunk: png.TextChunk, offset: int | None) -> Any:
     try:
         data = base64.b64decode(chunk.text.strip(), validate=True)
@@ -336,7 +332,7 @@ class NovelAILorebookCodec(Codec):
         assert isinstance(raw, dict)
         base = mapped_book(LorebookBody.model_validate(body_from_book(raw)), seed)
         new = mapped_book(body, seed)
-        merged = merge3(raw, base, new, list_key=_entry_key)
+        merged = merge3(raw, base, new, list_key=by_id)
         if merged is not raw:
             merged = self._complete(merged, new, seed)
         container = twin.get("container")

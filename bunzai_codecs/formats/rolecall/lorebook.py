@@ -61,7 +61,7 @@ import orjson
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import by_id, merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
@@ -449,11 +449,6 @@ def body_to_export(body: LorebookBody, exported_at: str = EPOCH) -> dict[str, An
     return {"schemaVersion": SCHEMA_VERSION, "exportDate": exported_at, "lorebook": book}
 
 
-def ENTRY_ID(item: Any) -> Any:
-    """``merge3`` list key: entries and categories paired by ``id``."""
-    return item.get("id") if isinstance(item, dict) else None
-
-
 class RoleCallLorebook(Codec):
     """RoleCall lorebook export (``RoleCallExportV1``)."""
 
@@ -545,7 +540,7 @@ class RoleCallLorebook(Codec):
             else:
                 stamp = raw.get("exportDate")
                 when = stamp if isinstance(stamp, str) else EPOCH
-                out = merge3(raw, body_to_export(base, when), body_to_export(body, when), list_key=ENTRY_ID)
+                out = merge3(raw, body_to_export(base, when), body_to_export(body, when), list_key=by_id)
         else:
             when = ctx.options.get("exportedAt", EPOCH)
             if not isinstance(when, str):

@@ -39,7 +39,7 @@ import orjson
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Unsupported
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import by_id, merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.lore import unique_ids
@@ -194,11 +194,6 @@ def body_to_script(body: RegexSetBody) -> dict[str, Any]:
     return out
 
 
-def RULE_ID(item: Any) -> Any:
-    """``merge3`` list key: rules paired by ``id``."""
-    return item.get("id") if isinstance(item, dict) else None
-
-
 class RoleCallRegex(Codec):
     """RoleCall regex script files (one script with its rules)."""
 
@@ -253,7 +248,7 @@ class RoleCallRegex(Codec):
             out: Any = (
                 raw
                 if base == body
-                else merge3(raw, body_to_script(base), body_to_script(body), list_key=RULE_ID)
+                else merge3(raw, body_to_script(base), body_to_script(body), list_key=by_id)
             )
         else:
             out = body_to_script(body)
