@@ -101,6 +101,19 @@ def js_number_text(v: int | float) -> str:
     return str(v)
 
 
+def id_text(v: Any, index: int, ctx: MapContext, *, empty_is_absent: bool = True) -> str:
+    """A row's source id as text: a string as is, a number as JavaScript's ``String(n)``; absent
+    (and ``""`` when ``empty_is_absent``) is the row's index; anything else is ``Malformed`` at
+    ``<row>.id``."""
+    if v is None or (empty_is_absent and v == ""):
+        return str(index)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return js_number_text(v)
+    raise wrong(ctx.at("id"), "a string id", v)
+
+
 def opt_str(v: Any, path: str) -> str | None:
     """A string; ``null``/absent is ``None``; a number becomes its JavaScript text; else ``Malformed``."""
     if v is None or isinstance(v, str):
@@ -245,6 +258,7 @@ __all__ = [
     "MapContext",
     "bool_at",
     "get_obj",
+    "id_text",
     "join_path",
     "js_number_text",
     "loose_num",

@@ -53,7 +53,7 @@ from bunzai_codecs.formats._shared.lore import unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
-    js_number_text,
+    id_text,
     num_at,
     str_at,
     strs_at,
@@ -113,16 +113,6 @@ def is_export(t: Any) -> bool:
     return isinstance(t, dict) and t.get("type") == FILE_TYPE and isinstance(t.get("scripts"), list)
 
 
-def _script_id(v: Any, index: int, ctx: MapContext) -> str:
-    if v is None or v == "":
-        return str(index)
-    if isinstance(v, str):
-        return v
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return js_number_text(v)
-    raise wrong(ctx.at("id"), "a string id", v)
-
-
 def script_to_rule(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
     """One Lumiverse script row (export or module form) as a ``RegexRule`` dict."""
     placement = r.get("placement")
@@ -144,7 +134,7 @@ def script_to_rule(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[st
     sort_order = num_at(r.get("sort_order"), ctx, "sort_order")
     extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
     return {
-        "id": _script_id(r.get("id"), index, ctx),
+        "id": id_text(r.get("id"), index, ctx),
         "label": str_at(r.get("name"), ctx, "name") or "",
         "find": str_at(r.get("find_regex"), ctx, "find_regex") or "",
         "flags": str_at(r.get("flags"), ctx, "flags") or "",

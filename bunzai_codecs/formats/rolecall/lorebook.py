@@ -68,7 +68,7 @@ from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
-    js_number_text,
+    id_text,
     num_at,
     opt_obj,
     str_at,
@@ -154,20 +154,10 @@ def _triggers(v: Any, ctx: MapContext, *path: str | int) -> list[dict[str, Any]]
     return out
 
 
-def _entry_id(v: Any, index: int, ctx: MapContext) -> str:
-    if v is None:
-        return str(index)
-    if isinstance(v, str):
-        return v
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return js_number_text(v)
-    raise wrong(ctx.at("id"), "a string id", v)
-
-
 def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
     """One RoleCall entry as a ``LoreEntry`` dict (see the module docstring)."""
     row: dict[str, Any] = {
-        "id": _entry_id(e.get("id"), index, ctx),
+        "id": id_text(e.get("id"), index, ctx, empty_is_absent=False),
         "title": str_at(e.get("title"), ctx, "title") or f"Entry {index + 1}",
         "content": str_at(e.get("content"), ctx, "content") or "",
     }
@@ -316,7 +306,7 @@ def export_to_body(tree: Any, ctx: MapContext | None = None) -> dict[str, Any]:
             if not isinstance(c, dict):
                 raise wrong(bctx.at("categories", i), "a category object", c)
             cat: dict[str, Any] = {
-                "id": _entry_id(c.get("id"), i, bctx.child("categories", i)),
+                "id": id_text(c.get("id"), i, bctx.child("categories", i), empty_is_absent=False),
                 "name": str_at(c.get("name"), bctx, "categories", i, "name") or "",
             }
             so = num_at(c.get("sortOrder"), bctx, "categories", i, "sortOrder")

@@ -46,6 +46,7 @@ from bunzai_codecs.formats._shared.lore import unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
+    id_text,
     js_number_text,
     num_at,
     str_at,
@@ -94,16 +95,6 @@ def is_rolecall_script(t: Any) -> bool:
     return all(isinstance(r, dict) and ("find_pattern" in r or "replace_string" in r) for r in rules)
 
 
-def _rule_id(v: Any, index: int, ctx: MapContext) -> str:
-    if v is None or v == "":
-        return str(index)
-    if isinstance(v, str):
-        return v
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return js_number_text(v)
-    raise wrong(ctx.at("id"), "a string id", v)
-
-
 def rule_to_body(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
     """One RoleCall rule as a ``RegexRule`` dict."""
     placement = r.get("placement")
@@ -125,7 +116,7 @@ def rule_to_body(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str,
     sort_order = num_at(r.get("sort_order"), ctx, "sort_order")
     extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
     return {
-        "id": _rule_id(r.get("id"), index, ctx),
+        "id": id_text(r.get("id"), index, ctx),
         "label": str_at(r.get("name"), ctx, "name") or "",
         "find": str_at(r.get("find_pattern"), ctx, "find_pattern") or "",
         "flags": DEFAULT_FLAGS if flags is None else flags,
