@@ -23,6 +23,18 @@ from typing import Any
 ListKey = Callable[[Any], Hashable | None]
 
 
+def overlay_twin(
+    raw: Any, body: Any, mapped: Any, to_native: Callable[[Any], Any], *, list_key: ListKey | None = None
+) -> Any:
+    """A same-format export through an escrow twin: ``raw`` itself when the body the twin decodes to
+    (``mapped``: the codec's body dict for ``raw``, validated here as ``body``'s model) equals
+    ``body``; else ``merge3`` over ``raw`` of the codec's writer (``to_native``) applied to both."""
+    base = type(body).model_validate(mapped)
+    if base == body:
+        return raw
+    return merge3(raw, to_native(base), to_native(body), list_key=list_key)
+
+
 def by_id(item: Any) -> Any:
     """The common ``list_key``: list items (lore entries, categories, regex rules) paired by their
     ``id``; an item without one (or not an object) pairs by position."""

@@ -61,3 +61,24 @@ def test_keyed_lists_survive_a_deletion_in_the_middle() -> None:
 
 def test_type_change_takes_new() -> None:
     assert merge3({"a": "1"}, {"a": 1}, {"a": [1]}) == {"a": [1]}
+
+
+def test_overlay_twin_keeps_the_twin_until_the_body_changes() -> None:
+    from pydantic import BaseModel
+
+    from bunzai_codecs.core.overlay import overlay_twin
+
+    class Note(BaseModel):
+        title: str
+        text: str
+
+    raw = {"Title": "a", "Text": "b", "unknown": 1}
+    mapped = {"title": raw["Title"], "text": raw["Text"]}
+
+    def to_native(n: Note) -> dict[str, str]:
+        return {"Title": n.title, "Text": n.text}
+
+    assert overlay_twin(raw, Note(title="a", text="b"), mapped, to_native) is raw
+    edited = overlay_twin(raw, Note(title="a", text="c"), mapped, to_native)
+    assert edited == {"Title": "a", "Text": "c", "unknown": 1}
+    assert raw["Text"] == "b"  # the twin is never mutated

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.core.overlay import by_id, merge3
+from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.lore import (
     LOGIC_INTS,
@@ -654,14 +654,11 @@ def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return body_to_book(body)
     mapped = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree
-    base_body = LorebookBody.model_validate(book_to_body(raw) if mapped is None else mapped)
-    if body == base_body:
-        return raw
-    spelling = book_spelling(raw)
-    return merge3(
+    return overlay_twin(
         raw,
-        body_to_book(base_body, spelling=spelling),
-        body_to_book(body, spelling=spelling),
+        body,
+        book_to_body(raw) if mapped is None else mapped,
+        lambda b: body_to_book(b, spelling=book_spelling(raw)),
         list_key=ENTRY_KEY,
     )
 

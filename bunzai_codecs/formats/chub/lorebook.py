@@ -29,7 +29,7 @@ import orjson
 from bunzai_codecs.core.codec import Codec, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Unsupported
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats._shared.character_book import (
@@ -83,17 +83,13 @@ class ChubLorebook(Codec):
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if isinstance(raw, dict):
-            base = LorebookBody.model_validate(book_to_body(raw))
-            if base == body:
-                out: Any = raw
-            else:
-                spelling = book_spelling(raw)
-                out = merge3(
-                    raw,
-                    body_to_book(base, spelling=spelling),
-                    body_to_book(body, spelling=spelling),
-                    list_key=ENTRY_KEY,
-                )
+            out: Any = overlay_twin(
+                raw,
+                body,
+                book_to_body(raw),
+                lambda b: body_to_book(b, spelling=book_spelling(raw)),
+                list_key=ENTRY_KEY,
+            )
         else:
             out = body_to_book(body, spelling="camel")
         return orjson.dumps(out, option=orjson.OPT_INDENT_2)

@@ -35,7 +35,7 @@ import orjson
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Unsupported
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong
@@ -116,8 +116,7 @@ class LumiversePersona(Codec):
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if isinstance(raw, dict):
-            base = PersonaBody.model_validate(persona_to_body(raw))
-            out: Any = raw if base == body else merge3(raw, body_to_persona(base), body_to_persona(body))
+            out: Any = overlay_twin(raw, body, persona_to_body(raw), body_to_persona)
         else:
             out = body_to_persona(body)
         return orjson.dumps(out, option=orjson.OPT_INDENT_2)

@@ -52,7 +52,7 @@ import orjson
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Unsupported
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
 from bunzai_codecs.formats.sillytavern._wire import Path, Reader
@@ -270,11 +270,8 @@ class LumiversePreset(Codec):
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if isinstance(raw, dict):
-            base = PresetBody.model_validate(export_to_body(raw, Reader()))
-            out: Any = (
-                raw
-                if base == body
-                else merge3(raw, body_to_export(base), body_to_export(body), list_key=BLOCK_ID)
+            out: Any = overlay_twin(
+                raw, body, export_to_body(raw, Reader()), body_to_export, list_key=BLOCK_ID
             )
         else:
             out = body_to_export(body)

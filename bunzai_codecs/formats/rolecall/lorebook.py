@@ -61,7 +61,7 @@ import orjson
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
-from bunzai_codecs.core.overlay import by_id, merge3
+from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
@@ -524,13 +524,11 @@ class RoleCallLorebook(Codec):
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if isinstance(raw, dict):
-            base = LorebookBody.model_validate(export_to_body(raw))
-            if base == body:
-                out: Any = raw
-            else:
-                stamp = raw.get("exportDate")
-                when = stamp if isinstance(stamp, str) else EPOCH
-                out = merge3(raw, body_to_export(base, when), body_to_export(body, when), list_key=by_id)
+            stamp = raw.get("exportDate")
+            when = stamp if isinstance(stamp, str) else EPOCH
+            out: Any = overlay_twin(
+                raw, body, export_to_body(raw), lambda b: body_to_export(b, when), list_key=by_id
+            )
         else:
             when = ctx.options.get("exportedAt", EPOCH)
             if not isinstance(when, str):

@@ -39,7 +39,7 @@ import orjson
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Unsupported
-from bunzai_codecs.core.overlay import by_id, merge3
+from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.lore import unique_ids
@@ -235,12 +235,7 @@ class RoleCallRegex(Codec):
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if isinstance(raw, dict):
-            base = RegexSetBody.model_validate(script_to_body(raw))
-            out: Any = (
-                raw
-                if base == body
-                else merge3(raw, body_to_script(base), body_to_script(body), list_key=by_id)
-            )
+            out: Any = overlay_twin(raw, body, script_to_body(raw), body_to_script, list_key=by_id)
         else:
             out = body_to_script(body)
         return orjson.dumps(out, option=orjson.OPT_INDENT_2)
