@@ -1,6 +1,6 @@
 """The normalize graph: every stage wired to its outputs.
 
-    inputs -> List -> PairWithPrevious (dedupe by uri; --since) -> Reshuffle -> ReadBytes
+    inputs -> List -> PairWithPrevious (dedupe by uri; --since) -> Spread -> ReadBytes
       -> Detect -> Decode -> Validate -> canonical/part-*.jsonl   (sorted shards)
                                       -> RoundTrip -> fidelity/rows-*.jsonl -> fidelity/report.{json,html}
                                          (--fidelity full: every check; native: no cross-format rows;
@@ -29,12 +29,11 @@ import orjson
 from pipeline.io import Output
 from pipeline.options import NormalizeConfig
 from pipeline.report import (
-    SAMPLE,
+    Balance,
     CommitExports,
     Prune,
     WriteFidelityReport,
     WriteManifest,
-    balance_of,
     export_counts,
     fidelity_counts,
     reject_counts,
@@ -60,14 +59,17 @@ from pipeline.transforms import (
     Detect,
     Export,
     ListFiles,
-    MarkShared,
+    Pack,
     PairWithPrevious,
     ReadBytes,
     RoundTrip,
+    SharedSizes,
+    Spread,
     Validate,
     ValidInput,
     canonical_records,
     inventory_record,
+    packed_uris,
     reject_record,
     rejected_record,
 )
@@ -110,13 +112,22 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         | "Inputs" >> beam.Create(list(range(len(cfg.inputs))))
         | "List" >> ListFiles(cfg.inputs, cfg.storage, cfg.output)
     )
-    prev_rows = previous_inventory(p, reuse, cfg.storage) if reuse else p | "NoPrevious" >> beam.Create([])
-    paired = listing.files | "PairWithPrevious" >> PairWithPrevious(prev_rows)
+    if reuse is not None:
+        paired = listing.files | "PairWithPrevious" >> PairWithPrevious(
+            previous_inventory(p, reuse, cfg.storage)
+        )
+    else:  # one input lists each file once: nothing to join unless there are several
+        paired = listing.files | "PairWithPrevious" >> PairWithPrevious(join=len(cfg.inputs) > 1)
+    # whether another listed file has the same size matters only to exports (see SharedSizes)
+    shared_sizes = paired.pending | "SharedSizes" >> SharedSizes() if cfg.export else None
+    packed = paired.pending | "Pack" >> Pack()
     read = (
-        paired.pending
-        | "MarkShared" >> MarkShared()
-        | "Reshuffle" >> beam.Reshuffle()  # MarkShared groups by size: spread the reads again
-        | "ReadBytes" >> ReadBytes(cfg.inputs, cfg.storage, cfg.max_file_bytes, since=reuse is not None)
+        packed
+        | "Spread" >> Spread()  # the listing of one input is one element: spread the reads
+        | "ReadBytes"
+        >> ReadBytes(
+            cfg.inputs, cfg.storage, cfg.max_file_bytes, since=reuse is not None, shared_sizes=shared_sizes
+        )
     )
 
     # -- the per-input chain (fused: the bytes and entities never leave it) -----------------------
@@ -230,30 +241,18 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         count_streams.append(attempts | "CountAttempts" >> beam.Map(lambda _: (("stage", "export", "in"), 1)))
 
     # -- balance: every listed input is an entity's source or a reject -------------------------
-    listed = paired.pending | "ListedUris" >> beam.Map(lambda pd: (pd.ref.uri, 1))
-    accounted = [
-        valid | "EntitySources" >> beam.FlatMap(_entity_sources),
-        tuple(reject_dicts)
-        | "RejectUris" >> beam.Flatten()
-        | "InputRejects" >> beam.FlatMap(lambda r: [r["uri"]] if r["stage"] != "list" else []),
-        *accounted_extra,
-    ]
-    balance = (
-        {
-            "listed": listed,
-            "accounted": tuple(accounted)
-            | "AccountedUris" >> beam.Flatten()
-            | "ByUri" >> beam.Map(lambda u: (u, 1)),
-        }
-        | "Balance" >> beam.CoGroupByKey()
-        | "Classify" >> beam.FlatMap(balance_of)
+    balance = packed | "Balance" >> Balance(
+        [
+            valid | "EntitySources" >> beam.FlatMap(_entity_sources),
+            *(
+                pc | f"InputRejects{i}" >> beam.FlatMap(lambda r: [r["uri"]] if r["stage"] != "list" else [])
+                for i, pc in enumerate(reject_dicts)
+            ),
+            *accounted_extra,
+        ],
+        uris_of=packed_uris,
     )
-    count_streams.append(balance | "CountBalance" >> beam.Map(lambda kv: (("balance", kv[0]), 1)))
-    examples = (
-        balance
-        | "Problems" >> beam.Filter(lambda kv: kv[0] != "ok")
-        | "Examples" >> beam.combiners.Top.SmallestPerKey(SAMPLE)
-    )
+    count_streams.append(balance["counts"])
 
     # -- finish: remove stale files, then the manifest ------------------------------------------
     pruned = (
@@ -277,7 +276,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         "counts": counts,
         "patterns": listing.patterns,
         "shards": shard_infos,
-        "balance": examples,
+        "balance": balance["examples"],
         "pruned": pruned,
     } | "Manifest" >> WriteManifest(output, staging, header)
     return Built(output, previous, manifest)

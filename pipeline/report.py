@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import os
 import platform
 from collections import defaultdict
@@ -192,16 +193,134 @@ def export_counts(rel: str) -> Iterator[tuple[tuple[str, ...], int]]:
     yield ("exports", rel.split("/")[1]), 1
 
 
-def balance_of(item: tuple[str, dict[str, list[Any]]]) -> Iterator[tuple[str, str]]:
-    """``listed`` vs ``accounted`` for one uri: ``ok``, ``unaccounted`` (listed, yet neither an
-    entity's source nor a reject: lost) or ``unlisted`` (an output naming an input nobody listed)."""
-    uri, groups = item
-    if groups["listed"] and groups["accounted"]:
-        yield "ok", uri
-    elif groups["listed"]:
-        yield "unaccounted", uri
-    else:
-        yield "unlisted", uri
+#: hash cells the balance is checked in
+BALANCE_CELLS = 256
+#: the balance's tagged output: ``(digest, problem)`` of each uri in a problem
+PROBLEMS = "problems"
+
+
+def uri_digest(uri: str) -> int:
+    """64 bits of blake2b of ``uri``: what the balance compares (a collision among a billion uris
+    has odds of about 3 in 100 million)."""
+    return int.from_bytes(hashlib.blake2b(uri.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def _cell_digest(uri: str) -> tuple[int, int]:
+    h = uri_digest(uri)
+    return h % BALANCE_CELLS, h
+
+
+class DigestSet(beam.CombineFn):
+    """uri digests, or sets of them (partial results) -> their union."""
+
+    def create_accumulator(self) -> set[int]:
+        return set()
+
+    def add_input(self, acc: set[int], h: int | set[int]) -> set[int]:
+        if isinstance(h, set):
+            acc |= h
+        else:
+            acc.add(h)
+        return acc
+
+    def merge_accumulators(self, accs: Iterable[set[int]]) -> set[int]:
+        it = iter(accs)
+        out = next(it, None)
+        if out is None:
+            return set()
+        for a in it:
+            out |= a
+        return out
+
+    def extract_output(self, acc: set[int]) -> set[int]:
+        return acc
+
+
+def _union(sets: Iterable[set[int]]) -> set[int]:
+    out: set[int] = set()
+    for s in sets:
+        out |= s
+    return out
+
+
+def balance_of(item: tuple[int, dict[str, list[set[int]]]]) -> Iterator[Any]:
+    """``listed`` vs ``accounted`` uri digests of one hash cell: the count of each outcome --
+    ``ok``, ``unaccounted`` (listed, yet neither an entity's source nor a reject: lost) and
+    ``unlisted`` (an output naming an input nobody listed) -- and, tagged ``PROBLEMS``, the
+    ``(digest, problem)`` of every uri in a problem, to find example uris by."""
+    _, groups = item
+    listed, accounted = _union(groups["listed"]), _union(groups["accounted"])
+    ok = len(listed & accounted)
+    if ok:
+        yield ("balance", "ok"), ok
+    for problem, digests in (("unaccounted", listed - accounted), ("unlisted", accounted - listed)):
+        if digests:
+            yield ("balance", problem), len(digests)
+        for h in digests:
+            yield beam.pvalue.TaggedOutput(PROBLEMS, (h, problem))
+
+
+def _examples(uri: str, problems: dict[int, str], problem: str) -> Iterator[tuple[str, str]]:
+    if problems and problems.get(uri_digest(uri)) == problem:
+        yield problem, uri
+
+
+def _listed_examples(item: Any, problems: dict[int, str], uris_of: Any) -> Iterator[tuple[str, str]]:
+    if problems:
+        for uri in [item] if uris_of is None else uris_of(item):
+            yield from _examples(uri, problems, "unaccounted")
+
+
+class Balance(beam.PTransform):
+    """Listed uris + accounted uris (one PCollection per producer) -> ``counts``
+    (``(("balance", outcome), n)``) and ``examples`` (``(problem, [up to SAMPLE uris])``).
+
+    Each uri stream is reduced to digest sets per hash cell where it is produced (combiner
+    lifting), so what crosses the shuffle is a few bytes per uri, never the uris: the local
+    runners hold shuffled data in memory, and a join by uri held every listed one there. The
+    uris of a problem (none when the run is sound) are found again through their digests."""
+
+    def __init__(self, accounted: Sequence[Any], uris_of: Any = None) -> None:
+        """``uris_of``: the uris one element of the listed PCollection stands for (by default
+        each element is one uri)."""
+        super().__init__()
+        self.accounted = list(accounted)
+        self.uris_of = uris_of
+
+    def expand(self, listed: Any) -> dict[str, Any]:
+        uris = listed if self.uris_of is None else listed | "ListedUris" >> beam.FlatMap(self.uris_of)
+        listed_sets = (
+            uris | "ListedDigests" >> beam.Map(_cell_digest) | "ListedSets" >> beam.CombinePerKey(DigestSet())
+        )
+        parts = [
+            pc
+            | f"AccountedDigests{i}" >> beam.Map(_cell_digest)
+            | f"AccountedPart{i}" >> beam.CombinePerKey(DigestSet())
+            for i, pc in enumerate(self.accounted)
+        ]
+        accounted_sets = (
+            tuple(parts)
+            | "AccountedParts" >> beam.Flatten()
+            | "AccountedSets" >> beam.CombinePerKey(DigestSet())
+        )
+        out = (
+            {"listed": listed_sets, "accounted": accounted_sets}
+            | "Join" >> beam.CoGroupByKey()
+            | "Classify" >> beam.FlatMap(balance_of).with_outputs(PROBLEMS, main="counts")
+        )
+        problems = beam.pvalue.AsDict(out[PROBLEMS])
+        # the listed side is read again in the form it came in (packed batches hold much less)
+        found = [listed | "UnaccountedUris" >> beam.FlatMap(_listed_examples, problems, self.uris_of)]
+        found += [
+            pc | f"UnlistedUris{i}" >> beam.FlatMap(_examples, problems, "unlisted")
+            for i, pc in enumerate(self.accounted)
+        ]
+        examples = (
+            tuple(found)
+            | "ProblemUris" >> beam.Flatten()
+            | "Examples" >> beam.combiners.Top.SmallestPerKey(SAMPLE)
+        )
+        return {"counts": out.counts, "examples": examples}
 
 
 # -- the fidelity report --------------------------------------------------------------------------
@@ -557,10 +676,13 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
 
 
 __all__ = [
+    "BALANCE_CELLS",
     "FIDELITY_REPORT",
     "MANAGED",
     "MANIFEST",
+    "Balance",
     "CommitExports",
+    "DigestSet",
     "FidelityReportFn",
     "MergeReports",
     "Prune",
@@ -574,4 +696,5 @@ __all__ = [
     "reject_counts",
     "row_counts",
     "summary",
+    "uri_digest",
 ]

@@ -12,7 +12,8 @@ local runners, which buffer shuffled data in RAM. So this is an external sort:
 2. The plan: the total size gives the number of shards ``n`` (at least 1; ``target_bytes`` each;
    at most ``GRID``); shard ``i`` owns hash cells ``[i*GRID/n, (i+1)*GRID/n)``.
 3. ``_MergeShard`` k-way merges its cell range of every run into ``<dir>/<prefix>-<i>-of-<n>.jsonl``,
-   written atomically, and reports its record count, size and sha256.
+   written atomically, and reports its record count, size and sha256. More than ``FAN_IN`` runs
+   are merged in levels, through local temporary files, so its memory does not grow with them.
 
 A record is ``<16 hex of sha256(key)><natural key as JSON>\\t<line>\\n``: the hash spreads records
 evenly over the cells, the natural key orders them inside a cell, and the line itself (which never
@@ -23,12 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import os
+import tempfile
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
+import fsspec
 import orjson
 from apache_beam.transforms.window import GlobalWindows
 
@@ -36,10 +40,14 @@ from pipeline.io import Output, open_atomic, read_lines, write_bytes
 
 #: hash cells; also the most shards one dataset is cut into
 GRID = 256
-#: read-ahead per run while merging (many runs are open at once): at most ``_RANGE_BLOCK`` each and
-#: ``MERGE_BUDGET`` for all of a shard's runs together, but never under ``_MIN_BLOCK``. The number
-#: of runs grows with the archive (one per ``flush_bytes`` of records), so a fixed block per run
-#: made a merging worker's memory grow with it (56 MiB at 10k inputs, 130 MiB at 30k)
+#: runs merged at once. Every open run holds its current record (escrow twins with base64 images
+#: run to hundreds of KiB) and its read-ahead, and the number of runs grows with the archive (one
+#: per ``flush_bytes`` of records): past ``FAN_IN``, groups of runs are first merged into local
+#: temporary files (a shard's worth of data at most, read back at once), so a merging worker's
+#: memory stays flat whatever the archive's size
+FAN_IN = 64
+#: read-ahead per run while merging: at most ``_RANGE_BLOCK`` each and ``MERGE_BUDGET`` for all
+#: the runs of one merge together, but never under ``_MIN_BLOCK``
 _RANGE_BLOCK = 1 << 20
 MERGE_BUDGET = 32 << 20
 _MIN_BLOCK = 64 << 10
@@ -188,6 +196,10 @@ def _read_range(fs: Any, path: str, start: int, end: int, block: int = _RANGE_BL
         raise OSError(f"staging run {path} ends at byte {pos}, expected {end}")
 
 
+def _merge(streams: Sequence[Iterator[bytes]]) -> Iterator[bytes]:
+    return heapq.merge(*streams) if len(streams) > 1 else iter(streams[0]) if streams else iter(())
+
+
 class _MergeShard(beam.DoFn):
     def __init__(self, dataset: str, output: Output) -> None:
         self.dataset = dataset
@@ -195,21 +207,42 @@ class _MergeShard(beam.DoFn):
 
     def setup(self) -> None:
         self.fs, self.root = self.output.open()
+        self.local = fsspec.filesystem("file")
 
     def process(self, task: ShardTask) -> Iterator[ShardInfo]:
         rel = task.spec.rel(task.index, task.count)
         digest = hashlib.sha256()
         records = size = 0
-        block = merge_block(len(task.ranges))
-        streams = [_read_range(self.fs, p, s, e, block) for p, s, e in task.ranges]
-        with open_atomic(self.fs, f"{self.root}/{rel}") as f:
-            for rec in heapq.merge(*streams):
-                line = line_of(rec)
-                f.write(line)
-                digest.update(line)
-                records += 1
-                size += len(line)
+        with tempfile.TemporaryDirectory(prefix="bunzai-merge-") as tmp:
+            ranges = [(self.fs, p, s, e) for p, s, e in task.ranges]
+            level = 0
+            while len(ranges) > FAN_IN:  # merge groups of runs into local files first
+                merged = []
+                for g in range(0, len(ranges), FAN_IN):
+                    path = os.path.join(tmp, f"{level}-{g // FAN_IN}.bin")
+                    n = 0
+                    with open(path, "wb") as f:
+                        for rec in _merge(self._streams(ranges[g : g + FAN_IN])):
+                            f.write(rec)
+                            n += len(rec)
+                    merged.append((self.local, path, 0, n))
+                if level:  # the previous level's own files are read: drop them (never a run:
+                    for _, path, _, _ in ranges:  # other shards read their own cells of it)
+                        os.remove(path)
+                ranges, level = merged, level + 1
+            with open_atomic(self.fs, f"{self.root}/{rel}") as f:
+                for rec in _merge(self._streams(ranges)):
+                    line = line_of(rec)
+                    f.write(line)
+                    digest.update(line)
+                    records += 1
+                    size += len(line)
         yield ShardInfo(self.dataset, rel, records, size, digest.hexdigest())
+
+    @staticmethod
+    def _streams(ranges: Sequence[tuple[Any, str, int, int]]) -> list[Iterator[bytes]]:
+        block = merge_block(len(ranges))
+        return [_read_range(fs, p, s, e, block) for fs, p, s, e in ranges]
 
 
 class WriteShards(beam.PTransform):
@@ -257,6 +290,7 @@ class WriteShards(beam.PTransform):
 
 
 __all__ = [
+    "FAN_IN",
     "GRID",
     "MERGE_BUDGET",
     "ShardInfo",

@@ -1,6 +1,6 @@
 """The normalize stages as composite PTransforms, each usable and testable on its own.
 
-    ListFiles -> (dedupe/join by uri) -> Reshuffle -> ReadBytes -> Detect -> Decode -> Validate
+    ListFiles -> (dedupe/join by uri) -> Pack -> Spread -> ReadBytes -> Detect -> Decode -> Validate
         -> CanonicalRecords / RoundTrip / Export
 
 Every stage sends what it cannot handle to a ``rejects`` output as
@@ -12,7 +12,9 @@ Counters live in the ``bunzai`` namespace (``COUNTERS`` lists them).
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +23,11 @@ import apache_beam as beam
 import orjson
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindows
 
 from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.bundle import VAUD, write
-from bunzai_codecs.core import registry
+from bunzai_codecs.core import inflate, registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
@@ -298,44 +301,128 @@ def _pair_up(item: tuple[str, dict[str, list[Any]]]) -> Iterator[Any]:
         yield TaggedOutput(DELETED, uri)
 
 
-def _mark_shared(item: tuple[int | None, Any]) -> Iterator[Pending]:
-    size, group = item
-    pendings = list(group)
-    unique = size is not None and len(pendings) == 1
-    for p in pendings:
-        yield Pending(p.ref, p.prev, shared=not unique)
-
-
-class MarkShared(beam.PTransform):
-    """``Pending`` -> ``Pending`` with ``shared`` set: whether another listed file has the same
-    size. Identical files (the only ones whose entities share ids) have equal sizes, so an input of
-    a size nobody else has writes its exports straight to their paths; the others go through the
-    staged commit that picks one winner per path. Only sizes are shuffled."""
-
-    def expand(self, pending: Any) -> Any:
-        return (
-            pending
-            | "BySize" >> beam.Map(lambda p: (p.ref.size, p))
-            | "Group" >> beam.GroupByKey()
-            | "Mark" >> beam.FlatMap(_mark_shared)
-        )
+@dataclass(frozen=True)
+class Paired:
+    #: one ``Pending`` per distinct uri
+    pending: Any
+    #: uris only the previous run had
+    deleted: Any
 
 
 class PairWithPrevious(beam.PTransform):
     """``FileRef``s + the previous inventory (uri -> row) -> ``Pending`` per distinct uri, and the
-    uris only the previous run had (``deleted``)."""
+    uris only the previous run had (``deleted``).
 
-    def __init__(self, previous: Any) -> None:
+    ``previous=None`` with ``join=False`` (one input and no ``--since``: a listing never names a
+    file twice) skips the join: the local runners hold a shuffle's data in memory, and this one
+    would hold every listed file."""
+
+    def __init__(self, previous: Any = None, *, join: bool = True) -> None:
         super().__init__()
         self.previous = previous
+        self.join = join or previous is not None
 
-    def expand(self, refs: Any) -> Any:
+    def expand(self, refs: Any) -> Paired:
+        if not self.join:
+            return Paired(
+                refs | "AsPending" >> beam.Map(Pending),
+                refs.pipeline | "NoneDeleted" >> beam.Create([]),
+            )
         now = refs | "ByUri" >> beam.Map(lambda r: (r.uri, r))
-        prev = self.previous | "PrevByUri" >> beam.Map(lambda row: (row["uri"], row))
-        return (
+        previous = self.previous if self.previous is not None else refs.pipeline | beam.Create([])
+        prev = previous | "PrevByUri" >> beam.Map(lambda row: (row["uri"], row))
+        out = (
             {"now": now, "prev": prev}
             | "Join" >> beam.CoGroupByKey()
             | "Pair" >> beam.FlatMap(_pair_up).with_outputs(DELETED, main="pending")
+        )
+        return Paired(out.pending, out.deleted)
+
+
+class SharedSizes(beam.PTransform):
+    """``Pending`` -> ``(size, None)`` for every size more than one listed file has: the side
+    input ``ReadBytes`` sets ``shared`` from. Identical files (the only ones whose entities share
+    ids) have equal sizes, so an input of a size nobody else has writes its exports straight to
+    their paths; the others go through the staged commit that picks one winner per path. Only
+    sizes cross the shuffle (summed per size where they are listed), never the files."""
+
+    def expand(self, pending: Any) -> Any:
+        return (
+            pending
+            | "Sizes" >> beam.FlatMap(lambda p: [(p.ref.size, 1)] if p.ref.size is not None else [])
+            | "PerSize" >> beam.CombinePerKey(sum)
+            | "Repeated" >> beam.FlatMap(lambda kv: [(kv[0], None)] if kv[1] > 1 else [])
+        )
+
+
+#: hash cells ``Spread`` groups the packed batches into: enough for a big fleet's parallelism
+SPREAD_CELLS = 4096
+#: listed files per packed batch: a few KiB compressed, and many batches even for a small archive
+PACK = 64
+#: a packed batch is bunzai's own, but every inflate is bounded
+_PACK_LIMIT = 64 << 20
+
+
+def cell_of(uri: str, cells: int) -> int:
+    """A stable cell for ``uri`` (the same on every worker and run, unlike ``hash``)."""
+    return int.from_bytes(hashlib.blake2b(uri.encode("utf-8"), digest_size=8).digest(), "big") % cells
+
+
+class _Pack(beam.DoFn):
+    def start_bundle(self) -> None:
+        self.buf: list[Pending] = []
+
+    def process(self, p: Pending) -> Iterator[tuple[int, bytes]]:
+        self.buf.append(p)
+        if len(self.buf) >= PACK:
+            yield self._batch()
+
+    def finish_bundle(self) -> Iterator[Any]:
+        if self.buf:
+            yield GlobalWindows.windowed_value(self._batch())
+
+    def _batch(self) -> tuple[int, bytes]:
+        rows = [
+            (p.ref.uri, p.ref.root, p.ref.path, p.ref.size, p.ref.etag, p.prev, p.shared) for p in self.buf
+        ]
+        self.buf = []
+        return cell_of(rows[0][0], SPREAD_CELLS), zlib.compress(orjson.dumps(rows), 1)
+
+
+def _rows(packed: tuple[int, bytes]) -> list[list[Any]]:
+    rows: list[list[Any]] = orjson.loads(inflate.bounded(packed[1], _PACK_LIMIT))
+    return rows
+
+
+def unpack(packed: tuple[int, bytes]) -> Iterator[Pending]:
+    """The ``Pending`` of a batch ``Pack`` made."""
+    for uri, root, path, size, etag, prev, shared in _rows(packed):
+        yield Pending(FileRef(uri, root, path, size, etag), prev, shared)
+
+
+def packed_uris(packed: tuple[int, bytes]) -> list[str]:
+    """The uris of a batch ``Pack`` made."""
+    return [row[0] for row in _rows(packed)]
+
+
+class Pack(beam.PTransform):
+    """``Pending`` -> ``(cell, batch)``: ``PACK`` of them per zlib-compressed batch (uris of one
+    archive share long prefixes). The local runners hold shuffled data in memory, and what they
+    hold per listed file is then ~40 bytes instead of a grouping-table entry with decoded objects."""
+
+    def expand(self, pending: Any) -> Any:
+        return pending | beam.ParDo(_Pack())
+
+
+class Spread(beam.PTransform):
+    """``Pack``'s batches -> their ``Pending``, spread over the workers (the listing of one input is
+    one element, so everything downstream of it would otherwise run on one worker)."""
+
+    def expand(self, packed: Any) -> Any:
+        return (
+            packed
+            | "Group" >> beam.GroupByKey()
+            | "Unpack" >> beam.FlatMap(lambda kv: (p for batch in kv[1] for p in unpack((kv[0], batch))))
         )
 
 
@@ -357,8 +444,9 @@ class _ReadBytes(beam.DoFn):
             except Exception as exc:  # listing rejected this input already; nothing of it arrives
                 self.fss.append(exc)
 
-    def process(self, pending: Pending) -> Iterator[Any]:
+    def process(self, pending: Pending, shared_sizes: Any = None) -> Iterator[Any]:
         ref, prev = pending.ref, pending.prev
+        shared = True if shared_sizes is None else ref.size is None or ref.size in shared_sizes
         status = "new" if prev is None else "changed"
         verify = False  # no checksum from the store: compare digests after reading
         if prev is not None and self.since and prev.get("size") == ref.size:
@@ -395,7 +483,7 @@ class _ReadBytes(beam.DoFn):
             return
         if prev is not None:
             yield TaggedOutput(REFRESHED, ref.uri)
-        yield InputFile(ref, s, status, pending.shared)
+        yield InputFile(ref, s, status, shared and pending.shared)
 
     def _unchanged(self, pending: Pending) -> Iterator[Any]:
         count("inputs_unchanged")
@@ -414,16 +502,26 @@ class _ReadBytes(beam.DoFn):
 class ReadBytes(beam.PTransform):
     """``Pending`` -> ``InputFile`` (main; the bytes in a ``Sniff``), ``rejects``, ``inventory``,
     ``unchanged`` (``Pending`` that ``--since`` need not read again) and ``refreshed`` (uris the
-    previous run had that this run processes anew). Reads are bounded by ``max_bytes``."""
+    previous run had that this run processes anew). Reads are bounded by ``max_bytes``.
+
+    ``shared_sizes`` (``SharedSizes``' output) sets each ``InputFile.shared``; without it every
+    input counts as shared (its exports go through the staged commit)."""
 
     def __init__(
-        self, inputs: tuple[str, ...], storage: Storage, max_bytes: int, since: bool = False
+        self,
+        inputs: tuple[str, ...],
+        storage: Storage,
+        max_bytes: int,
+        since: bool = False,
+        shared_sizes: Any = None,
     ) -> None:
         super().__init__()
         self.dofn = _ReadBytes(inputs, storage, max_bytes, since)
+        self.shared_sizes = shared_sizes
 
     def expand(self, pending: Any) -> Any:
-        return pending | beam.ParDo(self.dofn).with_outputs(
+        side = () if self.shared_sizes is None else (beam.pvalue.AsDict(self.shared_sizes),)
+        return pending | beam.ParDo(self.dofn, *side).with_outputs(
             REJECTS, INVENTORY, UNCHANGED, REFRESHED, REJECTED_WHOLE, main="files"
         )
 
@@ -731,11 +829,14 @@ __all__ = [
     "ExportCandidate",
     "InputFile",
     "ListFiles",
-    "MarkShared",
+    "Pack",
     "PairWithPrevious",
+    "Paired",
     "Pending",
     "ReadBytes",
     "RoundTrip",
+    "SharedSizes",
+    "Spread",
     "ValidInput",
     "Validate",
     "canonical_records",
@@ -744,8 +845,10 @@ __all__ = [
     "fidelity_record",
     "inventory_record",
     "inventory_row",
+    "packed_uris",
     "reject",
     "reject_record",
     "rejected_record",
     "rejected_rows",
+    "unpack",
 ]

@@ -139,6 +139,28 @@ def test_shards_do_not_depend_on_how_records_were_buffered(tmp_path: Path, flush
     assert not any((tmp_path / str(flush_bytes) / "staging").rglob("*.jsonl"))
 
 
+def test_many_runs_merge_in_levels_to_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from pipeline import shards
+
+    # ~70 runs of three records, each run read by several shards: four levels of local merges
+    monkeypatch.setattr(shards, "FAN_IN", 3)
+    monkeypatch.setattr(shards, "FLUSH_RECORDS", 3)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    recs = [record(f"id{i}", [f"id{i}"], orjson.dumps({"i": i, "pad": "x" * (i % 7)})) for i in range(200)]
+    recs.append(recs[5])  # an identical record twice: both kept
+    out = Output(str(tmp_path / "out"), Storage())
+    with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
+        _ = p | beam.Create(recs) | WriteShards("d", ShardSpec("d"), out, "staging", target_bytes=3000)
+    files = sorted((tmp_path / "out" / "d").iterdir())
+    assert len(files) >= 4
+    assert b"".join(f.read_bytes() for f in files) == b"".join(line_of(r) for r in sorted(recs))
+    assert list(scratch.iterdir()) == []  # the levels' files are gone
+
+
 # -- options -------------------------------------------------------------------------------------
 
 

@@ -15,18 +15,23 @@ from apache_beam.testing.util import assert_that, equal_to
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
 from pipeline.io import FileRef, Storage
+from pipeline.report import Balance, DigestSet, uri_digest
 from pipeline.shards import line_of
 from pipeline.transforms import (
     Decode,
     Detect,
     InputFile,
     ListFiles,
+    Pack,
     PairWithPrevious,
     Pending,
     ReadBytes,
     RoundTrip,
+    SharedSizes,
+    Spread,
     Validate,
     canonical_records,
+    packed_uris,
 )
 
 from .conftest import write_inputs
@@ -247,3 +252,105 @@ def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Pat
             equal_to([("export", "InternalError")]),
             label="ex",
         )
+
+
+def test_pair_without_a_join_makes_one_pending_per_ref() -> None:
+    with pipeline() as p:
+        refs = p | "Refs" >> beam.Create([_ref("a"), _ref("b", size=None)])
+        out = refs | PairWithPrevious(join=False)
+        assert_that(
+            out.pending | beam.Map(lambda pd: (pd.ref.uri, pd.ref.size, pd.prev)),
+            equal_to([("a", 3, None), ("b", None, None)]),
+            label="pending",
+        )
+        assert_that(out.deleted, equal_to([]), label="deleted")
+
+
+def test_spread_passes_every_pending_through_once_unchanged() -> None:
+    pending = [
+        Pending(_ref(f"s3://bucket/{i}.json", size=i, etag=f"e{i}" if i % 2 else None, root=i % 3))
+        for i in range(300)
+    ]
+    pending.append(
+        Pending(_ref("zip://a.png::/tmp/x.zip", size=None), {"uri": "zip://a.png::/tmp/x.zip", "n": [1]})
+    )
+    pending.append(Pending(_ref("ünïcode ✓.json"), None, shared=False))
+    with pipeline() as p:
+        packed = p | beam.Create(pending) | Pack()
+        assert_that(
+            packed | "Sizes" >> beam.Map(lambda kv: len(packed_uris(kv))) | beam.CombineGlobally(sum),
+            equal_to([len(pending)]),
+            label="packed",
+        )
+        assert_that(packed | Spread(), equal_to(pending), label="spread")
+
+
+def test_shared_sizes_decide_which_reads_are_shared(tmp_path: Path) -> None:
+    for name, data in (("a.json", b"{}"), ("b.json", b"[]"), ("c.json", b"{ }")):
+        (tmp_path / name).write_bytes(data)
+    pending = [
+        Pending(_ref(str(tmp_path / n), size)) for n, size in (("a.json", 2), ("b.json", 2), ("c.json", 3))
+    ]
+    pending.append(Pending(_ref(str(tmp_path / "c.json"), None)))  # a store that gives no size
+    with pipeline() as p:
+        pcoll = p | beam.Create(pending)
+        sizes = pcoll | SharedSizes()
+        assert_that(sizes, equal_to([(2, None)]), label="sizes")
+        out = pcoll | ReadBytes((str(tmp_path),), Storage(), max_bytes=50, shared_sizes=sizes)
+        assert_that(
+            out.files | beam.Map(lambda f: (f.ref.path.rsplit("/", 1)[1], f.ref.size, f.shared)),
+            equal_to(
+                [("a.json", 2, True), ("b.json", 2, True), ("c.json", 3, False), ("c.json", None, True)]
+            ),
+            label="files",
+        )
+
+
+def test_balance_counts_outcomes_and_finds_the_uris_of_problems() -> None:
+    with pipeline() as p:
+        listed = p | "Listed" >> beam.Create(["a", "b", "c", "d"])
+        entities = p | "Entities" >> beam.Create(["a", "a", "b", "z"])  # z: an output nobody listed
+        rejects = p | "Rejects" >> beam.Create(["b", "d"])
+        out = listed | Balance([entities, rejects])
+        assert_that(
+            out["counts"] | beam.CombinePerKey(sum),
+            equal_to([(("balance", "ok"), 3), (("balance", "unaccounted"), 1), (("balance", "unlisted"), 1)]),
+            label="counts",
+        )
+        assert_that(
+            out["examples"], equal_to([("unaccounted", ["c"]), ("unlisted", ["z"])]), label="examples"
+        )
+
+
+def test_balance_reads_listed_uris_from_packed_batches(tmp_path: Path) -> None:
+    pending = [Pending(_ref(f"u{i}")) for i in range(150)]
+    with pipeline() as p:
+        packed = p | "Listed" >> beam.Create(pending) | Pack()
+        accounted = p | "Accounted" >> beam.Create([f"u{i}" for i in range(1, 150)])
+        out = packed | Balance([accounted], uris_of=packed_uris)
+        assert_that(
+            out["counts"] | beam.CombinePerKey(sum),
+            equal_to([(("balance", "ok"), 149), (("balance", "unaccounted"), 1)]),
+            label="counts",
+        )
+        assert_that(out["examples"], equal_to([("unaccounted", ["u0"])]), label="examples")
+
+
+def test_balance_of_a_sound_run_has_only_ok_and_no_examples() -> None:
+    uris = [f"file:///archive/{i:05d}.json" for i in range(2000)]
+    with pipeline() as p:
+        listed = p | "Listed" >> beam.Create(uris)
+        out = listed | Balance([p | "Accounted" >> beam.Create(uris[::-1] + uris[:10])])
+        assert_that(
+            out["counts"] | beam.CombinePerKey(sum), equal_to([(("balance", "ok"), 2000)]), label="counts"
+        )
+        assert_that(out["examples"], equal_to([]), label="examples")
+
+
+def test_digest_set_merges_digests_and_partial_sets() -> None:
+    fn = DigestSet()
+    acc = fn.add_input(fn.add_input(fn.create_accumulator(), 1), {2, 3})
+    assert fn.extract_output(fn.merge_accumulators([acc, {3, 4}, set()])) == {1, 2, 3, 4}
+    assert fn.merge_accumulators([]) == set()
+    assert uri_digest("a") == uri_digest("a") != uri_digest("b")
+    assert 0 <= uri_digest("a") < 1 << 64
