@@ -353,4 +353,4 @@ def test_digest_set_merges_digests_and_partial_sets() -> None:
     assert fn.extract_output(fn.merge_accumulators([acc, {3, 4}, set()])) == {1, 2, 3, 4}
     assert fn.merge_accumulators([]) == set()
     assert uri_digest("a") == uri_digest("a") != uri_digest("b")
-    assert 0 <= uri_digest("a") < 1 << 64
+    assert 0 <= uri_digest("a") < 1 << 128
