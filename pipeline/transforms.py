@@ -291,12 +291,14 @@ class ListFiles(beam.PTransform):
         )
 
 
-def _pair_up(item: tuple[str, dict[str, list[Any]]]) -> Iterator[Any]:
+def _pair_up(item: tuple[str, dict[str, list[bytes]]]) -> Iterator[Any]:
     uri, groups = item
-    refs = sorted(groups["now"], key=lambda r: r.root)
-    prev = groups["prev"][0] if groups["prev"] else None
+    refs = sorted(
+        (orjson.loads(raw) for raw in groups["now"]), key=lambda r: r[0]
+    )  # (root, path, size, etag)
+    prev = orjson.loads(groups["prev"][0]) if groups["prev"] else None
     if refs:
-        yield Pending(refs[0], prev)  # two inputs naming one file: it is read once
+        yield Pending(FileRef(uri, *refs[0]), prev)  # two inputs naming one file: it is read once
     elif prev is not None:
         yield TaggedOutput(DELETED, uri)
 
@@ -328,9 +330,11 @@ class PairWithPrevious(beam.PTransform):
                 refs | "AsPending" >> beam.Map(Pending),
                 refs.pipeline | "NoneDeleted" >> beam.Create([]),
             )
-        now = refs | "ByUri" >> beam.Map(lambda r: (r.uri, r))
+        # the values cross the join as compact JSON bytes: the local runners hold a shuffle's
+        # values decoded, and a FileRef or an inventory-row dict per input is several times that
+        now = refs | "ByUri" >> beam.Map(lambda r: (r.uri, orjson.dumps((r.root, r.path, r.size, r.etag))))
         previous = self.previous if self.previous is not None else refs.pipeline | beam.Create([])
-        prev = previous | "PrevByUri" >> beam.Map(lambda row: (row["uri"], row))
+        prev = previous | "PrevByUri" >> beam.Map(lambda row: (row["uri"], orjson.dumps(row)))
         out = (
             {"now": now, "prev": prev}
             | "Join" >> beam.CoGroupByKey()
