@@ -1,5 +1,5 @@
-"""Helpers shared by the RoleCall, Lumiverse and Chub codec tests: samples, detection scores,
-exports and the corpus round-trip comparer."""
+"""Helpers shared by the codec tests: samples, detection scores, exports and the corpus round-trip
+comparer (the SillyTavern tests take ``rt_compare`` from here too)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,13 @@ def _png_view(data: bytes) -> tuple[Any, Any]:
 
     chunks = png.parse(data).chunks
     other = [(c.type, c.data) for c in chunks if c.type not in (b"tEXt", b"zTXt", b"iTXt")]
-    texts = {t.keyword.lower(): json.loads(base64.b64decode(t.text)) for t in png.text_chunks(chunks)}
+    texts: dict[str, Any] = {}
+    for t in png.text_chunks(chunks):
+        kw = t.keyword.lower()
+        if kw in ("chara", "ccv3"):  # card payloads compare as JSON (the first of each keyword)
+            texts.setdefault(kw, json.loads(base64.b64decode(t.text)))
+        else:
+            texts.setdefault(kw, t.text)
     return other, texts
 
 

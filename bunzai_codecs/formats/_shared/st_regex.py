@@ -53,6 +53,7 @@ from bunzai_codecs.formats._shared.lore import unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
+    id_text,
     js_number_text,
     num_at,
     str_at,
@@ -183,13 +184,9 @@ def _substitute(v: Any, ctx: MapContext) -> str | None:
 
 
 def _script_id(v: Any, index: int, ctx: MapContext) -> str:
-    if v is None or v == -1 or v == "" or v == "-1":
+    if v == -1 or v == "-1":  # SillyTavern's "no id" sentinel, beside absent and ""
         return str(index)
-    if isinstance(v, str):
-        return v
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return js_number_text(v)
-    raise wrong(ctx.at("id"), "a string id", v)
+    return id_text(v, index, ctx)
 
 
 def script_to_rule(script: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:

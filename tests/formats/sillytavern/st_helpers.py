@@ -5,12 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import sys
 import zlib
 from pathlib import Path
 from typing import Any
 
 from bunzai_codecs.core import png
+from tests.formats.codec_helpers import rt_compare as rt_compare  # the corpus comparer, re-exported
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "samples" / "sillytavern"
@@ -54,25 +54,6 @@ def card_payloads(data: bytes) -> dict[str, Any]:
 
 def non_text_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
     return [(c.type, c.data) for c in png.parse(data).chunks if c.type not in (b"tEXt", b"zTXt", b"iTXt")]
-
-
-def rt_compare(a: bytes, b: bytes) -> list[str]:
-    """The shared corpus comparer (../shared/tools/rt_check.py) when present, else JSON equality."""
-    from conftest import corpus_root
-
-    root = corpus_root()
-    tools = root.parent / "tools" if root is not None else ROOT.parent / "shared" / "tools"
-    if (tools / "rt_check.py").is_file():
-        if str(tools) not in sys.path:
-            sys.path.insert(0, str(tools))
-        from rt_check import compare
-
-        return list(compare(a, b))
-    # the same rule without the shared tool: PNG text payloads equal as JSON, other chunks identical
-    if a[:8] == b"\x89PNG\r\n\x1a\n":
-        errs = [] if non_text_chunks(a) == non_text_chunks(b) else ["non-text chunks differ"]
-        return errs + ([] if card_payloads(a) == card_payloads(b) else ["card payloads differ"])
-    return [] if json.loads(a) == json.loads(b) else ["trees differ"]
 
 
 def sample(name: str) -> bytes:
