@@ -34,6 +34,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.fidelity import FidelityRow, RowError, check_decoded, decode_row, reject_row
 from bunzai_codecs.formats.vaud.codec import dumps
 from pipeline.io import FileRef, InputSpec, Output, Storage, checksum, list_files, read_bounded, write_bytes
+from pipeline.memory import tune_gc
 from pipeline.shards import record
 
 NAMESPACE = "bunzai"
@@ -441,6 +442,7 @@ class _ReadBytes(beam.DoFn):
         self.since = since
 
     def setup(self) -> None:
+        tune_gc()  # see pipeline/memory.py: decoding builds thousands of small objects per input
         self.fss: list[Any] = []
         for url in self.inputs:
             try:
@@ -557,6 +559,9 @@ class Detect(beam.PTransform):
 
 
 class _Decode(beam.DoFn):
+    def setup(self) -> None:
+        tune_gc()  # a no-op where ReadBytes, fused with this stage, did it already
+
     def process(self, d: Detected) -> Iterator[Any]:
         f = d.file
         try:
@@ -679,6 +684,9 @@ class _RoundTrip(beam.DoFn):
 
     def __init__(self, cross: bool = True) -> None:
         self.targets: tuple[str, ...] | None = None if cross else ()
+
+    def setup(self) -> None:
+        tune_gc()
 
     def process(self, v: ValidInput) -> Iterator[Any]:
         keep = {ve.entity.id for ve in v.accepted}
