@@ -47,10 +47,11 @@ def tune_malloc() -> bool:
 #: models), so the default collects many times per input, and every tenth collection also walks the
 #: middle generation; a worker's long-lived objects (Beam, gRPC, protobuf, the codecs' schemas:
 #: ~185k objects) make those passes dear. The trees are freed by reference counting, not by the
-#: collector, so a larger threshold only delays the rare cycle. Measured in a process holding a
-#: worker's imports, normalize's per-input work (the same-work loop, 1k corpus): 1.46 s -> 1.10-1.18
-#: s of CPU (BENCHMARKS.md, "Collector threshold").
-GC_GEN0 = 20_000
+#: collector, so a larger threshold mostly saves work. Not much larger, though: the runner's own
+#: per-bundle garbage (cycles that hold buffers) waits for a collection too, and while shards merge
+#: few objects are allocated. At 20000 each worker's peak at 100k inputs grew by ~45 MiB; at 5000
+#: it did not, and the CPU saved was the same (BENCHMARKS.md, "Collector threshold").
+GC_GEN0 = 5_000
 
 
 def tune_gc() -> bool:
