@@ -367,8 +367,9 @@ def _cpu_us(fn: Callable[[Any], Any], items: Sequence[Any], repeat: int) -> floa
 def breakdown_json_cards(cards: Sequence[File], repeat: int = 3) -> list[Part]:
     """Per-file CPU microseconds of each piece of ``read`` on JSON cards, measured apart: the
     parse (orjson), the input digest (sha256: entity ids and provenance), every detector on an
-    already parsed input, the mapping to body dicts, pydantic validation of those dicts; next to
-    ``json.loads`` and the whole ``read``."""
+    already parsed input, the mapping to body dicts, pydantic validation of those dicts, and
+    pydantic-core validating the bodies straight from their own JSON (what a decode done wholly by
+    pydantic-core could cost at best); next to ``json.loads`` and the whole ``read``."""
     import hashlib
 
     import orjson
@@ -376,6 +377,7 @@ def breakdown_json_cards(cards: Sequence[File], repeat: int = 3) -> list[Part]:
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.sniff import Sniff
     from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
+    from bunzai_codecs.entities.base import Body
     from bunzai_codecs.formats._shared.character_book import book_to_body
     from bunzai_codecs.formats._shared.st_regex import scripts_to_body
     from bunzai_codecs.formats._shared.tavern import card_to_body
@@ -406,6 +408,21 @@ def breakdown_json_cards(cards: Sequence[File], repeat: int = 3) -> list[Part]:
         s._json, s._json_error = pair[1], None  # parsed already: detection alone
         return registry.detect(s)
 
+    # the ceiling of a decode done wholly inside pydantic-core (wire keys mapped by aliases,
+    # parsed and validated in Rust): the bodies' own JSON validated straight from bytes
+    kinds: tuple[type[Body], ...] = (CharacterBody, LorebookBody, RegexSetBody)
+
+    def own_json(k: type[Body], b: Any) -> bytes:
+        return orjson.dumps(k.model_validate(b).dump())
+
+    as_json = [
+        [(k, own_json(k, b)) for k, b in zip(kinds, trio, strict=True) if b is not None] for trio in bodies
+    ]
+
+    def validate_json(items: list[tuple[Any, bytes]]) -> None:
+        for k, raw in items:
+            k.model_validate_json(raw)
+
     pairs = list(zip(cards, trees, strict=True))
     return [
         Part("json.loads (baseline)", _cpu_us(lambda f: json.loads(f.data), cards, repeat)),
@@ -414,6 +431,7 @@ def breakdown_json_cards(cards: Sequence[File], repeat: int = 3) -> list[Part]:
         Part("detection (all codecs, parsed input)", _cpu_us(detect, pairs, repeat)),
         Part("mapping to body dicts", _cpu_us(mapped, trees, repeat)),
         Part("pydantic validation", _cpu_us(validate, bodies, repeat)),
+        Part("model_validate_json of the bodies' own JSON", _cpu_us(validate_json, as_json, repeat)),
         Part("read (all of it)", _cpu_us(bunzai_read, cards, repeat)),
     ]
 
