@@ -292,16 +292,60 @@ class ListFiles(beam.PTransform):
         )
 
 
-def _pair_up(item: tuple[str, dict[str, list[bytes]]]) -> Iterator[Any]:
-    uri, groups = item
-    refs = sorted(
-        (orjson.loads(raw) for raw in groups["now"]), key=lambda r: r[0]
-    )  # (root, path, size, etag)
-    prev = orjson.loads(groups["prev"][0]) if groups["prev"] else None
-    if refs:
-        yield Pending(FileRef(uri, *refs[0]), prev)  # two inputs naming one file: it is read once
-    elif prev is not None:
-        yield TaggedOutput(DELETED, uri)
+#: hash cells the dedupe / ``--since`` join groups by: one group holds ~1/JOIN_CELLS of the listing
+JOIN_CELLS = 256
+#: ``now`` and ``prev`` rows per packed join batch
+JOIN_PACK = 64
+_NOW, _PREV = 0, 1
+
+
+class _PackForJoin(beam.DoFn):
+    """``(uri, row)`` -> ``(cell, (side, batch))``: rows of one hash cell, ``JOIN_PACK`` to a
+    zlib-compressed batch. The local runners hold a shuffle's values in the job process, decoded;
+    a batch is a few bytes per row there, where a record per row was ~2.7 KB."""
+
+    def __init__(self, side: int) -> None:
+        self.side = side
+
+    def start_bundle(self) -> None:
+        self.bufs: dict[int, list[Any]] = {}
+
+    def process(self, item: tuple[str, Any]) -> Iterator[tuple[int, tuple[int, bytes]]]:
+        cell = cell_of(item[0], JOIN_CELLS)
+        buf = self.bufs.setdefault(cell, [])
+        buf.append(item)
+        if len(buf) >= JOIN_PACK:
+            yield self._batch(cell)
+
+    def finish_bundle(self) -> Iterator[Any]:
+        for cell in list(self.bufs):
+            yield GlobalWindows.windowed_value(self._batch(cell))
+
+    def _batch(self, cell: int) -> tuple[int, tuple[int, bytes]]:
+        rows = self.bufs.pop(cell)
+        return cell, (self.side, zlib.compress(orjson.dumps(rows), 1))
+
+
+def _pair_cell(item: tuple[int, Any]) -> Iterator[Any]:
+    """One hash cell's batches -> a ``Pending`` per distinct listed uri (with its previous
+    inventory row, if any) and ``deleted`` for each uri only the previous run had."""
+    now: dict[str, list[list[Any]]] = {}
+    prev: dict[str, dict[str, Any]] = {}
+    for side, packed in item[1]:
+        rows: list[list[Any]] = orjson.loads(inflate.bounded(packed, _PACK_LIMIT))
+        if side == _NOW:
+            for uri, ref in rows:
+                now.setdefault(uri, []).append(ref)
+        else:
+            for uri, row in rows:
+                prev.setdefault(uri, row)  # an inventory has one row per uri
+    for uri in sorted(now.keys() | prev.keys()):
+        refs = now.get(uri)
+        if refs:
+            # two inputs naming one file: it is read once, from the first input
+            yield Pending(FileRef(uri, *min(refs, key=lambda r: r[0])), prev.get(uri))
+        else:
+            yield TaggedOutput(DELETED, uri)
 
 
 @dataclass(frozen=True)
@@ -331,15 +375,24 @@ class PairWithPrevious(beam.PTransform):
                 refs | "AsPending" >> beam.Map(Pending),
                 refs.pipeline | "NoneDeleted" >> beam.Create([]),
             )
-        # the values cross the join as compact JSON bytes: the local runners hold a shuffle's
-        # values decoded, and a FileRef or an inventory-row dict per input is several times that
-        now = refs | "ByUri" >> beam.Map(lambda r: (r.uri, orjson.dumps((r.root, r.path, r.size, r.etag))))
+        # both sides cross the shuffle packed per hash cell (``_PackForJoin``); each cell is
+        # joined in memory where it is grouped
+        now = (
+            refs
+            | "ByUri" >> beam.Map(lambda r: (r.uri, (r.root, r.path, r.size, r.etag)))
+            | "PackNow" >> beam.ParDo(_PackForJoin(_NOW))
+        )
         previous = self.previous if self.previous is not None else refs.pipeline | beam.Create([])
-        prev = previous | "PrevByUri" >> beam.Map(lambda row: (row["uri"], orjson.dumps(row)))
+        prev = (
+            previous
+            | "PrevByUri" >> beam.Map(lambda row: (row["uri"], row))
+            | "PackPrev" >> beam.ParDo(_PackForJoin(_PREV))
+        )
         out = (
-            {"now": now, "prev": prev}
-            | "Join" >> beam.CoGroupByKey()
-            | "Pair" >> beam.FlatMap(_pair_up).with_outputs(DELETED, main="pending")
+            (now, prev)
+            | "Sides" >> beam.Flatten()
+            | "Join" >> beam.GroupByKey()
+            | "Pair" >> beam.FlatMap(_pair_cell).with_outputs(DELETED, main="pending")
         )
         return Paired(out.pending, out.deleted)
 

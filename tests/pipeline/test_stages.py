@@ -93,6 +93,27 @@ def test_pair_with_previous_dedupes_and_finds_deleted_inputs() -> None:
         assert_that(out.deleted, equal_to(["gone"]), label="deleted")
 
 
+def test_pair_with_previous_joins_across_many_cells_and_batches() -> None:
+    # more rows than one packed batch holds, spread over the join's hash cells: every listed uri
+    # comes out once with its own previous row, every uri only the previous run had is deleted
+    from pipeline.transforms import JOIN_PACK
+
+    n = JOIN_PACK * 5
+    listed = [_ref(f"u{i}", size=i) for i in range(n)] + [
+        _ref(f"u{i}", size=i, root=1) for i in range(0, n, 7)
+    ]
+    previous = [{"uri": f"u{i}", "size": i, "etag": f"e{i}"} for i in range(n // 2, n + 40)]
+    with pipeline() as p:
+        out = p | "Refs" >> beam.Create(listed) | PairWithPrevious(p | "Prev" >> beam.Create(previous))
+        assert_that(
+            out.pending
+            | beam.Map(lambda pd: (pd.ref.uri, pd.ref.root, pd.ref.size, pd.prev and pd.prev["etag"])),
+            equal_to([(f"u{i}", 0, i, f"e{i}" if i >= n // 2 else None) for i in range(n)]),
+            label="pending",
+        )
+        assert_that(out.deleted, equal_to([f"u{i}" for i in range(n, n + 40)]), label="deleted")
+
+
 def test_read_bytes_bounds_reads_and_skips_unchanged_by_etag(tmp_path: Path) -> None:
     (tmp_path / "small.json").write_bytes(b"{}")
     (tmp_path / "big.json").write_bytes(b"{" + b" " * 100 + b"}")
