@@ -132,7 +132,7 @@ def wall_loop(fn: Any, files: Sequence[File]) -> float:
 
 def collector_ab(files: Sequence[File], *, fidelity: str = "off", passes: int = 3) -> dict[str, float]:
     """CPU seconds of the same-work loop over ``files`` with CPython's default collector threshold
-    (700) and with the one normalize's workers set (``pipeline.memory.tune_gc``), passes
+    (``CPYTHON_GEN0``) and with the one normalize's workers set (``pipeline.memory.tune_gc``), passes
     alternating, best of ``passes`` each. Beam and the pipeline are imported first, so this process
     holds a worker's long-lived objects, which the collector's older-generation passes walk."""
     import gc
@@ -140,13 +140,13 @@ def collector_ab(files: Sequence[File], *, fidelity: str = "off", passes: int = 
     import apache_beam  # noqa: F401  # a worker's imports
 
     import pipeline.graph  # noqa: F401
-    from pipeline.memory import GC_GEN0
+    from pipeline.memory import CPYTHON_GEN0, GC_GEN0
 
     saved = gc.get_threshold()
     best = {"default": float("inf"), "tuned": float("inf")}
     try:
         for _ in range(passes):
-            for label, gen0 in (("default", 700), ("tuned", GC_GEN0)):
+            for label, gen0 in (("default", CPYTHON_GEN0), ("tuned", GC_GEN0)):
                 gc.collect()
                 gc.set_threshold(gen0, saved[1], saved[2])
                 t0 = time.process_time()

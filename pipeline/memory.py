@@ -52,6 +52,8 @@ def tune_malloc() -> bool:
 #: few objects are allocated. At 20000 each worker's peak at 100k inputs grew by ~45 MiB; at 5000
 #: it did not, and the CPU saved was the same (BENCHMARKS.md, "Collector threshold").
 GC_GEN0 = 5_000
+#: CPython's own young-generation threshold, what the library's callers get
+CPYTHON_GEN0 = 700
 
 
 def tune_gc() -> bool:
@@ -68,4 +70,4 @@ def tune_gc() -> bool:
     return True
 
 
-__all__ = ["ARENA_MAX", "GC_GEN0", "MMAP_THRESHOLD", "tune_gc", "tune_malloc"]
+__all__ = ["ARENA_MAX", "CPYTHON_GEN0", "GC_GEN0", "MMAP_THRESHOLD", "tune_gc", "tune_malloc"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import os
 import platform
 from collections import defaultdict
@@ -26,7 +25,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.fidelity_report import ReportBuilder, render_html, report_json
 from pipeline.io import Output, copy_file, is_local, list_files, move_file, write_bytes
 from pipeline.shards import ShardInfo
-from pipeline.transforms import STAGES, ExportCandidate
+from pipeline.transforms import STAGES, ExportCandidate, uri_digest
 
 MANIFEST = "manifest.json"
 #: folders the job owns in the output; files there that this run did not write are removed
@@ -199,16 +198,16 @@ BALANCE_CELLS = 256
 PROBLEMS = "problems"
 
 
-def uri_digest(uri: str) -> int:
-    """128 bits of blake2b of ``uri``: what the balance compares. Two uris with one digest could
-    only make a sound run look unbalanced (the digests would count fewer listed inputs than the
-    inventory has rows), never hide a lost one; at a billion uris the odds are ~1e-21."""
-    return int.from_bytes(hashlib.blake2b(uri.encode("utf-8"), digest_size=16).digest(), "big")
-
-
 def _cell_digest(uri: str) -> tuple[int, int]:
     h = uri_digest(uri)
     return h % BALANCE_CELLS, h
+
+
+def _union(sets: Iterable[set[int]]) -> set[int]:
+    out: set[int] = set()
+    for s in sets:
+        out |= s
+    return out
 
 
 class DigestSet(beam.CombineFn):
@@ -225,23 +224,10 @@ class DigestSet(beam.CombineFn):
         return acc
 
     def merge_accumulators(self, accs: Iterable[set[int]]) -> set[int]:
-        it = iter(accs)
-        out = next(it, None)
-        if out is None:
-            return set()
-        for a in it:
-            out |= a
-        return out
+        return _union(accs)
 
     def extract_output(self, acc: set[int]) -> set[int]:
         return acc
-
-
-def _union(sets: Iterable[set[int]]) -> set[int]:
-    out: set[int] = set()
-    for s in sets:
-        out |= s
-    return out
 
 
 def balance_of(item: tuple[int, dict[str, list[set[int]]]]) -> Iterator[Any]:

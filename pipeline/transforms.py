@@ -292,6 +292,37 @@ class ListFiles(beam.PTransform):
         )
 
 
+#: hash cells ``Spread`` groups the packed batches into: enough for a big fleet's parallelism
+SPREAD_CELLS = 4096
+#: listed files per packed batch: a few KiB compressed, and many batches even for a small archive
+PACK = 64
+#: a packed batch is bunzai's own, but every inflate is bounded
+_PACK_LIMIT = 64 << 20
+
+
+def uri_digest(uri: str) -> int:
+    """128 bits of blake2b of ``uri``: stable on every worker and run (unlike ``hash``). The balance
+    compares these; two uris with one digest could only make a sound run look unbalanced (the
+    digests would count fewer listed inputs than the inventory has rows), never hide a lost one;
+    at a billion uris the odds are ~1e-21."""
+    return int.from_bytes(hashlib.blake2b(uri.encode("utf-8"), digest_size=16).digest(), "big")
+
+
+def cell_of(uri: str, cells: int) -> int:
+    """A stable hash cell for ``uri``."""
+    return uri_digest(uri) % cells
+
+
+def _pack_rows(rows: list[Any]) -> bytes:
+    """Rows (JSON values) as one compact zlib batch: what crosses a shuffle packed."""
+    return zlib.compress(orjson.dumps(rows), 1)
+
+
+def _unpack_rows(batch: bytes) -> list[Any]:
+    rows: list[Any] = orjson.loads(inflate.bounded(batch, _PACK_LIMIT))
+    return rows
+
+
 #: hash cells the dedupe / ``--since`` join groups by: one group holds ~1/JOIN_CELLS of the listing
 JOIN_CELLS = 256
 #: ``now`` and ``prev`` rows per packed join batch
@@ -323,7 +354,7 @@ class _PackForJoin(beam.DoFn):
 
     def _batch(self, cell: int) -> tuple[int, tuple[int, bytes]]:
         rows = self.bufs.pop(cell)
-        return cell, (self.side, zlib.compress(orjson.dumps(rows), 1))
+        return cell, (self.side, _pack_rows(rows))
 
 
 def _pair_cell(item: tuple[int, Any]) -> Iterator[Any]:
@@ -332,7 +363,7 @@ def _pair_cell(item: tuple[int, Any]) -> Iterator[Any]:
     now: dict[str, list[list[Any]]] = {}
     prev: dict[str, dict[str, Any]] = {}
     for side, packed in item[1]:
-        rows: list[list[Any]] = orjson.loads(inflate.bounded(packed, _PACK_LIMIT))
+        rows = _unpack_rows(packed)
         if side == _NOW:
             for uri, ref in rows:
                 now.setdefault(uri, []).append(ref)
@@ -413,19 +444,6 @@ class SharedSizes(beam.PTransform):
         )
 
 
-#: hash cells ``Spread`` groups the packed batches into: enough for a big fleet's parallelism
-SPREAD_CELLS = 4096
-#: listed files per packed batch: a few KiB compressed, and many batches even for a small archive
-PACK = 64
-#: a packed batch is bunzai's own, but every inflate is bounded
-_PACK_LIMIT = 64 << 20
-
-
-def cell_of(uri: str, cells: int) -> int:
-    """A stable cell for ``uri`` (the same on every worker and run, unlike ``hash``)."""
-    return int.from_bytes(hashlib.blake2b(uri.encode("utf-8"), digest_size=8).digest(), "big") % cells
-
-
 class _Pack(beam.DoFn):
     def start_bundle(self) -> None:
         self.buf: list[Pending] = []
@@ -444,23 +462,18 @@ class _Pack(beam.DoFn):
             (p.ref.uri, p.ref.root, p.ref.path, p.ref.size, p.ref.etag, p.prev, p.shared) for p in self.buf
         ]
         self.buf = []
-        return cell_of(rows[0][0], SPREAD_CELLS), zlib.compress(orjson.dumps(rows), 1)
-
-
-def _rows(packed: tuple[int, bytes]) -> list[list[Any]]:
-    rows: list[list[Any]] = orjson.loads(inflate.bounded(packed[1], _PACK_LIMIT))
-    return rows
+        return cell_of(rows[0][0], SPREAD_CELLS), _pack_rows(rows)
 
 
 def unpack(packed: tuple[int, bytes]) -> Iterator[Pending]:
     """The ``Pending`` of a batch ``Pack`` made."""
-    for uri, root, path, size, etag, prev, shared in _rows(packed):
+    for uri, root, path, size, etag, prev, shared in _unpack_rows(packed[1]):
         yield Pending(FileRef(uri, root, path, size, etag), prev, shared)
 
 
 def packed_uris(packed: tuple[int, bytes]) -> list[str]:
     """The uris of a batch ``Pack`` made."""
-    return [row[0] for row in _rows(packed)]
+    return [row[0] for row in _unpack_rows(packed[1])]
 
 
 class Pack(beam.PTransform):
@@ -916,4 +929,5 @@ __all__ = [
     "rejected_record",
     "rejected_rows",
     "unpack",
+    "uri_digest",
 ]

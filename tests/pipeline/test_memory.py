@@ -53,7 +53,7 @@ def gc_threshold() -> Any:
 
 
 def test_tune_gc_raises_the_young_threshold_once(gc_threshold: Any) -> None:
-    gc.set_threshold(700, 10, 10)
+    gc.set_threshold(memory.CPYTHON_GEN0, 10, 10)
     assert memory.tune_gc() is True
     assert gc.get_threshold() == (memory.GC_GEN0, 10, 10)  # the older generations keep theirs
     assert memory.tune_gc() is False  # already there
@@ -66,10 +66,10 @@ def test_tune_gc_leaves_a_higher_threshold_and_a_disabled_collector(gc_threshold
     gc.set_threshold(0, 10, 10)  # 0 switches automatic collection off
     assert memory.tune_gc() is False
     assert gc.get_threshold()[0] == 0
-    gc.set_threshold(700, 10, 10)
+    gc.set_threshold(memory.CPYTHON_GEN0, 10, 10)
     gc.disable()
     assert memory.tune_gc() is False
-    assert gc.get_threshold()[0] == 700
+    assert gc.get_threshold()[0] == memory.CPYTHON_GEN0
 
 
 def test_the_stages_that_handle_inputs_tune_the_collector(gc_threshold: Any) -> None:
@@ -81,6 +81,6 @@ def test_the_stages_that_handle_inputs_tune_the_collector(gc_threshold: Any) -> 
         transforms._Decode(),
         transforms._RoundTrip(),
     ):
-        gc.set_threshold(700, 10, 10)
+        gc.set_threshold(memory.CPYTHON_GEN0, 10, 10)
         dofn.setup()
         assert gc.get_threshold()[0] == memory.GC_GEN0, type(dofn).__name__
