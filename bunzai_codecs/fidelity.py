@@ -449,7 +449,8 @@ class _Units:
         return cls(units)
 
     #: the last entity weighed, its pool and its units: an entity's cross rows (one per target)
-    #: come one after another, and its units do not depend on the target
+    #: come one after another, and its units do not depend on the target (matched by identity: an
+    #: entity is not edited between its rows)
     _last: tuple[CanonicalEntity, tuple[CanonicalEntity, ...], _Units] | None = None
 
     @classmethod
