@@ -42,10 +42,12 @@ audit: fidelity
 baseline: fidelity
 	$(BIN)/bunzai audit --report out/fidelity/report.json --baseline $(BASELINE) --write-baseline
 
-# the README's picture of a report, made by bunzai over samples/
+# the README's picture of a report, made by bunzai over samples/ in headless Chromium (apt-get install
+# chromium), with the digest of the report code it shows (a test fails when that code is newer)
 report-screenshot: $(STAMP)
 	$(BIN)/bunzai fidelity samples -o out/fidelity-samples
-	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1280 --height 1000
+	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1280 --height 1000 \
+		--code-digest docs/img/fidelity-report.code.sha256
 
 format: $(STAMP)
 	$(BIN)/ruff format .

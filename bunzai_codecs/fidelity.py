@@ -29,6 +29,9 @@ Nothing here runs Beam: the pipeline's RoundTrip stage and ``bunzai fidelity`` b
 
 from __future__ import annotations
 
+import bisect
+import functools
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -70,13 +73,26 @@ class PathLoss:
     """Concrete paths behind the pattern in this row."""
     at: str = ""
     """The first concrete path (``entries[3].content``)."""
+    weight: int | None = None
+    """Cross rows: the content weight of the source values lost or changed under this pattern
+    (``content_weight``); None where not measured (native and stability rows, older rows)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "class": self.cls, "count": self.count, "at": self.at}
+        d: dict[str, Any] = {"path": self.path, "class": self.cls, "count": self.count, "at": self.at}
+        if self.weight is not None:
+            d["weight"] = self.weight
+        return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PathLoss:
-        return cls(str(d["path"]), cast(LossClass, d["class"]), int(d.get("count", 1)), str(d.get("at", "")))
+        w = d.get("weight")
+        return cls(
+            str(d["path"]),
+            cast(LossClass, d["class"]),
+            int(d.get("count", 1)),
+            str(d.get("at", "")),
+            None if w is None else int(w),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +145,12 @@ class FidelityRow:
     added: list[PathLoss] = field(default_factory=list)
     error: RowError | None = None
     uri: str = ""
+    weight: int | None = None
+    """Cross rows: the content weight of the source entity and the entities linked to it (every
+    populated canonical leaf value, weighed by ``content_weight``); None on other checks."""
+    lost_weight: int | None = None
+    """Cross rows: how much of ``weight`` did not come back unchanged (lost or changed values; all
+    of it when the conversion failed). The row keeps ``weight - lost_weight``."""
 
     @property
     def lossy(self) -> bool:
@@ -156,10 +178,12 @@ class FidelityRow:
             "changed": [x.to_json() for x in self.changed],
             "added": [x.to_json() for x in self.added],
             "error": self.error.to_json() if self.error else None,
+            **({} if self.weight is None else {"weight": self.weight, "lost_weight": self.lost_weight}),
         }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> FidelityRow:
+        w, lw = d.get("weight"), d.get("lost_weight")
         return cls(
             input=str(d["input"]),
             sha256=str(d.get("sha256", "")),
@@ -175,6 +199,8 @@ class FidelityRow:
             changed=[PathLoss.from_json(x) for x in d.get("changed", [])],
             added=[PathLoss.from_json(x) for x in d.get("added", [])],
             error=RowError.from_json(d["error"]) if d.get("error") else None,
+            weight=None if w is None else int(w),
+            lost_weight=None if lw is None else int(lw),
         )
 
 
@@ -191,6 +217,12 @@ _LOSS_SCHEMA: dict[str, Any] = {
         },
         "count": {"type": "integer", "minimum": 1, "description": "Concrete paths behind the pattern"},
         "at": {"type": "string", "description": "The first concrete path: entries[3].content"},
+        "weight": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Cross rows only: content weight of the source values lost or changed under "
+            "this pattern (characters of text, 1 per other value, bytes of a sized media asset)",
+        },
     },
 }
 
@@ -272,7 +304,21 @@ ROW_SCHEMA: dict[str, Any] = {
             ],
             "description": "What stopped the check (status error or rejected)",
         },
+        "weight": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Cross rows only: content weight of the source entity and the entities "
+            "linked to it: every populated canonical leaf value, a text by its characters, a sized "
+            "media asset by its bytes, any other value 1",
+        },
+        "lost_weight": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Cross rows only: the part of weight lost or changed by the conversion (all "
+            "of it on an error); the row keeps weight - lost_weight",
+        },
     },
+    "dependentRequired": {"weight": ["lost_weight"], "lost_weight": ["weight"]},
     "$defs": {"loss": _LOSS_SCHEMA},
 }
 
@@ -341,6 +387,171 @@ def _canonical_losses(
         else:
             changed.append((prefix + ch.path, cls(ch.path)))
     return _group(lost, True), _group(changed, True), _group(added, True)
+
+
+# -- content weights: how much of an entity a conversion keeps -----------------------------------
+
+#: body path patterns whose value is one unit of content when it carries a byte ``size`` (a media
+#: asset whose bytes the entity holds): it weighs its size and is kept or lost whole
+MEDIA_UNITS = frozenset({"media.portrait", "media.assets[]"})
+
+
+#: ``normalize_path`` for the weighing: an entity's paths recur in its row for every target
+_pattern_of = functools.lru_cache(maxsize=1 << 16)(normalize_path)
+
+
+def content_weight(path: str, value: Any) -> int | None:
+    """The weight of ``value`` at body path ``path`` when it is one unit of content, else None (a
+    container: its units are inside). A media asset (``MEDIA_UNITS``) with an integer ``size`` weighs
+    its size in bytes; a string its length in characters; any other scalar (number, boolean) 1; an
+    absent value (None, "") 0. A list weighs the sum of its items, an object the sum of its values."""
+    if isinstance(value, dict):
+        size = value.get("size")
+        if isinstance(size, int) and not isinstance(size, bool) and normalize_path(path) in MEDIA_UNITS:
+            return max(size, 0)
+        return None
+    if isinstance(value, list):
+        return None
+    if value is None or value == "":
+        return 0
+    return len(value) if isinstance(value, str) else 1
+
+
+def content_units(value: Any, path: str = "") -> Iterator[tuple[str, int]]:
+    """``(concrete path, weight)`` of every populated unit of content in ``value`` (a body dump)."""
+    w = content_weight(path, value)
+    if w is not None:
+        if w > 0:
+            yield path, w
+    elif isinstance(value, dict):
+        for k in sorted(value, key=str):
+            yield from content_units(value[k], join(path, k))
+    else:
+        for i, v in enumerate(value):
+            yield from content_units(v, join(path, i))
+
+
+class _Units:
+    """The units of content of the bodies a cross row compares (``prefix`` -> path -> weight), each
+    taken at most once: a lost unit counts once however many changes touch it."""
+
+    def __init__(self, units: dict[str, dict[str, int]], order: dict[str, list[str]] | None = None) -> None:
+        self.units = units
+        self.order = order if order is not None else {p: sorted(u) for p, u in units.items()}
+        self.taken: set[tuple[str, str]] = set()
+
+    @classmethod
+    def of_bodies(cls, bodies: Iterable[tuple[str, Any]]) -> _Units:
+        """The units of ``(prefix, body dump)`` pairs."""
+        units: dict[str, dict[str, int]] = {}
+        for prefix, body in bodies:
+            units.setdefault(prefix, {}).update(content_units(body))
+        return cls(units)
+
+    #: the last entity weighed, its pool and its units: an entity's cross rows (one per target)
+    #: come one after another, and its units do not depend on the target (matched by identity: an
+    #: entity is not edited between its rows)
+    _last: tuple[CanonicalEntity, tuple[CanonicalEntity, ...], _Units] | None = None
+
+    @classmethod
+    def of(cls, e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> _Units:
+        """The units of ``e`` and the entities of ``pool`` it links to (see ``_bodies``)."""
+        last = cls._last
+        if (
+            last is not None
+            and last[0] is e
+            and len(last[1]) == len(pool)
+            and all(map(operator.is_, last[1], pool))
+        ):
+            return cls(last[2].units, last[2].order)
+        made = cls.of_bodies(_bodies(e, pool))
+        cls._last = (e, tuple(pool), made)
+        return made
+
+    def total(self) -> int:
+        return sum(w for units in self.units.values() for w in units.values())
+
+    def take(self, prefix: str, path: str) -> list[tuple[str, int]]:
+        """The units not yet taken that a change at ``path`` touches: the unit at ``path``, every
+        unit below it, or the unit it lies inside (a field of a media asset)."""
+        units = self.units.get(prefix, {})
+        found: list[str] = []
+        if path == "":
+            found = self.order.get(prefix, [])
+        elif path in units:
+            found = [path]
+        else:
+            order = self.order.get(prefix, [])
+            for sep in (".", "["):
+                lo = bisect.bisect_left(order, path + sep)
+                while lo < len(order) and order[lo].startswith(path + sep):
+                    found.append(order[lo])
+                    lo += 1
+            if not found:  # inside a unit: the first cut of ``path`` that is one
+                cuts = [i for i, ch in enumerate(path) if ch in ".["]
+                found = [p for p in (path[:i] for i in reversed(cuts)) if p in units][:1]
+        out = []
+        for p in found:
+            if (prefix, p) not in self.taken:
+                self.taken.add((prefix, p))
+                out.append((p, units[p]))
+        return out
+
+
+def _bodies(e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> list[tuple[str, Any]]:
+    """The bodies a cross row of ``e`` compares, under the prefixes its paths carry."""
+    out: list[tuple[str, Any]] = [("", e.body.dump())]
+    for kind, items in sorted(_by_kind((x, None) for x in _linked_of(e, pool)).items()):
+        out += [(f"{kind}[{i}].", x.body.dump()) for i, (x, _) in enumerate(items)]
+    return out
+
+
+def _listed_as(
+    index: dict[tuple[str, str], PathLoss], name: str, unit: str, change: str
+) -> tuple[str, str] | None:
+    """The pattern a row lists a lost unit under: its own, the change's (a changed container, or a
+    field of a media asset), or a field of it (a media asset expanded to its fields)."""
+    for k in (unit, _pattern_of(change)):
+        if (name, k) in index:
+            return name, k
+    below = sorted(x for n, x in index if n == name and x.startswith(unit + "."))
+    return (name, below[0]) if below else None
+
+
+def _weigh(
+    row: FidelityRow, units: _Units, parts: Sequence[tuple[list[Change], Coverage | None, str]]
+) -> FidelityRow:
+    """``row`` with its content ``weight`` and ``lost_weight`` and each lost or changed pattern's
+    weight: every unit a removed or changed value touches is lost (an added value costs nothing).
+    Kept apart from the checks: it only reads the changes they found."""
+    row.weight = units.total()
+    if row.status == "error":
+        row.lost_weight = row.weight
+        return row
+    index = {(name, x.path): x for name in ("lost", "changed") for x in getattr(row, name)}
+    by_pattern: dict[tuple[str, str], int] = {}
+    lost = 0
+    for changes, _cov, prefix in parts:
+        for ch in changes:
+            if ch.kind == "added":
+                continue
+            name = "lost" if ch.kind == "removed" else "changed"
+            for p, w in units.take(prefix, ch.path):
+                lost += w
+                key = _listed_as(index, name, _pattern_of(prefix + p), prefix + ch.path)
+                if key is not None:
+                    by_pattern[key] = by_pattern.get(key, 0) + w
+    row.lost_weight = lost
+    for name in ("lost", "changed"):
+        setattr(
+            row,
+            name,
+            [
+                PathLoss(x.path, x.cls, x.count, x.at, by_pattern.get((name, x.path), 0))
+                for x in getattr(row, name)
+            ],
+        )
+    return row
 
 
 # -- native comparison (container aware) ---------------------------------------------------------
@@ -811,13 +1022,14 @@ def cross_format(
     entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier."""
     fmt = source or _source_of(e)
     inp = _Input(input, sha256, uri, name)
+    units = _Units.of(e, pool)
     try:
         back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
-        return _error_row(inp, e, fmt, target.id, "cross", exc)
+        return _weigh(_error_row(inp, e, fmt, target.id, "cross", exc), units, [])
     parts = [_compare_bodies(e, back.primary, target.coverage)]
     parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
-    return _losses_row(inp, e, fmt, target.id, "cross", parts)
+    return _weigh(_losses_row(inp, e, fmt, target.id, "cross", parts), units, parts)
 
 
 def cross_targets(kind: str, source: str) -> list[Codec]:

@@ -51,12 +51,19 @@ def _pct(n: int, d: int) -> float:
     return round(100.0 * n / d, 1) if d else 0.0
 
 
+def _floor_pct(n: int, d: int) -> float:
+    """``n / d`` in percent, one decimal, rounded down: 100.0 only when nothing was lost."""
+    return (1000 * n // d) / 10 if d else 0.0
+
+
 @dataclass
 class _PathStat:
     """One (path pattern, change, class) within a cell, format or kind."""
 
     entities: int = 0
     count: int = 0
+    #: content weight lost under this path (cross rows that carry weights)
+    weight: int = 0
     #: the smallest entity ids seen (not the first: the report must not depend on row order)
     examples: list[str] = field(default_factory=list)
     pairs: set[str] = field(default_factory=set)
@@ -70,9 +77,10 @@ class _PathStat:
                 self.examples[-1] = entity
                 self.examples.sort()
 
-    def add(self, count: int, entity: str, pair: str = "") -> None:
+    def add(self, count: int, entity: str, pair: str = "", weight: int = 0) -> None:
         self.entities += 1
         self.count += count
+        self.weight += weight
         self._example(entity)
         if pair:
             self.pairs.add(pair)
@@ -80,6 +88,7 @@ class _PathStat:
     def merge(self, o: _PathStat) -> None:
         self.entities += o.entities
         self.count += o.count
+        self.weight += o.weight
         for e in o.examples:
             self._example(e)
         self.pairs |= o.pairs
@@ -93,14 +102,14 @@ class _Paths:
     stats: dict[PathKey, _PathStat] = field(default_factory=dict)
     other: int = 0
 
-    def add(self, key: PathKey, count: int, entity: str, pair: str = "") -> None:
+    def add(self, key: PathKey, count: int, entity: str, pair: str = "", weight: int = 0) -> None:
         st = self.stats.get(key)
         if st is None:
             if len(self.stats) >= MAX_PATHS:
                 self.other += 1
                 return
             st = self.stats[key] = _PathStat()
-        st.add(count, entity, pair)
+        st.add(count, entity, pair, weight)
 
     def merge(self, o: _Paths) -> None:
         for k, st in o.stats.items():
@@ -113,7 +122,11 @@ class _Paths:
                 self.other += st.entities
         self.other += o.other
 
-    def top(self, n: int = TOP_PATHS, cls: str | None = None) -> list[dict[str, Any]]:
+    def top(
+        self, n: int = TOP_PATHS, cls: str | None = None, lost: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The ``n`` most frequent paths (by entities, then occurrences); with ``lost`` (the content
+        weight the cell lost) each also gets its ``weight`` and ``loss_share`` (% of ``lost``)."""
         items = [kv for kv in self.stats.items() if cls is None or kv[0][2] == cls]
         order = sorted(items, key=lambda kv: (-kv[1].entities, -kv[1].count, kv[0]))
         out = []
@@ -128,6 +141,9 @@ class _Paths:
             }
             if st.pairs:
                 d["pairs"] = sorted(st.pairs)
+            if lost is not None:
+                d["weight"] = st.weight
+                d["loss_share"] = _pct(st.weight, lost)
             out.append(d)
         return out
 
@@ -143,9 +159,18 @@ class _Cell:
     errors: int = 0
     error_types: dict[str, int] = field(default_factory=dict)
     paths: _Paths = field(default_factory=_Paths)
+    #: rows that carried content weights (cross rows since the kept measure), their content weight
+    #: and the part of it lost
+    weighed: int = 0
+    weight: int = 0
+    lost_weight: int = 0
 
     def add(self, row: FidelityRow) -> None:
         self.entities += 1
+        if row.weight is not None:
+            self.weighed += 1
+            self.weight += row.weight
+            self.lost_weight += row.lost_weight or 0
         if row.status == "lossless":
             self.lossless += 1
         elif row.status == "expected":
@@ -158,10 +183,13 @@ class _Cell:
             self.error_types[t] = self.error_types.get(t, 0) + 1
         for change, loss in row.losses():
             if loss.cls != "info":
-                self.paths.add((loss.path, change, loss.cls), loss.count, row.entity)
+                self.paths.add((loss.path, change, loss.cls), loss.count, row.entity, weight=loss.weight or 0)
 
     def merge(self, o: _Cell) -> None:
         self.entities += o.entities
+        self.weighed += o.weighed
+        self.weight += o.weight
+        self.lost_weight += o.lost_weight
         self.lossless += o.lossless
         self.expected += o.expected
         self.unexpected += o.unexpected
@@ -182,7 +210,19 @@ class _Cell:
             "expected_loss_pct": _pct(self.expected, n),
             "unexpected_pct": _pct(self.unexpected + self.errors, n),
             "error_types": dict(sorted(self.error_types.items())),
+            "weight": self.weight,
+            "lost_weight": self.lost_weight,
+            "kept_pct": self.kept_pct,
         }
+
+    @property
+    def kept_pct(self) -> float | None:
+        """The share of the content weight that came back unchanged; None when no row of the cell
+        was weighed (rows of an older bunzai) or it had no content, or when only some were (a
+        share of part of the cell would mislead)."""
+        if not self.weighed or self.weighed != self.entities or not self.weight:
+            return None
+        return _floor_pct(self.weight - self.lost_weight, self.weight)
 
 
 @dataclass
@@ -246,7 +286,7 @@ class ReportBuilder:
             pair = f"{r.source} -> {r.target}"
             for change, loss in r.losses():
                 if loss.cls != "info":
-                    k.paths.add((loss.path, change, loss.cls), loss.count, r.entity, pair)
+                    k.paths.add((loss.path, change, loss.cls), loss.count, r.entity, pair, loss.weight or 0)
         elif r.check == "native":
             k.native.setdefault(r.source, _Cell()).add(r)
         elif r.check == "stability":
@@ -302,7 +342,7 @@ class ReportBuilder:
             targets = sorted({t for _, t in k.pairs})
             cells = []
             for (s, t), c in sorted(k.pairs.items()):
-                paths = c.paths.top()
+                paths = c.paths.top(lost=c.lost_weight if c.weighed else None)
                 referenced.update(x for p in paths for x in p["examples"])
                 cells.append(
                     {"source": s, "target": t, **c.summary(), "paths": paths, "other_paths": c.paths.other}
@@ -335,6 +375,7 @@ class ReportBuilder:
                 "sources": sources,
                 "targets": targets,
                 "matrix": cells,
+                "best_targets": best_targets(cells),
                 "roundtrip": rts,
                 "lost_paths": lost,
                 "unexpected_paths": bugs,
@@ -356,6 +397,35 @@ class ReportBuilder:
             ],
             "entities": {i: self.names[i] for i in sorted(referenced) if i in self.names},
         }
+
+
+def _rank(c: dict[str, Any]) -> tuple[Any, ...]:
+    kept = c.get("kept_pct")
+    return (kept is None, -(kept or 0.0), -c["lossless_pct"], c["unexpected"] + c["errors"], c["target"])
+
+
+def best_targets(cells: list[dict[str, Any]], n: int = 3) -> list[dict[str, Any]]:
+    """Per source format, its targets best first: the most content kept, then the most entities
+    lossless, then the fewest unexpected losses and errors (then by name); the first ``n``."""
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for c in cells:
+        by_source.setdefault(c["source"], []).append(c)
+    out = []
+    for source in sorted(by_source):
+        ranked = sorted(by_source[source], key=_rank)[:n]
+        out.append(
+            {
+                "source": source,
+                "targets": [
+                    {
+                        k: c[k]
+                        for k in ("target", "kept_pct", "lossless_pct", "entities", "unexpected", "errors")
+                    }
+                    for c in ranked
+                ],
+            }
+        )
+    return out
 
 
 def build_report(
@@ -414,12 +484,12 @@ def _slug(*parts: str) -> str:
 
 
 def heat(pct: float, *, strong: bool = False) -> str:
-    """Colour for a lossless percentage: warm orange (0) through yellow to green (100). Lossy is not
-    "bad" by itself (expected losses are the target's limits), so the scale stays light; the red
-    badge marks unexpected losses."""
+    """Colour for a percentage kept (or lossless): warm orange (0) through yellow to green (100).
+    Lossy is not "bad" by itself (expected losses are the target's limits), so the scale stays
+    light; the red badge marks unexpected losses."""
     p = max(0.0, min(100.0, pct))
-    hue = round(28 + p)
-    light = 52 if strong else (86 - p * 0.1)
+    hue = round(12 + p * 1.08)
+    light = 52 if strong else round(84 - p * 0.08, 1)
     return f"hsl({hue},{70 if strong else 78}%,{light:g}%)"
 
 
@@ -451,6 +521,7 @@ td.path{min-width:240px;max-width:480px}td.pairs{min-width:230px;font-size:12px}
 details{margin:4px 0}summary{cursor:pointer}
 .ex{color:var(--muted);font-size:12px}
 section.drill{margin:10px 0 18px;padding-left:10px;border-left:3px solid var(--line)}
+td.share{text-align:right;white-space:nowrap}table.best td{min-width:170px}
 """
 
 
@@ -475,7 +546,9 @@ def _cls(c: str) -> str:
 def _paths_table(paths: list[dict[str, Any]], names: dict[str, Any], *, pairs: bool = False) -> str:
     if not paths:
         return '<p class="ex">no lost or changed paths</p>'
+    share = all("loss_share" in p for p in paths)
     head = "<tr><th>path</th><th>change</th><th>class</th><th>entities</th><th>occurrences</th>"
+    head += '<th title="this path\'s part of the content the cell lost">share of loss</th>' if share else ""
     head += "<th>pairs</th>" if pairs else ""
     head += "<th>examples</th></tr>"
     rows = []
@@ -485,10 +558,11 @@ def _paths_table(paths: list[dict[str, Any]], names: dict[str, Any], *, pairs: b
             ps = p.get("pairs", [])
             shown = "<br>".join(_e(x) for x in ps[:3]) + (f"<br>+{len(ps) - 3} more" if len(ps) > 3 else "")
             pr = f"<td class=pairs>{shown}</td>"
+        sh = f"<td class=share>{p['loss_share']:g}%</td>" if share else ""
         rows.append(
             f"<tr><td class=path><code>{_e(p['path'])}</code></td><td>{_e(p['change'])}</td>"
             f'<td class="{_cls(p["class"])}">{_e(p["class"])}</td><td>{_e(p["entities"])}</td>'
-            f"<td>{_e(p['count'])}</td>{pr}<td>{_examples(p['examples'], names)}</td></tr>"
+            f"<td>{_e(p['count'])}</td>{sh}{pr}<td>{_examples(p['examples'], names)}</td></tr>"
         )
     return "<table>" + head + "".join(rows) + "</table>"
 
@@ -521,20 +595,60 @@ def _matrix(kind: str, k: dict[str, Any]) -> str:
                 out.append('<td class="empty"></td>')
             else:
                 pct = c["lossless_pct"]
+                kept = c.get("kept_pct")
                 bad = c["unexpected"] + c["errors"]
                 badge = f'<span class="badge" title="unexpected losses or errors">{bad}</span>' if bad else ""
                 title = (
-                    f"{s} → {t}: {c['lossless']} lossless, {c['expected']} expected loss, "
-                    f"{c['unexpected']} unexpected, {c['errors']} errors of {c['entities']}"
+                    f"{s} → {t}: "
+                    + (f"{kept:g}% of the content kept; " if kept is not None else "")
+                    + f"{c['lossless']} lossless, {c['expected']} expected loss only, "
+                    f"{c['unexpected']} unexpected loss, {c['errors']} errors of {c['entities']} entities"
                 )
-                exp = f'<div class="n">{c["expected_loss_pct"]:g}% expected</div>' if c["expected"] else ""
+                if kept is not None:
+                    big = f'<div class="pct">{kept:g}%{badge}</div><div class="n">kept</div>'
+                    data = f'data-kept="{kept}" '
+                else:  # rows without content weights (an older bunzai): lossless % as before
+                    big = f'<div class="pct">{pct:g}%{badge}</div>'
+                    data = ""
+                exp = f" · {c['expected']} exp." if c["expected"] else ""
                 out.append(
                     f'<td class="cell" data-kind="{_e(kind)}" data-source="{_e(s)}" data-target="{_e(t)}" '
-                    f'data-lossless="{pct}" data-unexpected="{bad}" style="background:{heat(pct)}" title="{_e(title)}">'
-                    f'<a href="#{_slug(kind, s, t)}"><div class="pct">{pct:g}%{badge}</div>'
-                    f'<div class="n">{c["lossless"]}/{c["entities"]} lossless</div>{exp}</a></td>'
+                    f'data-lossless="{pct}" {data}data-unexpected="{bad}" '
+                    f'style="background:{heat(pct if kept is None else kept)}" title="{_e(title)}">'
+                    f'<a href="#{_slug(kind, s, t)}">{big}'
+                    f'<div class="n">{c["lossless"]}/{c["entities"]} lossless{exp}</div></a></td>'
                 )
         out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _best_table(kind: str, best: list[dict[str, Any]]) -> str:
+    """Per source format: the target that keeps the most, and the next two."""
+
+    def target(t: dict[str, Any] | None) -> str:
+        if t is None:
+            return "<td></td>"
+        kept = t["kept_pct"]
+        what = f"{kept:g}% kept, " if kept is not None else ""
+        bad = t["unexpected"] + t["errors"]
+        badge = f' <span class="badge" title="unexpected losses or errors">{bad}</span>' if bad else ""
+        return (
+            f"<td><code>{_e(t['target'])}</code>{badge}<br>"
+            f'<span class="ex">{what}{t["lossless_pct"]:g}% lossless</span></td>'
+        )
+
+    out = [
+        f"<h3>Best target for each source format ({_e(kind)})</h3>",
+        f'<table class="best" data-kind="{_e(kind)}"><tr><th>source</th><th>best target</th><th>next</th><th>then</th></tr>',
+    ]
+    for b in best:
+        ts = [*b["targets"], None, None, None]
+        out.append(
+            f'<tr data-source="{_e(b["source"])}"><th scope="row">{_e(b["source"])}</th>'
+            + "".join(target(t) for t in ts[:3])
+            + "</tr>"
+        )
     out.append("</table>")
     return "".join(out)
 
@@ -604,10 +718,16 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
         _stat(sum(k["entities"] for k in report["kinds"].values()), "entities"),
         "</div>",
         "<p>Each cell: entities of the row's format written as the column's format and read back. "
-        "<b>Lossless %</b> is the share that came back with nothing lost or changed; a red badge counts "
-        "<span class=unexp>unexpected</span> losses (the target format can hold the path, so it is a bug) "
-        "and errors. <span class=exp>Expected</span> losses are paths the target format has no place for. "
-        "Outlined diagonal cells are same-format round trips.</p>",
+        "The number and the colour are the share of the content <b>kept</b>: every populated value "
+        "of the source entities (and of the lorebooks or scripts linked to them) is weighed by its "
+        "size — a text by its characters, a media file by its bytes, any other value as 1, so a list "
+        "weighs the sum of its items — and the cell keeps the weight of the values that came back "
+        "unchanged, out of the weight of them all (a conversion that fails keeps nothing). Beside it: "
+        "how many entities came back <b>lossless</b> (nothing lost or changed) and how many lost "
+        "only <span class=exp>expected</span> paths (the target format has no place for them); a "
+        "red badge counts <span class=unexp>unexpected</span> losses (the target can hold the path, "
+        "so it is a bug) and errors. Outlined diagonal cells are same-format round trips (the share "
+        "of files written back unchanged).</p>",
         '<div class="legend">0% <i style="background:'
         + heat(0)
         + '"></i><i style="background:'
@@ -616,7 +736,7 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
         + heat(90)
         + '"></i><i style="background:'
         + heat(100)
-        + '"></i> 100% lossless</div>',
+        + '"></i> 100% kept</div>',
     ]
     for kind, k in report["kinds"].items():
         out.append(
@@ -624,6 +744,8 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
         )
         if k["matrix"] or k["roundtrip"]:
             out.append(_matrix(kind, k))
+        if k.get("best_targets"):
+            out.append(_best_table(kind, k["best_targets"]))
         bugs = k["unexpected_paths"]
         if bugs:
             out.append(f'<h3 class="unexp">Unexpected losses ({_e(kind)}): the target holds these paths</h3>')
@@ -641,11 +763,19 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
             if c["lossless"] == c["entities"]:
                 continue
             errs = ", ".join(f"{_e(t)} ×{n}" for t, n in c["error_types"].items())
+            kept = c.get("kept_pct")
+            kept_line = (
+                f"kept {kept:g}% of the content ({c['weight'] - c['lost_weight']:,} of {c['weight']:,}); "
+                if kept is not None
+                else ""
+            )
             out.append(
                 f'<section class="drill" id="{_slug(kind, c["source"], c["target"])}">'
                 f"<h3>{_e(kind)}: {_e(c['source'])} → {_e(c['target'])}</h3>"
-                f'<p class="ex">{c["entities"]} entities: {c["lossless"]} lossless, {c["expected"]} expected loss only, '
-                f"{c['unexpected']} unexpected loss, {c['errors']} errors{(' (' + errs + ')') if errs else ''}</p>"
+                f'<p class="ex">{kept_line}{c["entities"]} entities: {c["lossless"]} lossless, '
+                f"{c['expected']} expected loss only, {c['unexpected']} unexpected loss, "
+                f"{c['errors']} errors{(' (' + errs + ')') if errs else ''}. Most frequent lost or changed "
+                "paths, with their share of the content lost:</p>"
                 + _paths_table(c["paths"], names)
                 + "</section>"
             )

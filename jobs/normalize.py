@@ -7,8 +7,13 @@ On Dataflow (``--runner=DataflowRunner``, see deploy/README.md) it submits the j
 locally, waits for it and prints the summary; inside a Flex Template launcher, or with
 ``--dry_run`` / ``--template_location``, it returns once the job is handed over.
 
+With ``--audit-against PREVIOUS_OUTPUT`` the run, once written, is audited against a previous run
+(``jobs/audit.py``: the same gate as ``bunzai audit``) and the audit's result is printed after the
+summary.
+
 Exit codes: 0 done (rejects are results, not failures); 1 the manifest does not balance (an input
-is unaccounted for: a bug to report); 2 a usage error.
+is unaccounted for: a bug to report), or the audit found a regression; 2 a usage error (the
+previous run given to ``--audit-against`` is checked before the run starts).
 """
 
 from __future__ import annotations
@@ -55,6 +60,31 @@ def read_manifest(built: Built) -> dict[str, Any]:
     return manifest
 
 
+def check_audit(cfg: NormalizeConfig, handover: bool) -> None:
+    """``--audit-against``: the previous run must be there before this one starts (a typo found
+    after a night's run helps no one), and the audit needs the run to finish here."""
+    if cfg.audit_against is None:
+        return
+    from jobs import audit
+
+    if handover:
+        raise UsageError("--audit-against audits the finished run: not with a job that is only submitted")
+    try:
+        audit.open_baseline(cfg.audit_against, opener=cfg.storage.fs)
+    except (audit.RunError, audit.BaselineError, OSError) as exc:
+        raise UsageError(f"--audit-against: {exc}") from None
+
+
+def audit_run(cfg: NormalizeConfig, built: Built) -> int:
+    """The audit of the written run against ``--audit-against``: prints it, returns its exit code."""
+    from jobs import audit
+
+    assert cfg.audit_against is not None
+    tolerance = audit.KEPT_TOLERANCE if cfg.audit_tolerance is None else cfg.audit_tolerance
+    report = built.output.display("fidelity")
+    return audit.gate(report, cfg.audit_against, tolerance=tolerance, opener=cfg.storage.fs)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if "-h" in args or "--help" in args:
@@ -64,6 +94,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         cfg, options = parse(args)
         handover = submits_only(options)
+        check_audit(cfg, handover)
         built, result = run_pipeline(cfg, options, wait=not handover)
     except UsageError as exc:
         print(f"bunzai normalize: error: {exc}", file=sys.stderr)
@@ -73,7 +104,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     manifest = read_manifest(built)
     sys.stdout.write(summary(manifest, built.output))
-    return EXIT_OK if manifest["balance"]["ok"] else EXIT_UNBALANCED
+    sys.stdout.flush()
+    code = EXIT_OK if manifest["balance"]["ok"] else EXIT_UNBALANCED
+    if cfg.audit_against is not None:
+        audited = audit_run(cfg, built)
+        code = code or audited
+    return code
 
 
 def main() -> None:

@@ -1,8 +1,12 @@
 """Render an HTML file in headless Chromium: a PNG screenshot, or the DOM after parsing.
 
     python -m jobs.screenshot out/fidelity/report.html docs/img/fidelity-report.png [--width 1280 --height 900]
+        [--code-digest docs/img/fidelity-report.code.sha256]
 
 Used by the browser tests of report.html and by `make report-screenshot` (the README's picture).
+``--code-digest`` records, beside the picture, the sha256 of the code that renders the report
+(``REPORT_CODE``, in ``sha256sum`` format): a test fails when that code changes and the picture
+was not made again.
 The browser runs offline and throw-away: no sandbox (CI runs as root in a container), no GPU, no
 network services, a fresh profile directory per run.
 """
@@ -10,6 +14,7 @@ network services, a fresh profile directory per run.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -30,6 +35,9 @@ FLAGS = (
     "--hide-scrollbars",
 )
 TIMEOUT = 90
+ROOT = Path(__file__).resolve().parents[1]
+#: the code a picture of report.html depicts (paths from the project root)
+REPORT_CODE = ("bunzai_codecs/fidelity_report.py",)
 
 
 def find_browser() -> str | None:
@@ -79,14 +87,28 @@ def dump_dom(page: Path, *, browser: str | None = None) -> str:
     return out.stdout.decode("utf-8")
 
 
+def code_digest(paths: Sequence[str] = REPORT_CODE, root: Path = ROOT) -> str:
+    """``sha256sum`` lines for ``paths`` (read from ``root``): what a picture was made from."""
+    return "".join(f"{hashlib.sha256((root / p).read_bytes()).hexdigest()}  {p}\n" for p in paths)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.screenshot", description=__doc__.split("\n\n")[0])
     p.add_argument("page", type=Path)
     p.add_argument("png", type=Path)
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=900)
+    p.add_argument(
+        "--code-digest",
+        type=Path,
+        metavar="FILE",
+        help="after the screenshot, record the sha256 of the report's code (REPORT_CODE) in FILE",
+    )
     args = p.parse_args(argv)
     print(screenshot(args.page, args.png, width=args.width, height=args.height))
+    if args.code_digest is not None:
+        args.code_digest.write_text(code_digest(), encoding="utf-8")
+        print(args.code_digest)
     return 0
 
 

@@ -119,6 +119,47 @@ class NormalizeOptions(PipelineOptions):
         )
 
 
+def _add_audit_args(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """Options of this process once the pipeline has finished, not of the pipeline: taken out of
+    the arguments before Beam sees them (so they are no Flex Template parameter either: a launcher
+    that only submits the job cannot audit it)."""
+    parser.add_argument(
+        "--audit-against",
+        "--audit_against",
+        dest="audit_against",
+        default=None,
+        metavar="PREVIOUS_OUTPUT",
+        help="once the run is written, audit its fidelity rows against a previous run (its output "
+        "folder, its fidelity/report.json, or a TSV baseline) as `bunzai audit` does, print the "
+        "result and exit 1 on a regression",
+    )
+    parser.add_argument(
+        "--audit-tolerance",
+        "--audit_tolerance",
+        dest="audit_tolerance",
+        default=None,
+        metavar="POINTS",
+        help="with --audit-against: percentage points a format pair's kept share may drop (default 0.1)",
+    )
+
+
+def split_audit(argv: Sequence[str]) -> tuple[list[str], str | None, float | None]:
+    """``argv`` without ``--audit-against`` / ``--audit-tolerance``, and their values."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    _add_audit_args(parser)
+    try:
+        ns, rest = parser.parse_known_args(list(argv))
+    except argparse.ArgumentError as exc:
+        raise UsageError(str(exc)) from None
+    tolerance: float | None = None
+    if ns.audit_tolerance is not None:
+        try:
+            tolerance = float(ns.audit_tolerance)
+        except ValueError:
+            raise UsageError(f"--audit-tolerance: not a number: {ns.audit_tolerance!r}") from None
+    return rest, ns.audit_against, tolerance
+
+
 @dataclass(frozen=True)
 class NormalizeConfig:
     """What the graph is built from: validated, defaults filled, secrets held in ``storage``."""
@@ -132,6 +173,10 @@ class NormalizeConfig:
     shard_bytes: int = DEFAULT_SHARD_BYTES
     #: ``off``, ``native`` or ``full`` (see ``FIDELITY_MODES``)
     fidelity: str = DEFAULT_FIDELITY
+    #: a previous run (or baseline) to audit this run's fidelity rows against once it is written
+    audit_against: str | None = None
+    #: the audit's kept-share tolerance in percentage points (None: the audit's default)
+    audit_tolerance: float | None = None
 
     def public(self) -> dict[str, Any]:
         """The options as the manifest records them: everything but the storage options' values."""
@@ -143,6 +188,7 @@ class NormalizeConfig:
             "since": self.since,
             "shardBytes": self.shard_bytes,
             "fidelity": self.fidelity,
+            "auditAgainst": self.audit_against,
             "storageOptions": "given (not recorded)" if self.storage.options else None,
         }
 
@@ -295,6 +341,7 @@ def check_remote(o: NormalizeOptions, options: PipelineOptions) -> None:
 def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]:
     """The config and the options Beam gets (without the storage options)."""
     rest, secret = split_secrets(list(argv or []))
+    rest, audit_against, audit_tolerance = split_audit(rest)
     options = PipelineOptions(rest)
     o = options.view_as(NormalizeOptions)
     storage_options = parse_storage_options(secret)
@@ -315,17 +362,51 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         raise UsageError(f"--fidelity must be one of {', '.join(FIDELITY_MODES)}")
     if "::" in (o.output or ""):
         raise UsageError("--output must be a folder URL, not a chain")
+    output = (o.output or DEFAULT_OUTPUT).rstrip("/") or "/"
+    audit_against = check_audit_against(audit_against, output, o.fidelity, audit_tolerance)
     cfg = NormalizeConfig(
         inputs=tuple(o.inputs) if o.inputs else default_inputs(),
-        output=(o.output or DEFAULT_OUTPUT).rstrip("/") or "/",
+        output=output,
         export=export_formats(o.export or ""),
         storage=Storage(storage_options),
         max_file_bytes=o.max_file_bytes,
         since=o.since,
         shard_bytes=o.shard_bytes,
         fidelity=o.fidelity,
+        audit_against=audit_against,
+        audit_tolerance=audit_tolerance,
     )
     return cfg, options
+
+
+def _same_place(url: str) -> str:
+    """A URL compared as a place: a local path made absolute, trailing slashes dropped."""
+    url = url.rstrip("/") or "/"
+    if "::" in url or not is_local_url(url):
+        return url
+    return os.path.abspath(url.removeprefix("file://") or "/")
+
+
+def check_audit_against(
+    previous: str | None, output: str, fidelity: str, tolerance: float | None
+) -> str | None:
+    """``--audit-against``: needs this run's fidelity rows, and a previous run that this run does
+    not overwrite (the audit reads it after the run is written)."""
+    if tolerance is not None and (previous is None or not 0 <= tolerance <= 100):
+        raise UsageError("--audit-tolerance takes percentage points (0 to 100) and needs --audit-against")
+    if previous is None:
+        return None
+    if not previous.strip():
+        raise UsageError("--audit-against needs the previous run's output folder")
+    if fidelity == "off":
+        raise UsageError("--audit-against compares fidelity rows: it cannot run with --fidelity off")
+    prev, out = _same_place(previous), _same_place(output)
+    if prev == out or prev.startswith(out.rstrip("/") + "/"):
+        raise UsageError(
+            f"--audit-against {previous} is inside --output {output}: this run replaces it; give the "
+            "previous run's own folder"
+        )
+    return previous
 
 
 def runner_name(options: PipelineOptions) -> str:
@@ -357,6 +438,7 @@ def help_text() -> str:
         "e.g. --runner, --direct_running_mode=multi_processing --direct_num_workers=4).",
     )
     NormalizeOptions._add_argparse_args(parser)
+    _add_audit_args(parser.add_argument_group("after the run (this process, not the pipeline)"))
     return parser.format_help()
 
 
@@ -373,6 +455,7 @@ __all__ = [
     "parse",
     "parse_storage_options",
     "runner_name",
+    "split_audit",
     "split_secrets",
     "submits_only",
 ]

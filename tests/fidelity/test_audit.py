@@ -11,6 +11,7 @@ import pytest
 
 from bunzai_codecs import cli
 from bunzai_codecs.core import registry
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.fidelity import FidelityRow, check_file
 from bunzai_codecs.fidelity_report import build_report, rows_jsonl, write_report
 from jobs import audit
@@ -77,9 +78,10 @@ def test_the_baseline_is_small_sorted_readable_text(recorded: tuple[Path, Path])
     )
     pairs = [x for x in lines if x.startswith("pair\t")]
     assert pairs == sorted(pairs)
+    # toys.book()'s canonical body weighs 144 (tests/fidelity/test_kept.py does the sum by hand)
     assert (
-        "pair\tlorebook\ttoy-lore -> toy-leaky\tlossless\tn=1 lossless=1 expected=0 unexpected=0 errors=0"
-        in pairs
+        "pair\tlorebook\ttoy-lore -> toy-leaky\tlossless\tn=1 lossless=1 expected=0 unexpected=0 errors=0 "
+        "weight=144 lost=0" in pairs
     )
     unexpected = [x for x in lines if x.startswith("unexpected\t")]
     assert "unexpected\tlorebook\ttoy-lore -> toy-buggy\tlost\tentries[].comment\t1" in unexpected
@@ -255,3 +257,146 @@ def test_python_m_jobs_audit_is_the_same_command(recorded: tuple[Path, Path]) ->
         "toy-lore -> toy-narrow\tlossless\tn=1 lossless=1 expected=0",
     )
     assert audit.main(["--report", str(report), "--baseline", str(baseline)]) == 1
+
+
+# -- a previous run as the baseline -------------------------------------------------------------------
+
+
+class _NarrowerRegressed(toys.ToyLoreNarrow):
+    """toy-narrow after a change that also stops writing keys, with its coverage narrowed to
+    match: every loss is still expected and the pair was lossy already, so only the kept share
+    shows it."""
+
+    id = "toy-narrow"
+    family = "narrow"
+    entry_keys = ("text",)
+    coverage = Coverage.of("name", "entries[].content")
+
+
+def test_a_previous_report_json_or_its_folder_is_a_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _run(tmp_path / "old")
+    new = _run(tmp_path / "new")
+    for baseline in (old, old.parent, Path(f"{old.parent}/")):
+        assert cli.main(["audit", "--report", str(new), "--baseline", str(baseline)]) == 0
+        out = capsys.readouterr().out
+        assert f"no regressions against {baseline}" in out and "4 inputs and 25 format pairs compared" in out
+
+
+def test_a_previous_run_catches_a_codec_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _run(tmp_path / "old")
+    with registry.using({**toys.TOYS, "toy-leaky": _LeakyRegressed}):
+        new = _run(tmp_path / "new")
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old.parent)]) == audit.EXIT_REGRESSION
+    err = capsys.readouterr().err
+    assert "LOSSY       lorebook toy-lore -> toy-leaky: lossless on all 1 entities" in err
+    assert "UNEXPECTED  lorebook toy-lore -> toy-leaky: new unexpected lost path entries[].title" in err
+    # toy-leaky now loses the book's description 13, titles 6 + 6, comment 13, ids 1 + 1 and
+    # probability 1 = 41 of 144 (as toy-narrow does): kept 100% -> 71.53%
+    assert (
+        "KEPT        lorebook toy-lore -> toy-leaky: kept 100.00% of the content in the baseline, now 71.53% "
+        "(28.47 points less; tolerance 0.1); more lost at "
+    ) in err
+
+
+def test_the_kept_rule_catches_a_loss_the_other_rules_accept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _run(tmp_path / "old")
+    with registry.using({**toys.TOYS, "toy-narrow": _NarrowerRegressed}):
+        new = _run(tmp_path / "new")
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == audit.EXIT_REGRESSION
+    err = capsys.readouterr().err
+    # the book (144) lost 41 to toy-narrow; now also its three trigger texts "market" 6, "bridge" 6
+    # and "river" 5 (their isRegex flags go with them: 3): 61 lost, kept 83/144 = 57.64% (was 71.53%)
+    # the same book reaches toy-narrow from three sources (the book, the card's copy, the unstable
+    # one), and nothing but the kept share regressed
+    assert "3 regression(s)" in err
+    assert [x.split()[0] for x in err.splitlines() if x.startswith("  ")] == ["KEPT"] * 3
+    assert (
+        "KEPT  lorebook toy-lore -> toy-narrow: kept 71.53% of the content in the baseline, now 57.64% "
+        "(13.89 points less; tolerance 0.1); more lost at lost entries[].triggers[].text (+17), "
+        "lost entries[].triggers[].isRegex (+3)"
+    ) in err
+    # a stated tolerance above the drop lets it pass
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old), "--kept-tolerance", "14"]) == 0
+
+
+def test_the_tsv_baseline_records_and_checks_kept_weights(
+    recorded: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    report, baseline = recorded
+    # toy-lore -> toy-narrow: 41 of 144 lost (test_kept works it out); doctored to 30 lost
+    _doctor(
+        baseline,
+        "toy-lore -> toy-narrow\tlossy\tn=1 lossless=0 expected=1 unexpected=0 errors=0 weight=144 lost=41",
+        "toy-lore -> toy-narrow\tlossy\tn=1 lossless=0 expected=1 unexpected=0 errors=0 weight=144 lost=30",
+    )
+    assert _audit(report, baseline) == audit.EXIT_REGRESSION
+    err = capsys.readouterr().err
+    # 114/144 = 79.17% in the baseline, 103/144 = 71.53% now; a TSV keeps no paths, so the
+    # message names what this run loses most
+    assert (
+        "KEPT  lorebook toy-lore -> toy-narrow: kept 79.17% of the content in the baseline, now 71.53% "
+        "(7.64 points less; tolerance 0.1); most lost at lost description (13), lost entries[].comment (13), "
+        "lost entries[].title (12)"
+    ) in err
+    assert _audit(report, baseline, "--kept-tolerance", "8") == 0
+    capsys.readouterr()
+    _doctor(baseline, " weight=144 lost=30", " weight=144 lost=150")
+    assert _audit(report, baseline) == audit.EXIT_USAGE
+    assert "weight and lost go together, lost <= weight" in capsys.readouterr().err
+
+
+def test_a_tsv_kept_share_is_compared_only_over_the_same_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = {**_inputs(), "s/book2.json": toys.book(another=1)}
+    baseline = tmp_path / "baseline.tsv"
+    assert _audit(_run(tmp_path / "old", files), baseline, "--write-baseline") == 0
+    del files["s/book2.json"]  # e.g. a corpus file, absent in CI
+    with registry.using({**toys.TOYS, "toy-narrow": _NarrowerRegressed}):
+        report = _run(tmp_path / "new", files)
+    # the baseline's toy-lore totals count book2: a share over book.json alone does not compare
+    # with them, so toy-lore's drop is not judged; the card's and the unstable book's are
+    assert _audit(report, baseline) == audit.EXIT_REGRESSION
+    err = capsys.readouterr().err
+    kept = [x.split(":")[0].split()[1:] for x in err.splitlines() if x.startswith("  KEPT")]
+    assert kept == [
+        ["lorebook", "toy-card", "->", "toy-narrow"],
+        ["lorebook", "toy-unstable", "->", "toy-narrow"],
+    ]
+    assert "note: 7 format pairs' kept share not compared: the baseline counts inputs of their source" in err
+    # a previous run's rows are recounted over the inputs both read: toy-lore's drop is found too
+    assert _audit(report, tmp_path / "old") == audit.EXIT_REGRESSION
+    assert "KEPT  lorebook toy-lore -> toy-narrow: kept 71.53%" in capsys.readouterr().err
+
+
+def test_a_normalize_output_folder_is_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _run(tmp_path / "old" / "fidelity").parent
+    (old / "manifest.json").write_text('{"options": {"fidelity": "full"}}')
+    new = _run(tmp_path / "new" / "fidelity").parent
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == 0
+    assert "4 inputs and 25 format pairs compared" in capsys.readouterr().out
+    off = tmp_path / "off"
+    off.mkdir()
+    (off / "manifest.json").write_text('{"options": {"fidelity": "off"}}')
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(off)]) == audit.EXIT_USAGE
+    assert f"{off}: no fidelity rows (rows-*.jsonl) there (that run was made with --fidelity off)" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_broken_rows_file_is_named_with_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _run(tmp_path / "old")
+    new = _run(tmp_path / "new")
+    rows = old.parent / "rows-00000-of-00001.jsonl"
+    rows.write_bytes(rows.read_bytes() + b'{"input": "x"}\n')
+    n = rows.read_bytes().count(b"\n")
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == audit.EXIT_USAGE
+    assert f"{rows}:{n}: not a fidelity row" in capsys.readouterr().err

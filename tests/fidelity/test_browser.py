@@ -81,3 +81,13 @@ def test_a_card_named_like_a_script_renders_as_text(report: Path) -> None:
     assert "<img" not in dom.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert "onerror=" not in dom.replace("&lt;img src=x onerror=", "")
+
+
+def test_the_screenshot_command_records_the_report_code_digest(report: Path, tmp_path: Path) -> None:
+    from jobs.screenshot import code_digest, main
+
+    png, digest = tmp_path / "r.png", tmp_path / "r.code.sha256"
+    assert (
+        main([str(report), str(png), "--width", "800", "--height", "600", "--code-digest", str(digest)]) == 0
+    )
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and digest.read_text() == code_digest()
