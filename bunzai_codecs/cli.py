@@ -96,7 +96,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         d = registry.detect_all(s)
         best = d.best
         if args.json:
-            kind = registry.get(best.id).kind if best else None
+            kind = registry.get(best.id).kind_of(s) if best else None
             line = {
                 "file": str(path),
                 "format": best.id if best else None,
@@ -111,7 +111,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 (
                     str(path),
                     best.id if best else "-",
-                    registry.get(best.id).kind if best else "-",
+                    registry.get(best.id).kind_of(s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
                     f"{ru.id} ({ru.score:.2f})" if ru else "-",
                 )

@@ -32,6 +32,30 @@ def test_detect_json_line_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert line["candidates"][0] == ["vaud-json", 1.0]
 
 
+def test_detect_names_the_kind_a_vaud_file_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vaud-json carries every kind: detect reports the one the file holds, not a default."""
+    book = tmp_path / "book.vaud.json"
+    assert (
+        main(
+            [
+                "convert",
+                str(ROOT / "samples/sillytavern/world-harbor-town.json"),
+                "--to",
+                "vaud-json",
+                "-o",
+                str(book),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["detect", "--json", str(book)]) == 0
+    line = orjson.loads(capsys.readouterr().out.splitlines()[0])
+    assert (line["format"], line["kind"]) == ("vaud-json", "lorebook")
+    assert main(["detect", str(book)]) == 0
+    assert "lorebook" in capsys.readouterr().out
+
+
 def test_detect_walks_directories_and_reports_unknown_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

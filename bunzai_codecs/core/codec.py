@@ -151,6 +151,11 @@ class Codec:
         """How sure this codec is that ``s`` is its format, in [0, 1]. Cheap; never raises."""
         return 0.0
 
+    def kind_of(self, s: Sniff) -> EntityKind:
+        """The kind of the primary entity ``s`` holds, for detection reports: this codec's kind,
+        unless the format carries several (vaud-json says so in the file). Cheap; never raises."""
+        return self.kind
+
     def decode(self, s: Sniff) -> Decoded:
         """The entities ``s`` holds, primary first; raises a ``BunzaiError`` on bad input."""
         raise NotImplementedError
