@@ -8,9 +8,9 @@ map through lore.py (folders -> categories, ids stable under repeats, decorators
 written back in its own shape.
 
 Encode: Risu writes the envelope as compact JSON. The rows come from the best twin there is: this
-codec's own envelope, else the rows of a module (``risu-regex``) or a ``.charx`` (``risu``) the
-lorebook was decoded from, each overlaid with the body (lore.merge_rows); a lorebook from another
-app is written fresh. The export carries no book settings: Risu keeps those on the character.
+codec's own envelope, else the rows of a module (``risu-module``; ``risu-regex`` in 0.1.0) or a
+``.charx`` (``risu``) the lorebook was decoded from, each overlaid with the body (lore.merge_rows); a
+lorebook from another app is written fresh. The export carries no book settings: Risu keeps those on the character.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.risu import lore
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
-ROW_TWINS = ("risu-regex", "risu")
+ROW_TWINS = ("risu-module", "risu-regex", "risu")
 
 LORE_COVERAGE = Coverage.of(
     "categories[].name",
