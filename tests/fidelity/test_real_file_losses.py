@@ -1,0 +1,60 @@
+"""Losses found on real files from public repositories (issue 19, part 8), each fixed or classed as an
+expected, reported change, and checked through the fidelity machinery (``cross_format`` rows): a
+fixed loss leaves no lost or changed path behind; a classed one is reported, and reported expected.
+
+The inputs are small stand-ins with the same shape as the real files (samples/ and the test's own
+trees): the real files stay where they were found.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bunzai_codecs import read, write
+from bunzai_codecs.core import registry
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.entities import PresetBody
+from bunzai_codecs.fidelity import FidelityRow, cross_format
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def _sample(rel: str) -> Any:
+    return json.loads((SAMPLES / rel).read_bytes())
+
+
+def _read(tree: Any, name: str) -> Decoded:
+    return read(orjson.dumps(tree), name)
+
+
+def _cross(d: Decoded, target: str, e: CanonicalEntity | None = None) -> FidelityRow:
+    return cross_format(e or d.primary, registry.get(target), pool=d.entities, input="t", name="t.json")
+
+
+def _paths(row: FidelityRow, cls: str | None = None) -> set[str]:
+    """Lost and changed path patterns of a row (of one class, when given)."""
+    return {x.path for name, x in row.losses() if name != "added" and (cls is None or x.cls == cls)}
+
+
+# -- a SillyTavern preset's verbosity "auto" and risu-preset ---------------------------------------
+
+
+def test_verbosity_auto_survives_risu_preset() -> None:
+    """SillyTavern's "auto" (send no verbosity) was dropped: Risu has no "auto", but its verbosity
+    slider can be switched off (-1000, what Risu writes for "not set"), which reads back as auto."""
+    tree = _sample("sillytavern/preset-noir-detective.json")
+    tree["verbosity"] = "auto"
+    d = _read(tree, "noir.json")
+    body = d.primary.body
+    assert isinstance(body, PresetBody) and body.apiOptions.verbosity == "auto"
+    out = write(d.primary, "risu-preset", linked=d.entities)
+    back = read(out.data, "noir.risup").primary
+    assert back.original["risu-preset"]["raw"]["verbosity"] == -1000
+    assert isinstance(back.body, PresetBody) and back.body.apiOptions.verbosity == "auto"
+    assert "apiOptions.verbosity" not in _paths(_cross(d, "risu-preset"))
+    st = read(write(back, "sillytavern-preset").data, "noir.json").primary.body
+    assert isinstance(st, PresetBody) and st.apiOptions.verbosity == "auto"
