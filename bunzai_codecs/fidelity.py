@@ -635,6 +635,7 @@ def _compare_bodies(
     old, new = before.body.dump(), after.body.dump()
     if coverage is not None:  # across formats: a value spelled differently but read the same is kept
         new = _semantic(before.kind, old, new)
+        coverage = coverage.for_body(old)  # a value the target holds only reshaped: expected
     changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
     return changes, coverage, prefix
 

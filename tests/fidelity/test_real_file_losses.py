@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
@@ -58,3 +59,38 @@ def test_verbosity_auto_survives_risu_preset() -> None:
     assert "apiOptions.verbosity" not in _paths(_cross(d, "risu-preset"))
     st = read(write(back, "sillytavern-preset").data, "noir.json").primary.body
     assert isinstance(st, PresetBody) and st.apiOptions.verbosity == "auto"
+
+
+# -- a lorebook key holding a comma, to Risu --------------------------------------------------------
+
+
+def _comma_world() -> dict[str, Any]:
+    tree = _sample("sillytavern/world-harbor-town.json")
+    first = next(iter(tree["entries"].values()))
+    first["key"] = ["Smith, John", *first["key"]]
+    return tree
+
+
+@pytest.mark.parametrize("target", ["risu-lorebook", "risu"])
+def test_a_key_holding_a_comma_is_a_reported_change_to_risu(target: str) -> None:
+    """Risu keeps a row's keys as one comma-joined string and splits it on every comma, with no
+    escape (its own reader splits "Smith, John" too). The split is reported, expected, never silent."""
+    tree = _comma_world()
+    if target == "risu":  # the same book, embedded in a card
+        card = _sample("sillytavern/lighthouse-keeper.v2.json")
+        book = _read(tree, "harbor.json").primary
+        card["data"]["character_book"] = orjson.loads(write(book, "chub-lorebook").data)
+        d = _read(card, "maren.json")
+        row = _cross(d, target)
+        prefix = "lorebook[]."
+    else:
+        d = _read(tree, "harbor.json")
+        row = _cross(d, target)
+        prefix = ""
+    changed = {x.path: x.cls for x in row.changed}
+    assert changed.get(f"{prefix}entries[].triggers[].text") == "expected", changed
+    assert not _paths(row, "unexpected"), _paths(row, "unexpected")
+    # a book without a comma in its keys keeps that path covered: an edit there is still a bug
+    cov = registry.get("risu-lorebook").coverage
+    assert cov.covers("entries[0].triggers[1].text")
+    assert not cov.expects("entries[0].triggers[1].text", {"entries": [{"triggers": [{"text": "a"}]}]})

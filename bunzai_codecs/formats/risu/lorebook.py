@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core import basecache
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
@@ -32,6 +32,18 @@ from bunzai_codecs.formats.risu import lore
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
 ROW_TWINS = ("risu-module", "risu-regex", "risu")
+
+
+def _a_key_holds_a_comma(triggers: Any) -> bool:
+    return isinstance(triggers, list) and any(
+        isinstance(t, dict) and "," in str(t.get("text", "")) for t in triggers
+    )
+
+
+_COMMA = (
+    "Risu keeps a row's keys as one comma-joined string and splits it on every comma (it has no "
+    "escape: its own reader splits them too), so a key holding a comma comes back as two"
+)
 
 LORE_COVERAGE = Coverage.of(
     "categories[].name",
@@ -60,6 +72,10 @@ LORE_COVERAGE = Coverage.of(
         "primary key (secondary keys get none)",
         "a folder's id is its key, `\\uF000folder:<uuid>`: a category id of another app is written with "
         "that prefix (entries keep their folder; ids read back prefixed)",
+    ],
+    reshapes=[
+        Reshape("entries[].triggers", _a_key_holds_a_comma, _COMMA),
+        Reshape("entries[].secondaryTriggers", _a_key_holds_a_comma, _COMMA),
     ],
 )
 
