@@ -18,7 +18,7 @@ import pytest
 from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.entities import PresetBody
+from bunzai_codecs.entities import LorebookBody, PresetBody
 from bunzai_codecs.fidelity import FidelityRow, cross_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -94,3 +94,37 @@ def test_a_key_holding_a_comma_is_a_reported_change_to_risu(target: str) -> None
     cov = registry.get("risu-lorebook").coverage
     assert cov.covers("entries[0].triggers[1].text")
     assert not cov.expects("entries[0].triggers[1].text", {"entries": [{"triggers": [{"text": "a"}]}]})
+
+
+# -- SillyTavern world entries' own extensions --------------------------------------------------------
+
+WORLD = "sillytavern/world-imported-from-card.json"
+
+
+def _world() -> Decoded:
+    return read((SAMPLES / WORLD).read_bytes(), "Gull Rock.json")
+
+
+def test_world_entry_extensions_to_chub_are_an_expected_reported_loss() -> None:
+    """A world made from a card book ("Import Card Lore") keeps each card entry's extensions in the
+    entry. Their keys are the card book's own field slots (position, depth, display_index...), which
+    a character_book entry holds for the entry itself: SillyTavern, writing a card book, overwrites
+    them the same way. Reported, expected."""
+    row = _cross(_world(), "chub-lorebook")
+    assert not _paths(row, "unexpected"), _paths(row, "unexpected")
+    lost = {x.path: x.cls for x in row.lost}
+    assert lost.get("entries[].extensions.display_index") == "expected"
+    assert lost.get("entries[].extensions.position") == "expected"
+
+
+def test_world_entry_extensions_survive_rolecall() -> None:
+    """RoleCall keeps ST fields it lacks in ``unsupportedFields``, beside the entry's own extension
+    keys; ``vectorized`` was both a field and an extension key, and the extension key was lost."""
+    d = _world()
+    row = _cross(d, "rolecall-lorebook")
+    assert not {p for p in _paths(row) if p.startswith("entries[].extensions")}, _paths(row)
+    back = read(write(d.primary, "rolecall-lorebook").data, "x.json").primary.body
+    src = d.primary.body
+    assert isinstance(back, LorebookBody) and isinstance(src, LorebookBody)
+    assert [e.extensions for e in back.entries] == [e.extensions for e in src.entries]
+    assert [e.vectorized for e in back.entries] == [e.vectorized for e in src.entries]
