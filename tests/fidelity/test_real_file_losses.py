@@ -128,3 +128,20 @@ def test_world_entry_extensions_survive_rolecall() -> None:
     assert isinstance(back, LorebookBody) and isinstance(src, LorebookBody)
     assert [e.extensions for e in back.entries] == [e.extensions for e in src.entries]
     assert [e.vectorized for e in back.entries] == [e.vectorized for e in src.entries]
+
+
+def test_world_original_data_is_canonical_and_reported_when_lost() -> None:
+    """``originalData`` (the card book a world was made from) rode only in the twin, so every
+    conversion dropped it unreported. It is ``LorebookBody.sourceBook``: kept by SillyTavern worlds
+    and vaud-json, an expected loss everywhere else."""
+    d = _world()
+    body = d.primary.body
+    assert isinstance(body, LorebookBody)
+    assert body.sourceBook == _sample(WORLD)["originalData"]
+    for target in ("chub-lorebook", "risu-lorebook", "novelai-lorebook"):
+        row = _cross(d, target)
+        lost = {x.path: x.cls for x in row.lost}
+        assert lost.get("sourceBook.entries[].content") == "expected", (target, lost)
+    fresh = CanonicalEntity(kind="lorebook", id="lorebook-x", body=body)  # no twin: a fresh world
+    out = orjson.loads(write(fresh, "sillytavern-lorebook").data)
+    assert out["originalData"] == _sample(WORLD)["originalData"]
