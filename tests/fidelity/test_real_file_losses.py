@@ -18,7 +18,8 @@ import pytest
 from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.entities import LorebookBody, PresetBody
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities import CharacterBody, LorebookBody, PresetBody
 from bunzai_codecs.fidelity import FidelityRow, cross_format
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -145,3 +146,24 @@ def test_world_original_data_is_canonical_and_reported_when_lost() -> None:
     fresh = CanonicalEntity(kind="lorebook", id="lorebook-x", body=body)  # no twin: a fresh world
     out = orjson.loads(write(fresh, "sillytavern-lorebook").data)
     assert out["originalData"] == _sample(WORLD)["originalData"]
+
+
+# -- a nickname equal to the name, to Backyard --------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["backyard", "byaf"])
+def test_a_nickname_equal_to_the_name_is_no_loss(target: str) -> None:
+    """Backyard writes the nickname as ``aiName`` when it differs from the display name; one equal
+    to the name means what no nickname means (the name is used) and is not a loss."""
+    d = read((SAMPLES / "sillytavern/starship-captain.v3.json").read_bytes(), "s.json")
+    body = d.primary.body
+    assert isinstance(body, CharacterBody)
+    body.identity.nickname = body.identity.name
+    row = _cross(d, target)
+    assert "identity.nickname" not in _paths(row)
+    body.identity.nickname = "Cap"  # a real nickname is still compared
+    assert "identity.nickname" not in _paths(_cross(d, target))
+    body.identity.nickname = "Someone Else"
+    out = write(d.primary, target, linked=d.entities).data
+    back = registry.get(target).decode(Sniff(out, "x" + registry.get(target).extension)).primary.body
+    assert isinstance(back, CharacterBody) and back.identity.nickname == "Someone Else"
