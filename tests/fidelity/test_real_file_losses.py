@@ -167,3 +167,31 @@ def test_a_nickname_equal_to_the_name_is_no_loss(target: str) -> None:
     out = write(d.primary, target, linked=d.entities).data
     back = registry.get(target).decode(Sniff(out, "x" + registry.get(target).extension)).primary.body
     assert isinstance(back, CharacterBody) and back.identity.nickname == "Someone Else"
+
+
+# -- SillyTavern -> Agnai -> SillyTavern ------------------------------------------------------------
+
+
+def test_st_to_agnai_to_st_keeps_the_description_a_description() -> None:
+    """Agnai keeps one text persona; its own Tavern export writes it as the card's description. The
+    text persona was read back as the personality, so a card came home with its description moved."""
+    d = read((SAMPLES / "sillytavern/starship-captain.v3.json").read_bytes(), "s.json")
+    body = d.primary.body
+    assert isinstance(body, CharacterBody)
+    body.persona.personality = None  # the common card: a description, no separate personality
+    there = read(write(d.primary, "agnai", linked=d.entities).data, "a.json")
+    back = read(write(there.primary, "sillytavern", linked=there.entities).data, "b.json").primary.body
+    assert isinstance(back, CharacterBody)
+    assert back.identity.description == body.identity.description
+    assert not back.persona.personality
+    # with both, Agnai joins them (description first, as its importer does); the description stays first
+    d = read((SAMPLES / "sillytavern/starship-captain.v3.json").read_bytes(), "s.json")
+    src = d.primary.body
+    assert isinstance(src, CharacterBody) and src.identity.description and src.persona.personality
+    there = read(write(d.primary, "agnai", linked=d.entities).data, "a.json")
+    got = there.primary.body
+    assert isinstance(got, CharacterBody)
+    assert got.identity.description == f"{src.identity.description}\n{src.persona.personality}"
+    assert not got.persona.personality
+    row = _cross(d, "agnai")
+    assert not _paths(row, "unexpected"), _paths(row, "unexpected")
