@@ -195,3 +195,26 @@ def test_st_to_agnai_to_st_keeps_the_description_a_description() -> None:
     assert not got.persona.personality
     row = _cross(d, "agnai")
     assert not _paths(row, "unexpected"), _paths(row, "unexpected")
+
+
+# -- a bare JSON array of Risu lorebook rows -----------------------------------------------------------
+
+
+def test_a_bare_array_of_risu_lorebook_rows_is_read() -> None:
+    """Risu regex scripts were read from a bare array; lorebook rows were rejected. Both are read,
+    and a bare array is written back as a bare array."""
+    export = _sample("risu/harbor_lorebook_export.json")
+    rows = export["data"]
+    data = orjson.dumps(rows)
+    got = registry.detect(Sniff(data, "rows.json"))
+    assert got is not None and got.id == "risu-lorebook"
+    d = read(data, "rows.json")
+    whole = read(orjson.dumps(export), "rows.json")
+    assert d.primary.body == whole.primary.body
+    assert orjson.loads(write(d.primary, "risu-lorebook").data) == rows
+    # not ours: Risu regex rows, SillyTavern regex rows, Marinara rows, an empty array
+    regex_rows = _sample("risu/harbor_regexscript_export.json")["data"]
+    assert registry.detect(Sniff(orjson.dumps(regex_rows), "r.json")).id == "risu-regex"  # type: ignore[union-attr]
+    assert registry.get("risu-lorebook").detect(Sniff(b"[]", "e.json")) == 0.0
+    for rel in ("sillytavern/regex-scripts.json", "marinara/regex.api-rows.json"):
+        assert registry.get("risu-lorebook").detect(Sniff((SAMPLES / rel).read_bytes(), "x.json")) == 0.0
