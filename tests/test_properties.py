@@ -641,7 +641,7 @@ NORMALISE: dict[str, list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
         ("display is written as placements 1+2 with markdownOnly; request has no placement", _st_placements),
     ],
     "risu-regex": [("sortOrder is the array order: rules are written in run order", _sort_rules)],
-    "risu-module": [("(same)", _sort_rules)],
+    "risu-module": [("sortOrder is the array order: rules are written in run order", _sort_rules)],
     "risu-preset": [
         ("a marker prompt (chat, lorebook...) has no text of its own", _risu_markers_have_no_text),
         ("a toggle line without a label is layout, not a choice", _risu_toggles),
