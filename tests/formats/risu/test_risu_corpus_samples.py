@@ -29,8 +29,6 @@ def test_corpus_row_detects_as_expected(corpus: Path, rel: str, want: str) -> No
         # not ours to claim (REJECT, or another app's codec, e.g. a bare card.json is SillyTavern's)
         assert all(score < ACCEPT for score in ours.values()), ours
         return
-    if want == "risu-regex" and rel.endswith(".risum"):
-        want = "risu-module"  # EXPECT.tsv predates modules' own format id
     if want not in registry.CODECS:
         pytest.skip(f"{want} codec not built yet")
     best = registry.detect(s)
