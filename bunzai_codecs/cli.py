@@ -96,7 +96,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         d = registry.detect_all(s)
         best = d.best
         if args.json:
-            kind = registry.get(best.id).kind if best else None
+            kind = registry.get(best.id).kind_of(s) if best else None
             line = {
                 "file": str(path),
                 "format": best.id if best else None,
@@ -111,7 +111,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 (
                     str(path),
                     best.id if best else "-",
-                    registry.get(best.id).kind if best else "-",
+                    registry.get(best.id).kind_of(s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
                     f"{ru.id} ({ru.score:.2f})" if ru else "-",
                 )
@@ -129,6 +129,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from bunzai_codecs.formats.vaud.codec import dumps
 
     path = Path(args.file)
+    _moved_notes(args.format)
     decoded = read(_read(path), path.name, uri=str(path), format=args.format)
     for e in decoded.entities:
         if args.pretty:
@@ -145,6 +146,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     src = Path(args.input)
     out = Path(args.output)
+    _moved_notes(args.source_format, args.to)
     decoded = read(_read(src), src.name, uri=str(src), format=args.source_format)
     export = write(decoded.primary, args.to, linked=decoded.entities)
     _write_file(out, export.data)
@@ -157,6 +159,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for p in written:
         print(p, file=sys.stderr)
     return EXIT_OK
+
+
+def _moved_notes(*format_ids: str | None) -> None:
+    """A deprecation note on stderr for each named format id whose old meaning moved."""
+    from bunzai_codecs.core import registry
+
+    for note in dict.fromkeys(registry.moved_note(f) for f in format_ids if f):
+        if note is not None:
+            print(f"note: {note}", file=sys.stderr)
 
 
 def _flatten(exports: list[Any]) -> Iterator[Any]:

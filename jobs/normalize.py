@@ -85,6 +85,12 @@ def audit_run(cfg: NormalizeConfig, built: Built) -> int:
     return audit.gate(report, cfg.audit_against, tolerance=tolerance, opener=cfg.storage.fs)
 
 
+def notes(cfg: NormalizeConfig, built: Built) -> list[str]:
+    """Deprecation notes for format ids this run's ``--export`` or the ``--since`` manifest named."""
+    previous = built.previous.notes if built.previous is not None else ()
+    return list(dict.fromkeys((*cfg.notes, *previous)))
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if "-h" in args or "--help" in args:
@@ -99,6 +105,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"bunzai normalize: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    for note in notes(cfg, built):
+        print(f"bunzai normalize: note: {note}", file=sys.stderr)
     if handover:
         sys.stdout.write(submitted(result, built))
         return EXIT_OK

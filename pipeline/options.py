@@ -12,8 +12,8 @@ import argparse
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +177,8 @@ class NormalizeConfig:
     audit_against: str | None = None
     #: the audit's kept-share tolerance in percentage points (None: the audit's default)
     audit_tolerance: float | None = None
+    #: deprecation notes for format ids ``--export`` named (``registry.MOVED``); printed, not recorded
+    notes: tuple[str, ...] = ()
 
     def public(self) -> dict[str, Any]:
         """The options as the manifest records them: everything but the storage options' values."""
@@ -249,6 +251,12 @@ def export_formats(text: str) -> tuple[str, ...]:
         if f not in out:
             out.append(f)
     return tuple(out)
+
+
+def moved_notes(format_ids: Iterable[str]) -> tuple[str, ...]:
+    """The deprecation note of each format id whose old meaning moved (``registry.MOVED``), once."""
+    notes = (registry.moved_note(f) for f in format_ids)
+    return tuple(dict.fromkeys(n for n in notes if n is not None))
 
 
 def default_inputs() -> tuple[str, ...]:
@@ -376,6 +384,8 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         audit_against=audit_against,
         audit_tolerance=audit_tolerance,
     )
+    if (o.export or "").strip() != "all":  # `all` names no id: nothing to note
+        cfg = replace(cfg, notes=moved_notes(cfg.export))
     return cfg, options
 
 

@@ -32,7 +32,7 @@ import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.lint import ID_PATTERN
 from pipeline.io import Storage, join, read_lines
-from pipeline.options import NormalizeConfig, UsageError
+from pipeline.options import NormalizeConfig, UsageError, moved_notes
 from pipeline.shards import record
 from pipeline.transforms import (
     REJECTS,
@@ -69,6 +69,8 @@ class Previous:
     reason: str | None = None
     #: dataset -> shard paths relative to ``root``
     shards: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: deprecation notes for format ids that run exported under a meaning that moved (printed)
+    notes: tuple[str, ...] = ()
 
     def urls(self, dataset: str) -> list[str]:
         return [join(self.root, rel) for rel in self.shards.get(dataset, ())]
@@ -106,7 +108,9 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
         reason = f"--fidelity {cfg.fidelity} differs from that run's ({prev_opts.get('fidelity', 'full')})"
     elif INVENTORY_DS not in shards:
         reason = "that manifest lists no inventory"
-    return Previous(url, root, reason is None, reason, shards)
+    export = prev_opts.get("export")
+    notes = moved_notes(f for f in export if isinstance(f, str)) if isinstance(export, list) else ()
+    return Previous(url, root, reason is None, reason, shards, notes)
 
 
 # -- reading the previous run --------------------------------------------------------------------

@@ -20,7 +20,8 @@ def corpus_root() -> Path | None:
 
 def expect_rows(prefix: str = "") -> list[tuple[str, str]]:
     """(path under the corpus, expected format) rows of EXPECT.tsv, optionally for formats starting
-    with ``prefix``; empty when the corpus is absent."""
+    with ``prefix``; empty when the corpus is absent. A ``.risum`` the file lists as ``risu-regex``
+    (written before modules had their own id) is expected as ``risu-module``."""
     root = corpus_root()
     if root is None:
         return []
@@ -29,6 +30,8 @@ def expect_rows(prefix: str = "") -> list[tuple[str, str]]:
         if not line or line.startswith("#"):
             continue
         rel, fmt = line.split("\t")[:2]
+        if fmt == "risu-regex" and rel.endswith(".risum"):
+            fmt = "risu-module"  # EXPECT.tsv predates modules' own format id (it says risu-regex)
         if fmt.startswith(prefix):
             rows.append((rel, fmt))
     return rows

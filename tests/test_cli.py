@@ -32,6 +32,30 @@ def test_detect_json_line_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert line["candidates"][0] == ["vaud-json", 1.0]
 
 
+def test_detect_names_the_kind_a_vaud_file_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vaud-json carries every kind: detect reports the one the file holds, not a default."""
+    book = tmp_path / "book.vaud.json"
+    assert (
+        main(
+            [
+                "convert",
+                str(ROOT / "samples/sillytavern/world-harbor-town.json"),
+                "--to",
+                "vaud-json",
+                "-o",
+                str(book),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["detect", "--json", str(book)]) == 0
+    line = orjson.loads(capsys.readouterr().out.splitlines()[0])
+    assert (line["format"], line["kind"]) == ("vaud-json", "lorebook")
+    assert main(["detect", str(book)]) == 0
+    assert "lorebook" in capsys.readouterr().out
+
+
 def test_detect_walks_directories_and_reports_unknown_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -55,6 +79,24 @@ def test_convert_same_format_round_trip_is_identical(tmp_path: Path) -> None:
     out = tmp_path / "x.vaud.json"
     assert main(["convert", str(SAMPLE), "--to", "vaud-json", "-o", str(out)]) == 0
     assert out.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_the_old_module_id_still_reads_a_module_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """.risum modules were risu-regex in bunzai 0.1.0: --from risu-regex still reads one (as
+    risu-module) for a release, and --to risu-regex writes Risu's regex export; both say so."""
+    module = ROOT / "samples/risu/lantern_harbor.risum"
+    out = tmp_path / "rules.json"
+    assert main(["convert", str(module), "--from", "risu-regex", "--to", "risu-regex", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("note: format risu-regex is RisuAI's regex export only") == 1
+    assert orjson.loads(out.read_bytes())["type"] == "regex"
+    assert (tmp_path / "rules.lorebook.json").exists()  # the module's lorebook, beside it
+    again = tmp_path / "again.risum"
+    assert main(["convert", str(module), "--to", "risu-module", "-o", str(again)]) == 0
+    assert again.read_bytes() == module.read_bytes()
+    assert "note:" not in capsys.readouterr().err
 
 
 def test_bad_input_exits_3_with_one_line_and_no_traceback(tmp_path: Path) -> None:

@@ -177,6 +177,7 @@ FULL_LOREBOOK: dict[str, Any] = {
     "entryBudget": 100,
     "globalMatchWholeWords": True,
     "extensions": {"risu_fullWordMatching": True},
+    "sourceBook": {"name": "Eldoria", "entries": [{"id": 0, "keys": ["eldoria"], "content": "A forest."}]},
     "categories": [{"id": "places", "name": "Places", "sortOrder": 1, "enabled": True}],
     "entries": [
         {

@@ -301,6 +301,11 @@ LOSSY: dict[str, list[Lossy]] = {
             lambda before, after: before not in ("minimal", "low", "medium", "high"),
         ),
     ],
+    "risu-module": [
+        Lossy("rules[].id", CHANGED, "a Risu rule's id is its index"),
+        Lossy("rules[].useFlags", ADDED, "ableFlag is always written"),
+        Lossy("rules[].phases", ANY, "one phase per rule (Risu type)"),
+    ],
     "risu-regex": [
         NAME_IS_FILE,
         Lossy("description", REMOVED, "name and description exist only in a module"),
@@ -636,6 +641,7 @@ NORMALISE: dict[str, list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
         ("display is written as placements 1+2 with markdownOnly; request has no placement", _st_placements),
     ],
     "risu-regex": [("sortOrder is the array order: rules are written in run order", _sort_rules)],
+    "risu-module": [("sortOrder is the array order: rules are written in run order", _sort_rules)],
     "risu-preset": [
         ("a marker prompt (chat, lorebook...) has no text of its own", _risu_markers_have_no_text),
         ("a toggle line without a label is layout, not a choice", _risu_toggles),

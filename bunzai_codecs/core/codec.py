@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, EntityKind, canonical_id
@@ -51,6 +51,49 @@ def _prefixes(p: str) -> list[str]:
         out.append(p)
 
 
+_STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[('[^']*'|\"[^\"]*\")\]")
+
+
+def _at_pattern(tree: Any, path: str, pattern: str) -> tuple[bool, Any]:
+    """Walk ``tree`` along concrete ``path`` (``entries[3].triggers[0].text``) until the steps taken
+    spell ``pattern`` (``entries[].triggers``): ``(True, the value there)``, else (no such step, or
+    no value there) ``(False, None)``."""
+    if path.startswith("$"):
+        path = path[1:].lstrip(".")
+    taken = ""
+    pos = 0
+    while pos < len(path):
+        m = _STEP.match(path, pos)
+        if m is None:
+            return False, None
+        pos = m.end()
+        name, index, keyed = m.groups()
+        if name is not None:
+            taken = f"{taken}.{name}" if taken else name
+            tree = tree.get(name) if isinstance(tree, dict) else None
+        elif index is not None:
+            taken += "[]"
+            i = int(index)
+            tree = tree[i] if isinstance(tree, list) and i < len(tree) else None
+        else:
+            taken += ".*"
+            tree = tree.get(keyed[1:-1]) if isinstance(tree, dict) else None
+        if taken == pattern:
+            return tree is not None, tree
+    return False, None
+
+
+@dataclass(frozen=True)
+class Reshape:
+    """A value a format holds only in another shape: below ``path`` (a coverage pattern naming a
+    value of the body, ``entries[].triggers``), a change is what the format does, not a loss by
+    mistake, when ``when(the value before)`` holds (Risu splits a key list holding a comma)."""
+
+    path: str
+    when: Callable[[Any], bool]
+    note: str
+
+
 @dataclass(frozen=True)
 class Coverage:
     """The canonical body paths a format can carry.
@@ -60,30 +103,66 @@ class Coverage:
     ``entries[4].triggers[0].isRegex``. ``excludes`` carves a part out of what is covered: with
     ``extensions`` covered and ``extensions.risuai`` excluded, ``extensions.chub.x`` is covered and
     ``extensions.risuai.x`` is not (an exclusion wins over any covered pattern, also across ``|``).
-    Exclusions only narrow a declaration. Fidelity checks use this to class a loss as expected (the
-    target cannot hold the path) or unexpected (a bug); FORMAT-SUPPORT.md is generated from it.
+    Exclusions only narrow a declaration. ``reshapes`` narrow it per value: a covered path whose value
+    the format can only hold in another shape (a Risu key holding a comma is split in two) is not
+    covered for a body with such a value (``for_body``). Fidelity checks use this to class a loss as
+    expected (the target cannot hold the path, or not that value) or unexpected (a bug);
+    FORMAT-SUPPORT.md is generated from it.
     """
 
     paths: frozenset[str]
     notes: tuple[str, ...] = ()
     excludes: frozenset[str] = frozenset()
+    #: values the format holds only in another shape (``Reshape``): covered paths, yet a change
+    #: below one is expected for a body whose value there is of that kind
+    reshapes: tuple[Reshape, ...] = ()
+    #: the body ``covers`` answers for (``for_body``): None answers for the format in general
+    body: Any = field(default=None, compare=False, hash=False, repr=False)
 
     @classmethod
-    def of(cls, *paths: str, notes: Iterable[str] = (), excludes: Iterable[str] = ()) -> Coverage:
+    def of(
+        cls,
+        *paths: str,
+        notes: Iterable[str] = (),
+        excludes: Iterable[str] = (),
+        reshapes: Iterable[Reshape] = (),
+    ) -> Coverage:
         return cls(
             frozenset(p.removesuffix(".*") for p in paths),
             tuple(notes),
             frozenset(p.removesuffix(".*") for p in excludes),
+            tuple(reshapes),
         )
 
     def covers(self, path: str) -> bool:
         prefixes = _prefixes(normalize_path(path))
         if self.excludes and any(p in self.excludes for p in prefixes):
             return False
-        return any(p in self.paths for p in prefixes)
+        if not any(p in self.paths for p in prefixes):
+            return False
+        return self.body is None or not self.expects(path, self.body)
+
+    def expects(self, path: str, body: Any) -> bool:
+        """Whether a change at concrete ``path`` of ``body`` (its canonical dump, before the
+        conversion) is one of this format's ``reshapes``."""
+        for r in self.reshapes:
+            found, value = _at_pattern(body, path, r.path)
+            if found and r.when(value):
+                return True
+        return False
+
+    def for_body(self, body: Any) -> Coverage:
+        """This coverage answering for ``body`` (a canonical dump): a path whose value the format
+        reshapes for this body is not covered, so a change there is classed expected."""
+        return replace(self, body=body) if self.reshapes else self
 
     def __or__(self, other: Coverage) -> Coverage:
-        return Coverage(self.paths | other.paths, self.notes + other.notes, self.excludes | other.excludes)
+        return Coverage(
+            self.paths | other.paths,
+            self.notes + other.notes,
+            self.excludes | other.excludes,
+            self.reshapes + other.reshapes,
+        )
 
 
 @dataclass
@@ -150,6 +229,11 @@ class Codec:
     def detect(self, s: Sniff) -> float:
         """How sure this codec is that ``s`` is its format, in [0, 1]. Cheap; never raises."""
         return 0.0
+
+    def kind_of(self, s: Sniff) -> EntityKind:
+        """The kind of the primary entity ``s`` holds, for detection reports: this codec's kind,
+        unless the format carries several (vaud-json says so in the file). Cheap; never raises."""
+        return self.kind
 
     def decode(self, s: Sniff) -> Decoded:
         """The entities ``s`` holds, primary first; raises a ``BunzaiError`` on bad input."""

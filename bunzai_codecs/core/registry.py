@@ -44,6 +44,7 @@ CODECS: dict[str, str | type[Codec]] = {
     "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
     "risu": "bunzai_codecs.formats.risu.charx:RisuCharxCodec",
     "risu-lorebook": "bunzai_codecs.formats.risu.lorebook:RisuLorebookCodec",
+    "risu-module": "bunzai_codecs.formats.risu.module:RisuModuleCodec",
     "risu-persona": "bunzai_codecs.formats.risu.persona:RisuPersonaCodec",
     "risu-preset": "bunzai_codecs.formats.risu.preset:RisuPresetCodec",
     "risu-regex": "bunzai_codecs.formats.risu.regex:RisuRegexCodec",
@@ -58,6 +59,32 @@ CODECS: dict[str, str | type[Codec]] = {
     "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """Part of what a format id named now has an id of its own (``to``)."""
+
+    to: str
+    note: str
+
+
+#: format ids whose old meaning moved, in part, to another id. The old id stays a format; for one
+#: release, asking it to read a file that is now the other format's reads it as that format
+#: (``require``), and the CLI and the pipeline print ``note`` when a command names the old id.
+MOVED: dict[str, Moved] = {
+    "risu-regex": Moved(
+        "risu-module",
+        "format risu-regex is RisuAI's regex export only: .risum modules (and RisuRealm module JSON) "
+        "are risu-module; reading a module as risu-regex still works in this release only",
+    ),
+}
+
+
+def moved_note(format_id: str) -> str | None:
+    """The deprecation note for a format id whose old meaning moved (``MOVED``), else None."""
+    moved = MOVED.get(format_id)
+    return moved.note if moved is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,9 +192,17 @@ def detect(s: Sniff) -> Candidate | None:
 
 def require(s: Sniff, format_id: str | None = None) -> Candidate:
     """The codec to decode ``s`` with: ``format_id`` if given (its decoder then says precisely what
-    does not fit, which beats "not recognised"), else the detection winner."""
+    does not fit, which beats "not recognised"; an id in ``MOVED`` that scores 0 where its successor
+    scores reads ``s`` as the successor), else the detection winner."""
     if format_id is not None:
-        return Candidate(format_id, get(format_id).detect(s))
+        score = get(format_id).detect(s)
+        moved = MOVED.get(format_id)
+        if score == 0.0 and moved is not None:
+            # the old id asked to read what is now the other format's (a module as risu-regex)
+            theirs = get(moved.to).detect(s)
+            if theirs > 0.0:
+                return Candidate(moved.to, theirs)
+        return Candidate(format_id, score)
     best = detect(s)
     if best is None:
         d = detect_all(s)

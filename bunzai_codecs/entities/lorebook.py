@@ -262,6 +262,10 @@ class LorebookBody(Body):
     extensions: Opaque | None = None
     """The source book's extension bag, verbatim."""
 
+    sourceBook: Opaque | None = None
+    """The card book (a CCv3 ``character_book``) this book was made from, verbatim: SillyTavern keeps
+    it beside a world imported from a card (``originalData``). Absent = none recorded."""
+
     categories: list[LoreCategory] = Field(default_factory=list)
     """Folders of entries, flat, in source order."""
 

@@ -44,8 +44,8 @@ ChoiceType = Annotated[str, known("one", "many", "toggle", "input")]
 #: requested reasoning effort
 ReasoningEffort = Annotated[str, known("minimal", "low", "medium", "high", "xhigh", "maximum")]
 
-#: requested answer verbosity
-Verbosity = Annotated[str, known("low", "medium", "high")]
+#: requested answer verbosity (``auto``: none requested, the provider's default)
+Verbosity = Annotated[str, known("auto", "low", "medium", "high")]
 
 #: provider service tier
 ServiceTier = Annotated[str, known("flex", "priority")]
@@ -252,7 +252,8 @@ class PresetApiOptions(Body):
     are kept."""
 
     verbosity: Verbosity | None = None
-    """Requested answer verbosity (``low``, ``medium``, ``high``)."""
+    """Requested answer verbosity (``low``, ``medium``, ``high``), or ``auto``: none is requested
+    and the provider's default applies (SillyTavern's ``auto``, Risu's switched-off slider)."""
 
     thinkingTokens: Num | None = None
     """Reasoning token budget (Risu)."""

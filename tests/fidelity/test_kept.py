@@ -267,14 +267,15 @@ def test_sillytavern_lorebook_to_risu_and_rolecall() -> None:
 def test_pygmalion_card_to_agnai() -> None:
     # samples/pygmalion/oskar.pygmalion.json: name "Oskar" 5, char_persona (identity.description)
     # 83, world_scenario 76, char_greeting 69, example_dialogue 80 (metadata is not card content)
-    # = 313. Agnai has no identity.description (it writes the definition into its persona text,
-    # read back as persona.personality, another path): 83 lost. Kept 230 / 313 = 73.48%.
+    # = 313. Agnai writes the definition into its persona text and reads that text back as
+    # identity.description (as Agnai's own Tavern export does), and holds the scenario, the
+    # greeting and the examples: nothing is lost. Kept 313 / 313 = 100%.
     data = (SAMPLES / "pygmalion" / "oskar.pygmalion.json").read_bytes()
     row = _cross(data, "oskar.pygmalion.json", "agnai")
-    assert (row.weight, row.lost_weight) == (313, 83)
-    assert _lost(row) == {"identity.description": 83}
+    assert (row.weight, row.lost_weight) == (313, 0)
+    assert _lost(row) == {}
     rows = check_file(data, "oskar.pygmalion.json", input="oskar")
-    assert _cell(rows, "character", "pygmalion", "agnai")["kept_pct"] == 73.4
+    assert _cell(rows, "character", "pygmalion", "agnai")["kept_pct"] == 100.0
 
 
 # -- the whole matrix ---------------------------------------------------------------------------------

@@ -64,3 +64,22 @@ def test_byaf_round_trip_of_examples_without_a_leading_start_is_lossless_for_exa
     row = cross_format(e, registry.get("byaf"), pool=[e], input="mira.json", source="sillytavern")
     assert not [x for x in row.lost + row.changed if x.path.startswith("examples")]
     assert row.status != "unexpected", row
+
+
+def test_a_nickname_equal_to_the_name_is_no_nickname_across_formats() -> None:
+    """Backyard keeps a nickname only when it differs from the display name; a card's nickname equal
+    to its name means the same as none (the name is used), so losing it is no loss."""
+
+    def card(nickname: str | None = None, name: str = "Mira") -> CanonicalEntity:
+        e = _card("<START>\n{{char}}: a", name=name)
+        e.body.identity.nickname = nickname  # type: ignore[union-attr]
+        return e
+
+    cov = registry.get("byaf").coverage
+    assert [c.path for c in _compare_bodies(card("Mira"), card(), cov)[0]] == []
+    assert [c.path for c in _compare_bodies(card(), card("Mira"), cov)[0]] == []
+    assert [c.path for c in _compare_bodies(card("Mi"), card(), cov)[0]] == ["identity.nickname"]
+    # a renamed card keeps its nickname compared; the same-format checks stay exact
+    renamed = [c.path for c in _compare_bodies(card("Mira"), card(name="Mira Vell"), cov)[0]]
+    assert "identity.nickname" in renamed
+    assert [c.path for c in _compare_bodies(card("Mira"), card(), None)[0]] == ["identity.nickname"]

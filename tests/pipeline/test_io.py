@@ -218,6 +218,41 @@ def test_export_all_means_every_format_bunzai_can_write() -> None:
             export_formats("read-only")
 
 
+def test_an_export_id_whose_meaning_moved_still_works_with_a_note(tmp_path: Path) -> None:
+    """risu-regex wrote .risum modules in bunzai 0.1.0; modules are risu-module now. The old id is
+    still a format (Risu's regex export), and naming it (in --export, or in the manifest --since
+    reads) prints the deprecation note for a release."""
+    import jobs.normalize
+    from pipeline.since import MANIFEST_VERSION, load_previous
+
+    cfg, _ = parse(["--export", "risu-regex,vaud-json", "--output", str(tmp_path / "out")])
+    assert cfg.export == ("risu-regex", "vaud-json")
+    assert len(cfg.notes) == 1 and "risu-module" in cfg.notes[0]
+    assert parse(["--export", "all", "--output", str(tmp_path / "out")])[0].notes == ()
+    assert parse(["--export", "risu-module", "--output", str(tmp_path / "out")])[0].notes == ()
+
+    manifest = tmp_path / "prev" / "manifest.json"
+    manifest.parent.mkdir()
+    manifest.write_bytes(
+        orjson.dumps(
+            {
+                "manifestVersion": MANIFEST_VERSION,
+                "bunzai": {"codecFingerprint": "f"},
+                "options": {"export": ["risu-regex"], "maxFileBytes": cfg.max_file_bytes, "fidelity": "full"},
+                "outputs": {"shards": {"inventory": [{"path": "inventory/part-00000-of-00001.jsonl"}]}},
+            }
+        )
+    )
+    since, _ = parse(["--export", "risu-regex", "--since", str(manifest), "--output", str(tmp_path / "o")])
+    prev = load_previous(since, "f")
+    assert prev is not None and prev.honoured and prev.notes == cfg.notes
+
+    class Built:
+        previous = prev
+
+    assert jobs.normalize.notes(since, Built()) == list(cfg.notes)  # type: ignore[arg-type]
+
+
 def test_read_lines_reads_ranges_and_never_mistakes_a_short_read_for_the_end(tmp_path: Path) -> None:
     """Regression (fault tests): staged runs and previous shards were read through ``fs.open``;
     after a transient S3 error (503, dropped connection) s3fs's file object returns ``b""``, which

@@ -739,11 +739,15 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
     "entries[].displayIndex",
     "entries[].extensions",
     notes=[
+        "an entry's own extension keys that name a card-book field (position, depth, display_index, "
+        "probability...) are that field's slot: the entry's value is written there, as SillyTavern "
+        "does when it writes a card book from a world whose entries kept their card's extensions",
         "categories are not held (Risu folder rows stay entries)",
         "per-trigger probability is not held (the entry's probability is)",
         "scanSources: only the six SillyTavern match* sources; character_name, character_tags and "
         "persona_tags are not held",
     ],
+    excludes=[f"entries[].extensions.{k}" for k in sorted(CLAIMED_EXTENSION_KEYS)],
 )
 
 

@@ -83,8 +83,9 @@ CHARACTER_COVERAGE = Coverage.of(
     "extensions",
     notes=[
         "description is creator notes; the main definition (identity.description) and the "
-        "personality are written as one text persona, joined by a newline, and read back as "
-        "persona.personality: the personality is kept as it was only when there is no main definition",
+        "personality are written as one text persona, joined by a newline, and read back as the main "
+        "definition (as Agnai's own Tavern export writes it): the definition is kept as it was when "
+        "there is no separate personality",
         "a text persona keeps one text: a multi-element attributes.text is read as its first "
         "element (the twin keeps the rest until the persona is edited)",
         "insert is one fixed-depth slot: only depthInjections[0] is written, without role, so a list "
@@ -111,14 +112,16 @@ def card_to_body(t: Any, path: Path = ()) -> tuple[dict[str, Any], list[str]]:
     warnings: list[str] = []
     if "persona" not in t:
         raise bad("an Agnai character needs a persona", (*path, "persona"))
-    structured, personality = persona_from_agnai(t["persona"], (*path, "persona"))
+    structured, text = persona_from_agnai(t["persona"], (*path, "persona"))
 
     identity: dict[str, Any] = {"name": opt_str(t, "name", path) or ""}
+    # a text persona is the character's definition: Agnai's own Tavern export writes it as the card's
+    # description (and an empty personality), so a Tavern card comes home with its description
+    put(identity, "description", text)
     put(identity, "characterVersion", opt_str(t, "characterVersion", path))
     put(identity, "culture", opt_str(t, "culture", path))
 
     persona: dict[str, Any] = {"structured": structured}
-    put(persona, "personality", personality)
     put(persona, "scenario", opt_str(t, "scenario", path))
     put(persona, "appearance", opt_str(t, "appearance", path))
     put(persona, "voice", voice_from_agnai(t.get("voice"), t.get("voiceDisabled"), (*path, "voice")))

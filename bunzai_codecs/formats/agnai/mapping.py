@@ -98,10 +98,11 @@ def put(out: dict[str, Any], key: str, value: Any) -> None:
 
 
 def persona_from_agnai(persona: Any, path: Path) -> tuple[dict[str, Any], str | None]:
-    """Agnai ``persona`` -> (canonical ``persona.structured``, text for ``persona.personality``).
+    """Agnai ``persona`` -> (canonical ``persona.structured``, the text of a text persona).
 
-    A ``text`` persona becomes ``{kind: "text"}`` and its first text element the personality (a
-    later element has no canonical home: the documented loss, kept by the twin until an edit). An
+    A ``text`` persona becomes ``{kind: "text"}`` and its first text element the text (the native
+    codec reads it as ``identity.description``; a later element has no canonical home: the
+    documented loss, kept by the twin until an edit). An
     attribute-map persona (``wpp``, ``sbf``, ``boostyle``, ``attributes``, or a kind Agnai adds
     later) keeps its attributes verbatim.
     """

@@ -17,7 +17,10 @@ it is left to ``sillytavern-lorebook`` (0.78); this codec never claims it.
 Round trip: the escrow twin is the whole file; a same-format export overlays the body's edits on it
 (``merge3`` with entries paired by ``id``), so an unedited book comes back as it was, book-level
 ``extensions.chub`` and every unmapped entry key included. A fresh export (no twin) is the shared
-``character_book`` writer's output in Chub's camelCase spelling, 2-space JSON.
+``character_book`` writer's output in Chub's camelCase spelling, 2-space JSON, with the Chub identity
+``extensions.chub`` as an empty object when the book has none (a book Chub never served has no id or
+path yet); without it the file would be any app's bare book. An empty ``chub`` object is that mark
+and nothing more: it is not read into the body, so a book gains nothing by passing through Chub.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats._shared.character_book import (
     CHARACTER_BOOK_COVERAGE,
     ENTRY_KEY,
+    Spelling,
     body_to_book,
     book_spelling,
     book_to_body,
@@ -50,6 +54,25 @@ def is_chub_book(tree: Any) -> bool:
         return False
     ext = tree.get("extensions")
     return isinstance(ext, dict) and isinstance(ext.get(CHUB), dict)
+
+
+def _to_body(tree: dict[str, Any], ctx: MapContext | None = None) -> dict[str, Any]:
+    """``book_to_body`` without the empty identity mark a fresh export adds (see the docstring)."""
+    body = book_to_body(tree, ctx)
+    ext = body.get("extensions")
+    if isinstance(ext, dict) and ext.get(CHUB) == {}:
+        rest = {k: v for k, v in ext.items() if k != CHUB}
+        body["extensions"] = rest or None
+    return body
+
+
+def _to_book(body: LorebookBody, spelling: Spelling) -> dict[str, Any]:
+    """``body_to_book`` with the Chub identity: an empty ``extensions.chub`` when the body has none."""
+    book = body_to_book(body, spelling=spelling)
+    ext = book.get("extensions") or {}
+    if not isinstance(ext.get(CHUB), dict):
+        book["extensions"] = {**ext, CHUB: {}}
+    return book
 
 
 class ChubLorebook(Codec):
@@ -71,7 +94,7 @@ class ChubLorebook(Codec):
         if not isinstance(tree, dict):
             raise wrong("$", "a lorebook object", tree)
         ctx = MapContext("$")
-        body = book_to_body(tree, ctx)
+        body = _to_body(tree, ctx)
         e = self.entity(s, body, raw=tree)
         e.warnings.extend(ctx.warnings)
         return Decoded([e])
@@ -86,12 +109,12 @@ class ChubLorebook(Codec):
             out: Any = overlay_twin(
                 raw,
                 body,
-                book_to_body(raw),
-                lambda b: body_to_book(b, spelling=book_spelling(raw)),
+                _to_body(raw),
+                lambda b: _to_book(b, book_spelling(raw)),
                 list_key=ENTRY_KEY,
             )
         else:
-            out = body_to_book(body, spelling="camel")
+            out = _to_book(body, "camel")
         return orjson.dumps(out, option=orjson.OPT_INDENT_2)
 
 

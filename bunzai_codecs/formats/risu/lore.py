@@ -424,7 +424,7 @@ def settings_body(cb: Any) -> dict[str, Any]:
 
 
 #: the Risu codecs whose twin of a lorebook can be rows, in the order they are tried
-ROW_SOURCES = ("risu-lorebook", "risu-regex", "risu")
+ROW_SOURCES = ("risu-lorebook", "risu-module", "risu-regex", "risu")
 
 
 def rows_for(entity: Any, body: LorebookBody, sources: tuple[str, ...] = ROW_SOURCES) -> list[Any]:

@@ -1,16 +1,19 @@
 """``risu-lorebook``: RisuAI's lorebook export ``{"type":"risu","ver":1,"data":[rows]}``.
 
-Detection: 1.0 for the native envelope (``type == "risu"`` with a ``data`` list); 0.75 for a bare
-CCv3 ``character_book`` object (``entries`` an array: a card-extracted or Chub book, which Risu's
-lorebook import also takes), below the SillyTavern lorebook codec's claim on the same shape. Rows
+Detection: 1.0 for the native envelope (``type == "risu"`` with a ``data`` list); 0.85 for a bare JSON
+array of lore rows (other tools write the envelope's ``data`` alone: every row has a string ``key``
+and ``content`` and one of ``mode``/``insertorder``/``alwaysActive``/``secondkey``, and none of another
+app's row keys), written back as a bare array; 0.75 for a bare CCv3 ``character_book`` object
+(``entries`` an array: a card-extracted or Chub book, which Risu's lorebook import also takes), below
+the SillyTavern lorebook codec's claim on the same shape. Rows
 map through lore.py (folders -> categories, ids stable under repeats, decorators left in
 ``content``); a ``character_book`` maps through the shared ``_shared/character_book.py`` and is
 written back in its own shape.
 
 Encode: Risu writes the envelope as compact JSON. The rows come from the best twin there is: this
-codec's own envelope, else the rows of a module (``risu-regex``) or a ``.charx`` (``risu``) the
-lorebook was decoded from, each overlaid with the body (lore.merge_rows); a lorebook from another
-app is written fresh. The export carries no book settings: Risu keeps those on the character.
+codec's own envelope, else the rows of a module (``risu-module``; ``risu-regex`` in 0.1.0) or a
+``.charx`` (``risu``) the lorebook was decoded from, each overlaid with the body (lore.merge_rows); a
+lorebook from another app is written fresh. The export carries no book settings: Risu keeps those on the character.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core import basecache
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
@@ -31,7 +34,19 @@ from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.risu import lore
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
-ROW_TWINS = ("risu-regex", "risu")
+ROW_TWINS = ("risu-module", "risu-regex", "risu")
+
+
+def _a_key_holds_a_comma(triggers: Any) -> bool:
+    return isinstance(triggers, list) and any(
+        isinstance(t, dict) and "," in str(t.get("text", "")) for t in triggers
+    )
+
+
+_COMMA = (
+    "Risu keeps a row's keys as one comma-joined string and splits it on every comma (it has no "
+    "escape: its own reader splits them too), so a key holding a comma comes back as two"
+)
 
 LORE_COVERAGE = Coverage.of(
     "categories[].name",
@@ -61,6 +76,10 @@ LORE_COVERAGE = Coverage.of(
         "a folder's id is its key, `\\uF000folder:<uuid>`: a category id of another app is written with "
         "that prefix (entries keep their folder; ids read back prefixed)",
     ],
+    reshapes=[
+        Reshape("entries[].triggers", _a_key_holds_a_comma, _COMMA),
+        Reshape("entries[].secondaryTriggers", _a_key_holds_a_comma, _COMMA),
+    ],
 )
 
 
@@ -70,11 +89,34 @@ def envelope_rows(tree: Any) -> list[Any] | None:
     return None
 
 
+#: keys of a Risu lore row beside ``key`` and ``content``; every row of a bare array has one
+_ROW_HINTS = ("mode", "insertorder", "alwaysActive", "secondkey")
+#: keys that make a row another app's (SillyTavern, Chub/CCv3, Agnai, NovelAI, Marinara)
+_FOREIGN = ("keys", "keywords", "entry", "uid", "text", "lorebookId", "insertion_order")
+
+
+def is_row_array(tree: Any) -> bool:
+    """A bare JSON array of Risu lore rows (other tools write the envelope's ``data`` alone)."""
+    return (
+        isinstance(tree, list)
+        and bool(tree)
+        and all(
+            isinstance(r, dict)
+            and isinstance(r.get("key"), str)
+            and isinstance(r.get("content"), str)
+            and any(k in r for k in _ROW_HINTS)
+            and not any(k in r for k in _FOREIGN)
+            for r in tree
+        )
+    )
+
+
 def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any], Any]:
-    """(rows, the envelope they came from or None) for a lorebook entity, overlaid with ``body``."""
+    """(rows, the envelope or bare row array they came from, or None) for a lorebook entity,
+    overlaid with ``body``."""
     own = entity.twin(RisuLorebookCodec.id)
     raw = own.get("raw") if own else None
-    rows = envelope_rows(raw)
+    rows = raw if isinstance(raw, list) else envelope_rows(raw)
     if rows is not None:
         return lore.merge_rows(rows, body), raw
     return lore.rows_for(entity, body, ROW_TWINS), None
@@ -101,14 +143,15 @@ class RisuLorebookCodec(Codec):
     def detect(self, s: Sniff) -> float:
         j = s.json_object
         if j is None:
-            return 0.0
+            return 0.85 if s.looks_like_json and is_row_array(s.json) else 0.0
         if envelope_rows(j) is not None:
             return 1.0
         return 0.75 if _ccv3_book(j) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        rows = envelope_rows(tree)
+        rows = tree if isinstance(tree, list) else envelope_rows(tree)
+        at = "$" if isinstance(tree, list) else "$.data"
         if rows is None:
             if isinstance(tree, dict) and cbook.is_character_book(tree):
                 ctx = MapContext("$")
@@ -116,7 +159,7 @@ class RisuLorebookCodec(Codec):
                 e.warnings.extend(ctx.warnings)
                 return Decoded([e])
             raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
-        body = lore.rows_to_body(rows, at="$.data")
+        body = lore.rows_to_body(rows, at=at)
         basecache.remember(lore.ROWS_TAG, rows, body, input_bytes=s.size)  # for merge_rows
         return Decoded([self.entity(s, body, raw=tree)])
 
@@ -141,6 +184,8 @@ class RisuLorebookCodec(Codec):
             )
             return orjson.dumps(tree)
         rows, raw = lore_rows_for(entity, body)
+        if isinstance(raw, list):  # a bare row array came in: a bare row array goes out
+            return orjson.dumps(rows)
         if raw is not None:
             tree = raw if rows is raw["data"] else {**raw, "data": rows}
         else:

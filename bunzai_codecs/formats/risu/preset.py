@@ -14,7 +14,8 @@ Field map (Risu -> canonical):
 - samplers: ``temperature``, ``frequencyPenalty``, ``PresensePenalty`` (sic) are x100 integers;
   ``top_p``/``top_k``/``min_p``/``top_a``/``repetition_penalty`` as they are; ``maxContext``,
   ``maxResponse`` -> maxTokens. ``-1000`` is Risu's "not sent" and maps to absent (and back).
-- ``reasonEffort`` -1/0/1/2 -> minimal/low/medium/high; ``verbosity`` 0/1/2 -> low/medium/high;
+- ``reasonEffort`` -1/0/1/2 -> minimal/low/medium/high; ``verbosity`` 0/1/2 -> low/medium/high and
+  ``-1000`` (the slider switched off: none chosen) -> ``auto``, SillyTavern's word for the same;
   ``thinkingTokens``; ``promptSettings.assistantPrefill``.
 - ``regex`` -> a linked regex set (its twin: the rows, under this codec's id).
 - the ~60 other keys (connection, model, provider blocks, ``image``...) ride the twin.
@@ -57,6 +58,8 @@ EFFORT_IN = {-1: "minimal", 0: "low", 1: "medium", 2: "high"}
 EFFORT_OUT = {v: k for k, v in EFFORT_IN.items()}
 VERBOSITY_IN = {0: "low", 1: "medium", 2: "high"}
 VERBOSITY_OUT = {v: k for k, v in VERBOSITY_IN.items()}
+#: verbosity left to the provider (SillyTavern's "auto"): Risu's switched-off slider, ``UNSET``
+AUTO = "auto"
 #: x100 sampler keys: Risu key -> canonical samplers field
 SCALED = {
     "temperature": "temperature",
@@ -195,6 +198,8 @@ def preset_body(tree: dict[str, Any]) -> dict[str, Any]:
         api["reasoningEffort"] = EFFORT_IN[effort]
     if _is_num(verbosity) and verbosity in VERBOSITY_IN:
         api["verbosity"] = VERBOSITY_IN[verbosity]
+    elif verbosity == UNSET:  # the slider switched off: no verbosity chosen, which is "auto"
+        api["verbosity"] = AUTO
     tt = tree.get("thinkingTokens")
     if _is_num(tt) and tt != UNSET:
         api["thinkingTokens"] = tt
@@ -263,6 +268,8 @@ def to_native(body: PresetBody) -> dict[str, Any]:
         t["reasonEffort"] = EFFORT_OUT[a.reasoningEffort]
     if a.verbosity in VERBOSITY_OUT:
         t["verbosity"] = VERBOSITY_OUT[a.verbosity]
+    elif a.verbosity == AUTO:
+        t["verbosity"] = UNSET
     if a.thinkingTokens is not None:
         t["thinkingTokens"] = a.thinkingTokens
     if body.choices:

@@ -141,7 +141,7 @@ def merge_rows(raw_rows: list[Any], body: RegexSetBody, *, base: RegexSetBody | 
 
 
 #: the Risu codecs whose twin of a regex set can be rows, in the order they are tried
-ROW_SOURCES = ("risu-regex", "risu-preset", "risu")
+ROW_SOURCES = ("risu-regex", "risu-module", "risu-preset", "risu")
 
 
 def rows_for(entity: Any, body: RegexSetBody, sources: tuple[str, ...] = ROW_SOURCES) -> list[Any]:

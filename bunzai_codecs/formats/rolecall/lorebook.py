@@ -35,7 +35,10 @@ scenario}``                                   ``persona_description``, ``charact
                                               ``generationTriggers``, ``outletName``;
                                               ``matchCharacterDepthPrompt`` /
                                               ``matchCreatorNotes`` -> ``scanSources``; other
-                                              keys -> ``extensions``
+                                              keys -> ``extensions``, and so do the keys of
+                                              an object ``extensions`` (ST's own field: an
+                                              extension key named like one of the fields
+                                              above, or ``extensions``, is written there)
 ============================================  ==============================================
 
 Book: ``settings.{lorebookType, globalMatchWholeWords, globalScanDepth, globalRecursion,
@@ -103,6 +106,11 @@ UNSUPPORTED_FIELDS = (
 _SCAN_ORDER = {
     canon: i for i, canon in enumerate([c for _, c in SCAN_FLAGS] + [c for _, c in UNSUPPORTED_SCAN])
 }
+#: the ST field that holds an entry's own extension keys, inside ``unsupportedFields``
+EXTENSIONS = "extensions"
+#: ``unsupportedFields`` keys that mean a canonical field: an extension key of the same name is
+#: written inside ``unsupportedFields.extensions`` instead, so it is not read as that field
+_RESERVED = frozenset({*UNSUPPORTED_FIELDS, *(flag for flag, _ in UNSUPPORTED_SCAN), EXTENSIONS})
 
 
 def is_rolecall_export(tree: Any) -> bool:
@@ -261,8 +269,11 @@ def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, A
             if bool_at(v, ctx, "unsupportedFields", k):
                 canon = dict(UNSUPPORTED_SCAN)[k]
                 sources = [*(sources or ()), canon]
-        else:
+        elif k != EXTENSIONS or not isinstance(v, dict):
             rest[k] = v
+    nested = un.get(EXTENSIONS)
+    if isinstance(nested, dict):  # the ST entry's own extensions: keys a field name would shadow
+        rest.update(nested)
     if sources is not None:
         row["scanSources"] = sorted(sources, key=_SCAN_ORDER.__getitem__)
     if rest:
@@ -402,8 +413,14 @@ def body_to_entry(e: LoreEntry) -> dict[str, Any]:
         if canon in sources:
             un[flag] = True
     if e.extensions:
+        nested: dict[str, Any] = {}
         for k, v in e.extensions.items():
-            un.setdefault(k, v)
+            if k in _RESERVED:
+                nested[k] = v
+            else:
+                un.setdefault(k, v)
+        if nested:
+            un[EXTENSIONS] = nested
     if un:
         out["unsupportedFields"] = un
     return out

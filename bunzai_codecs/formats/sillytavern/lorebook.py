@@ -3,7 +3,8 @@
 The native shape is ``{entries: {"<uid>": {...}}, name?, extensions?, originalData?}``: ``entries``
 is an object keyed by the uid as a string (not an array), each entry carrying up to ~45 fields
 (formats/sillytavern.md §5). The book's name is the file stem. ``originalData`` (the card book a
-world was imported from) and ``addMemo`` have no canonical home and ride in the escrow twin.
+world was imported from) is ``sourceBook``, verbatim; ``addMemo`` has no canonical home and rides in
+the escrow twin.
 
 Enumerations (CANONICAL.md §2.3): ``position`` 0..7 -> ``world``, ``character``,
 ``author_note_top``, ``author_note_bottom``, ``depth``, ``before_example``, ``after_example``,
@@ -194,6 +195,9 @@ def world_to_body(tree: Any, name: str, r: Reader) -> dict[str, Any]:
     ext = r.opaque(top.get("extensions"), ("extensions",))
     if ext is not None:
         body["extensions"] = ext
+    source_book = r.opaque(top.get("originalData"), ("originalData",))
+    if source_book is not None:
+        body["sourceBook"] = source_book
     body["entries"] = [
         entry_to_canonical(k, r.obj(e, ("entries", k)), i, r, ("entries", k))
         for i, (k, e) in enumerate(entries.items())
@@ -316,6 +320,8 @@ def body_to_world(
         out["name"] = body.name
     if body.extensions is not None:
         out["extensions"] = body.extensions
+    if body.sourceBook is not None:
+        out["originalData"] = body.sourceBook
     return out
 
 
@@ -373,6 +379,7 @@ class SillyTavernLorebookCodec(Codec):
     extension = ".json"
     coverage = Coverage.of(
         "extensions",
+        "sourceBook",
         "entries[].title",
         "entries[].content",
         "entries[].enabled",

@@ -21,6 +21,7 @@ from bunzai_codecs.core.entity import (
     SCHEMA_VERSION,
     CanonicalEntity,
     Decoded,
+    EntityKind,
     Source,
 )
 from bunzai_codecs.core.errors import Malformed, json_path
@@ -159,6 +160,14 @@ class VaudJsonCodec(Codec):
                 return 0.0
             t = first
         return 1.0 if _looks_like_entity(t) else 0.0
+
+    def kind_of(self, s: Sniff) -> EntityKind:
+        """The first line's kind: vaud-json holds every kind, and the file says which."""
+        t = s.json
+        if t is None and s.json_error is not None and s.looks_like_json:
+            t = _first_line(s.data)
+        kind = t.get("kind") if isinstance(t, dict) else None
+        return kind if kind in ENTITY_KINDS else self.kind
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.json

@@ -96,13 +96,15 @@ def test_server_export_decodes_field_by_field() -> None:
     b = card.body
     assert isinstance(b, CharacterBody)
     assert b.identity.name == "Mirelle Vane"
-    assert b.identity.description is None  # Agnai's description is creator notes...
+    # Agnai's description is creator notes...
     assert b.attribution.creatorNotes is not None and b.attribution.creatorNotes.startswith("A cartographer")
     assert b.identity.culture == "en-us" and b.identity.characterVersion == "1.2"
-    # a one-element text persona: the text is the personality, structured records the kind
+    # ...and a one-element text persona is the definition (Agnai's own Tavern export writes it as
+    # the card's description), structured records the kind
     assert b.persona.structured is not None and b.persona.structured.kind == "text"
     assert b.persona.structured.attributes is None
-    assert b.persona.personality == tree(MIRELLE)["persona"]["attributes"]["text"][0]
+    assert b.identity.description == tree(MIRELLE)["persona"]["attributes"]["text"][0]
+    assert b.persona.personality is None
     assert b.persona.scenario == tree(MIRELLE)["scenario"]
     assert b.persona.appearance is not None and b.persona.appearance.startswith("Tall")
     # voice: service -> provider; voiceId/rate first-class; the ElevenLabs knobs ride extras
@@ -229,13 +231,13 @@ def test_quirk_multi_element_text_persona_collapses_to_its_first_element() -> No
     t = tree(PIP)
     t["persona"] = {"kind": "text", "attributes": {"text": ["First paragraph.", "Second paragraph."]}}
     card = decode(t).primary
-    assert card.body.persona.personality == "First paragraph."  # type: ignore[union-attr]
+    assert card.body.identity.description == "First paragraph."  # type: ignore[union-attr]
     # an unedited round trip still returns the twin's array...
     assert encode(card, "agnai")["persona"] == t["persona"]
     # ...an edit elsewhere leaves the persona alone...
     assert encode(edited(card, identity={"name": "Pip II"}), "agnai")["persona"] == t["persona"]
     # ...but an edited persona is rebuilt with one text, and any other format sees only the first
-    out = encode(edited(card, persona={"personality": "First paragraph, revised."}), "agnai")
+    out = encode(edited(card, identity={"description": "First paragraph, revised."}), "agnai")
     assert out["persona"] == {"kind": "text", "attributes": {"text": ["First paragraph, revised."]}}
     assert encode(without_twins(card), "agnai")["persona"]["attributes"]["text"] == ["First paragraph."]
 

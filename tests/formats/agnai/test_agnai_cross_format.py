@@ -73,9 +73,8 @@ def test_agnai_card_as_a_tavern_card_carries_agnai_block_depth_prompt_and_book()
     native = tree(MIRELLE)
     data = card["data"]
     assert data["name"] == "Mirelle Vane" and data["creator_notes"] == native["description"]
-    assert (
-        data["personality"] == native["persona"]["attributes"]["text"][0]
-    )  # CANONICAL: text persona = personality
+    # the text persona is the definition, as Agnai's own Tavern export writes it
+    assert data["description"] == native["persona"]["attributes"]["text"][0] and data["personality"] == ""
     assert data["extensions"]["depth_prompt"]["prompt"] == native["insert"]["prompt"]
     assert data["extensions"]["depth_prompt"]["depth"] == 4
     agnai = data["extensions"]["agnai"]
@@ -121,11 +120,13 @@ def test_sillytavern_card_to_agnai_keeps_what_agnai_holds(path: Path) -> None:
     a, b = src.primary.body, ag.primary.body
     assert isinstance(a, CharacterBody) and isinstance(b, CharacterBody)
     lost = _losses(a, b)
-    # the one merge Agnai makes: the definition and the personality become one text persona
+    # the one merge Agnai makes: the definition and the personality become one text persona, read
+    # back as the definition
     want = "\n".join(p for p in (a.identity.description, a.persona.personality) if p)
-    assert b.persona.personality == want and b.persona.structured is not None
-    assert b.persona.structured.kind == "text"
-    assert _uncovered([c for c in lost if c.path != "persona.personality"], "agnai") == []
+    assert b.identity.description == want and not b.persona.personality
+    assert b.persona.structured is not None and b.persona.structured.kind == "text"
+    merged = ("identity.description", "persona.personality")
+    assert _uncovered([c for c in lost if c.path not in merged], "agnai") == []
     books = [e for e in src.entities if e.kind == "lorebook"]
     if books:
         assert _uncovered(_losses(books[0].body, _book(ag).body), "agnai-lorebook") == []

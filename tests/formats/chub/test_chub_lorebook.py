@@ -168,3 +168,16 @@ def test_bad_input_is_typed_with_a_path() -> None:
     with pytest.raises(Malformed) as err:
         read(b"[1]", "bad.json", format=CL)
     assert err.value.path == "$"
+
+
+def test_a_fresh_export_carries_the_chub_mark_and_is_detected_as_chub() -> None:
+    """Another app's book written as chub-lorebook is Chub's book, not any app's bare book: the
+    export has an empty ``extensions.chub`` (no Chub id yet), which reading does not put in the body."""
+    src = read(sample("sillytavern/world-harbor-town.json"), "world-harbor-town.json").primary
+    out = export(src, CL)
+    assert json.loads(out)["extensions"]["chub"] == {}
+    assert winner(out) == CL
+    back = read(out, "x.json").primary
+    assert back.source is not None and back.source.format == CL
+    assert back.body.extensions == src.body.extensions  # the mark is not data
+    assert export(back, CL) == out

@@ -14,7 +14,7 @@ from bunzai_codecs.core.sniff import Sniff
 from tests.conftest import expect_rows
 
 HERE = Path(__file__).resolve().parent
-RISU_IDS = ("risu", "risu-lorebook", "risu-regex", "risu-preset", "risu-persona")
+RISU_IDS = ("risu", "risu-lorebook", "risu-module", "risu-regex", "risu-preset", "risu-persona")
 
 
 def _risu_rows() -> list[tuple[str, str]]:
@@ -58,7 +58,7 @@ SAMPLES = HERE.parents[2] / "samples" / "risu"
 @pytest.mark.parametrize(
     ("name", "fmt"),
     [
-        ("lantern_harbor.risum", "risu-regex"),
+        ("lantern_harbor.risum", "risu-module"),
         ("harbor_night_shift_preset.risup", "risu-preset"),
         ("mira_holt_persona.png", "risu-persona"),
     ],
