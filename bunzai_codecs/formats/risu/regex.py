@@ -23,9 +23,9 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
@@ -85,6 +85,7 @@ class RisuRegexCodec(Codec):
     label = "RisuAI regex scripts (export, .risum module)"
     suffixes = (".json", ".risum")
     extension = ".json"
+    containers = (Container("json", (".json",), "json"), Container("risum", (".risum",), "binary"))
     coverage = Coverage.of(
         "rules[].label",
         "rules[].find",
@@ -182,8 +183,20 @@ class RisuRegexCodec(Codec):
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         module = _module_of(raw)
+        want = ctx.options.get("container")
+        if want not in (None, "json", "risum"):
+            raise Unsupported(f"{self.id} writes json or risum containers, not {want!r}")
         if module is not None and twin is not None:
-            return self._encode_module(entity, body, ctx, twin, raw, module)
+            out = self._encode_module(entity, body, ctx, twin, raw, module)
+            if want == "risum" and out[:1] in (b"{", b"["):
+                return self._fresh_module(entity, body, ctx, module)
+            if want == "json" and out[:1] not in (b"{", b"["):
+                return orjson.dumps(
+                    {"type": "regex", "data": scripts.merge_rows(module.get("regex") or [], body)}
+                )
+            return out
+        if want == "risum":
+            return self._fresh_module(entity, body, ctx, None)
         rows = envelope_rows(raw)
         if rows is not None and isinstance(raw, dict):
             merged = scripts.merge_rows(rows, body)
@@ -219,6 +232,27 @@ class RisuRegexCodec(Codec):
                 return jsformat.stringify(raw, 2).encode("utf-8")
         # edited: the rows, never a repacked module (the lorebook is exported beside it)
         return orjson.dumps({"type": "regex", "data": merged})
+
+    def _fresh_module(
+        self, entity: CanonicalEntity, body: RegexSetBody, ctx: EmitContext, module: dict[str, Any] | None
+    ) -> bytes:
+        """A ``.risum`` for the set (and its linked lorebook) through the gated module writer; the
+        twin's module keys (name, id, triggers...) are kept."""
+        import uuid
+
+        lore_rows: list[Any] = []
+        for ref in ctx.refs(entity, "lorebook")[:1]:
+            ctx.embed(ref)
+            assert isinstance(ref.body, LorebookBody)
+            lore_rows = lore.rows_for(ref, ref.body)
+        m: dict[str, Any] = dict(module or {})
+        m.setdefault("name", body.name or "Module")
+        m.setdefault("description", body.description or "")
+        m.setdefault("id", str(uuid.uuid5(uuid.NAMESPACE_URL, "bunzai:" + entity.id)))
+        m.setdefault("trigger", [])
+        m["regex"] = scripts.rows_for(entity, body, ROW_TWINS)
+        m["lorebook"] = lore_rows or m.get("lorebook") or []
+        return risum.encode_module({"module": m, "type": risum.MODULE_TYPE}, [])
 
     def _lore_unchanged(
         self, entity: CanonicalEntity, ctx: EmitContext, refs: list[CanonicalEntity], module: dict[str, Any]
