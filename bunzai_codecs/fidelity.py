@@ -553,13 +553,17 @@ def _there_and_back(
     same-format round trip) or the entity's name with the codec's extension (as an app names an
     export); linked entities written beside it are named ``<input stem>.<kind><ext>``."""
     export = write(e, codec.id, linked=pool)
-    name = inp.name if same_name and inp.name else f"{_file_stem(e) or inp.stem()}{codec.extension}"
+    name = inp.name if same_name and inp.name else f"{_file_stem(e) or inp.stem()}{export.extension}"
+    return _read_back(export, codec, name, lambda side: f"{inp.stem()}.{side.entity.kind}{side.extension}")
+
+
+def _read_back(export: Export, codec: Codec, name: str, side_name: Callable[[Export], str]) -> _Back:
+    """An export read back by its codec under ``name``; the exports beside it under ``side_name``."""
     back = codec.decode(Sniff(export.data, name))
     linked = [(x, codec) for x in back.entities[1:]]
     for side in _beside(export.beside):
         side_codec = registry.get(side.format)
-        side_name = f"{inp.stem()}.{side.entity.kind}{side.extension}"
-        side_back = side_codec.decode(Sniff(side.data, side_name))
+        side_back = side_codec.decode(Sniff(side.data, side_name(side)))
         linked += [(x, side_codec) for x in side_back.entities]
     return _Back(export, back.primary, linked)
 
@@ -1012,6 +1016,37 @@ def cross_format(
     except Exception as exc:
         return _error_row(inp, e, fmt, target.id, "cross", exc)
     parts = [_compare_bodies(e, back.primary, target.coverage)]
+    parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
+    return _losses_row(inp, e, fmt, target.id, "cross", parts)
+
+
+def export_row(
+    e: CanonicalEntity,
+    pool: Sequence[CanonicalEntity],
+    export: Export,
+    *,
+    name: str,
+    input: str,
+    source: str = "",
+    side_names: dict[int, str] | None = None,
+) -> FidelityRow:
+    """The cross check on an export already made (``bunzai convert``'s report): ``export`` read back
+    under the file ``name`` it was written as (the exports beside it under ``side_names``, by the
+    export's ``id``), compared with ``e`` and its linked entities, classed by the target's coverage."""
+    target = registry.get(export.format)
+    inp = _Input(input, "", input, name)
+    fmt = source or _source_of(e)
+    names = side_names or {}
+    try:
+        back = _read_back(
+            export,
+            target,
+            name,
+            lambda side: names.get(id(side), f"{inp.stem()}.{side.entity.kind}{side.extension}"),
+        )
+    except Exception as exc:
+        return _error_row(inp, e, fmt, target.id, "cross", exc)
+    parts = [_compare_bodies(e, back.primary, None if target.id == VAUD else target.coverage)]
     parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
     return _losses_row(inp, e, fmt, target.id, "cross", parts)
 

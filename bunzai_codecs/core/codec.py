@@ -235,7 +235,9 @@ class Codec:
         """The containers this codec writes (see ``containers``)."""
         if self.containers:
             return self.containers
-        suffixes = tuple(dict.fromkeys((self.extension, *self.suffixes)))
+        # a JSON format's file is JSON whatever its app calls it: .json names it too
+        plain = (".json",) if self.extension.endswith(".json") else ()
+        suffixes = tuple(dict.fromkeys((self.extension, *self.suffixes, *plain)))
         return (Container("json", suffixes, "json", images=self.coverage.covers("media.portrait.sha256")),)
 
     def container_named(self, name: str) -> Container | None:

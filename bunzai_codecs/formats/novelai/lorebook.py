@@ -348,7 +348,8 @@ class NovelAILorebookCodec(Codec):
         want = ctx.options.get("container")
         if want is None:
             had = twin.get("container") if is_book(raw) else None
-            want = had if had in ("png", "scenario", "json") else "png" if has_image else "lorebook"
+            # a book read from JSON is written as a .lorebook (the same bytes, NovelAI's name)
+            want = had if had in ("png", "scenario") else "png" if has_image and had is None else "lorebook"
         if want not in ("lorebook", "json", "png", "scenario"):
             raise Unsupported(f"{self.id} writes lorebook, json, png or scenario containers, not {want!r}")
         if not is_book(raw):

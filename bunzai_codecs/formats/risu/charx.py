@@ -323,6 +323,11 @@ class RisuCharxCodec(Codec):
                 # the JPEG of a JPEG+ZIP card (Risu renders the main image into it): an asset too
                 m = body.setdefault("media", {})
                 m["assets"] = [*(m.get("assets") or []), dict(JPEG_COVER)]
+        loose = loose_media(card, files)
+        if loose:
+            # media files the card does not list (an emotion image packed beside it): assets too
+            m = body.setdefault("media", {})
+            m["assets"] = [*(m.get("assets") or []), *loose]
         files_and_cover = {**files, JPEG_REF: z.prefix} if z.prefix_length else files
         escrow: dict[str, Any] = {
             "members": list(z.names),
@@ -379,6 +384,9 @@ class RisuCharxCodec(Codec):
         # the JPEG cover of a JPEG+ZIP card is the bytes before the zip, not a card asset
         assert isinstance(entity.body, CharacterBody)
         cover, card_body = _split_cover(entity.body, entity.media)
+        if isinstance(raw, dict):  # the twin's loose media files stay loose members
+            listed = _embedded(raw)
+            card_body = _without(card_body, lambda a: _is_loose(a, listed, files))
         wired = media.wire(card_body, entity.media, inline=lambda _p, a: not _in_archive(a, files))
         assert isinstance(wired, CharacterBody)
         body, bag = lift_risuai(wired)
@@ -613,6 +621,46 @@ def lift_risuai(body: CharacterBody) -> tuple[CharacterBody, dict[str, Any] | No
     else:
         out.pop("extensions", None)
     return CharacterBody.model_validate(out), bag
+
+
+#: the first folder below ``assets/`` -> the media role of a file the card does not list
+_LOOSE_ROLES = {
+    "emotion": "emotion",
+    "emotions": "emotion",
+    "expression": "emotion",
+    "expressions": "emotion",
+    "background": "background",
+    "backgrounds": "background",
+}
+
+
+def loose_media(card: Any, files: dict[str, bytes]) -> list[dict[str, Any]]:
+    """Media files under ``assets/`` the card's ``assets`` do not list, as media assets (role from
+    their folder, named by their file name), in archive order: the archive holds them, so the body
+    names them."""
+    listed = _embedded(card)
+    out = []
+    for name, data in files.items():
+        if not name.startswith("assets/") or name in listed or media.sniff_mime(data) is None:
+            continue
+        parts = name.split("/")
+        stem = parts[-1].rsplit(".", 1)[0]
+        role = _LOOSE_ROLES.get(parts[1].lower(), "other") if len(parts) > 2 else "other"
+        out.append({"role": role, "ref": EMBED + name, "name": stem or None})
+    return out
+
+
+def _is_loose(a: MediaAsset, listed: set[str], files: dict[str, bytes]) -> bool:
+    member = _member_of(a.ref)
+    return member is not None and member not in listed and _in_archive(a, files)
+
+
+def _without(body: CharacterBody, drop: Any) -> CharacterBody:
+    assets = body.media.assets or []
+    rest = [a for a in assets if not drop(a)]
+    if len(rest) == len(assets):
+        return body
+    return body.model_copy(update={"media": body.media.model_copy(update={"assets": rest or None})})
 
 
 def _split_cover(body: CharacterBody, store: dict[str, bytes]) -> tuple[bytes | None, CharacterBody]:

@@ -187,13 +187,16 @@ class RisuRegexCodec(Codec):
         if want not in (None, "json", "risum"):
             raise Unsupported(f"{self.id} writes json or risum containers, not {want!r}")
         if module is not None and twin is not None:
+            if want == "json" and twin.get("container") == "risum":
+                # Risu's regex export: the rows (the module's lorebook is written beside it)
+                rows = module.get("regex")
+                merged = (
+                    scripts.merge_rows(rows, body) if isinstance(rows, list) else scripts.body_to_rows(body)
+                )
+                return orjson.dumps({"type": "regex", "data": merged})
             out = self._encode_module(entity, body, ctx, twin, raw, module)
             if want == "risum" and out[:1] in (b"{", b"["):
                 return self._fresh_module(entity, body, ctx, module)
-            if want == "json" and out[:1] not in (b"{", b"["):
-                return orjson.dumps(
-                    {"type": "regex", "data": scripts.merge_rows(module.get("regex") or [], body)}
-                )
             return out
         if want == "risum":
             return self._fresh_module(entity, body, ctx, None)
