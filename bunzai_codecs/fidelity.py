@@ -13,7 +13,10 @@ Three checks per input (../docs/fidelity.md has the user's view):
    as absent. Each lost or changed path is classed **expected** when T's ``coverage`` cannot hold
    it and **unexpected** (a bug) when it can. Entities linked to ``e`` (a card's lorebook) are
    compared too, under ``<kind>[i].`` paths, classed by the coverage of the codec that carried them.
-   Paths the target *added* are recorded as ``info``: they never make a row lossy. The few values
+   Paths the target *added* are recorded as ``info``: they never make a row lossy. Media are
+   compared by their bytes (``media_changes``): a lost or altered image is ``media.portrait`` or
+   ``media.assets[i]``, classed by whether the target holds ``<path>.sha256``; an image re-encoded
+   with the same pixels (a WebP portrait as a PNG card) is a changed path of class ``info``. The few values
    a format spells differently but every app reads the same way (``SEMANTIC``: example dialogue
    as its ``<START>`` blocks) are compared in that form.
 
@@ -65,7 +68,8 @@ class PathLoss:
     """Pattern with list indices as ``[]`` (``entries[].content``); native paths keep object keys."""
     cls: LossClass
     """``expected``: the target cannot hold the path; ``unexpected``: it can, so this is a bug;
-    ``info``: the target added a value (never makes a row lossy)."""
+    ``info``: the target added a value, or re-encoded an image keeping its pixels (never makes a
+    row lossy)."""
     count: int = 1
     """Concrete paths behind the pattern in this row."""
     at: str = ""
@@ -187,7 +191,8 @@ _LOSS_SCHEMA: dict[str, Any] = {
         "class": {
             "enum": ["expected", "unexpected", "info"],
             "description": "expected: the target's coverage cannot hold the path; unexpected: it can "
-            "(a bug); info: a value the target added (never lossy)",
+            "(a bug); info: never lossy: a value the target added, or (a changed media.portrait / "
+            "media.assets[i]) an image re-encoded with the same pixels",
         },
         "count": {"type": "integer", "minimum": 1, "description": "Concrete paths behind the pattern"},
         "at": {"type": "string", "description": "The first concrete path: entries[3].content"},

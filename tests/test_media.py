@@ -183,3 +183,64 @@ def test_every_card_with_a_picture_to_every_character_format_and_back(
                 lost = [x for x in media_losses if x.path == item]
                 assert lost or all(_kept(e.media[s], there) for s in pics[part]), (key, target, part)
                 assert all(x.cls == "expected" for x in lost)
+
+
+# -- Pillow is bounded ---------------------------------------------------------------------------
+
+
+def test_images_are_decoded_only_within_bounds_and_only_in_card_formats() -> None:
+    import struct
+    import zlib
+
+    from PIL import Image
+
+    from bunzai_codecs.core import media
+
+    # a header claiming 100000 x 100000 pixels: refused before any pixel is decoded
+    ihdr = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 2, 0, 0, 0)
+    bomb = png.build(
+        [png.Chunk(b"IHDR", ihdr), png.Chunk(b"IDAT", zlib.compress(b"")), png.Chunk(b"IEND", b"")]
+    )
+    assert media.pixels_key(bomb) is None
+    big = io.BytesIO()
+    Image.new("L", (9000, 9000)).save(big, "JPEG")
+    with pytest.raises(media.ImageError):
+        media.as_png(big.getvalue())
+    # a format no card carries is not opened at all
+    tiff = io.BytesIO()
+    Image.new("RGB", (2, 2)).save(tiff, "TIFF")
+    with pytest.raises(media.ImageError):
+        media.as_png(tiff.getvalue())
+    webp = io.BytesIO()
+    Image.new("RGB", (2, 2), (10, 20, 30)).save(webp, "WEBP", lossless=True)
+    out = media.as_png(webp.getvalue())
+    assert sniff_mime(out) == "image/png" and pixels_key(out) == pixels_key(webp.getvalue())
+
+
+def test_a_png_card_whose_portrait_cannot_be_read_gets_the_default_portrait_and_says_so() -> None:
+    """A portrait that is no readable image (truncated bytes) cannot become a PNG card's picture:
+    the default portrait is written, and the conversion reports the portrait as changed."""
+    from bunzai_codecs.core.media import default_portrait_png
+
+    d = read(sample("marinara/character.vesna.marinara.json"), "v.marinara.json")
+    e = d.primary
+    p = e.body.media.portrait  # type: ignore[attr-defined]
+    broken = b"\xff\xd8\xff\xe0" + b"\0" * 32  # a JPEG that stops after its marker
+    e.body = e.body.model_copy(
+        update={
+            "media": e.body.media.model_copy(
+                update={
+                    "portrait": p.model_copy(update={"sha256": digest(broken), "mime": "image/jpeg"}),
+                    "assets": None,
+                }
+            )
+        }  # type: ignore[attr-defined]
+    )
+    e.media = {digest(broken): broken}
+    e.source = None  # not from a JSON file: sillytavern writes a PNG card for a portrait
+    out = write(e, "sillytavern").data
+    assert png_image(out, ("chara", "ccv3")) == default_portrait_png()
+    row = cross_format(e, registry.get("sillytavern"), pool=[e], input="v")
+    assert [(x.path, x.cls) for x in row.changed if x.path == "media.portrait"] == [
+        ("media.portrait", "unexpected")
+    ]

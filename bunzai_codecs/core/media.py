@@ -21,7 +21,8 @@ are unchanged; ``inline`` names the assets whose bytes the target cannot point a
 Images that must change container (a WebP portrait as the image of a PNG card) are re-encoded with
 Pillow (:func:`as_png`); pixels, not bytes, are then what a fidelity check compares
 (:func:`pixels_key`). Every decode is bounded: at most ``MAX_PIXELS`` pixels, checked from the
-header before any pixel is decoded.
+header before any pixel is decoded, and only the formats cards carry (``PILLOW_FORMATS``) are
+opened at all.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 #: the largest image (in pixels) bunzai decodes to re-encode or compare it: 8192 x 8192
 MAX_PIXELS = 8192 * 8192
+#: the image formats Pillow may open (what cards carry; not EPS, PSD, TIFF or other decoders)
+PILLOW_FORMATS = ("PNG", "JPEG", "WEBP", "GIF", "BMP", "AVIF")
 
 #: the ``ref`` of a PNG card's own image (CCv3's "default icon")
 CARD_IMAGE_REF = "ccdefault:"
@@ -362,11 +365,12 @@ def _open(data: bytes) -> Any:
 
     from PIL import Image
 
+    Image.init()
     try:
         with warnings.catch_warnings():
             # Pillow's own bomb check warns above its default bound: an error here, before any pixel
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            im = Image.open(io.BytesIO(data))
+            im = Image.open(io.BytesIO(data), formats=[f for f in PILLOW_FORMATS if f in Image.OPEN])
     except Exception as exc:  # Pillow raises many types for unreadable input
         raise ImageError(f"not an image Pillow reads: {type(exc).__name__}") from None
     w, h = im.size
