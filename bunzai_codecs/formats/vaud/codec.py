@@ -7,7 +7,7 @@ exact inverses: ``encode(decode(x)) == x`` byte for byte for any file bunzai wro
 make up the pipeline's canonical JSONL.
 
 Media: the line is self-contained. ``media`` maps each digest the body names to its bytes (base64,
-checked against the digest on read). An escrow blob is written once: a blob equal to a media entry
+checked against the digest on read; a digest without bytes in the line reads as a reference only). An escrow blob is written once: a blob equal to a media entry
 is the string ``"sha256:<hex>"`` (base64 never holds a colon), and a blob that is a media PNG with
 some chunks added (a PNG card: its picture plus the card's text chunks) is
 ``{"png": "<hex>", "insert": [[index, "<base64 of chunk type + data>"], ...]}``.
@@ -192,12 +192,9 @@ def from_tree(t: Any, *, uri: str | None = None, line: int = 0) -> CanonicalEnti
         raise Malformed(f"{prefix}warnings must be a list", uri=uri, path="$.warnings")
     from bunzai_codecs.core.media import bind
 
-    body = bind(body, media)  # an inline data: URL of an older line moves to the store
-    missing = [a.sha256 for _, a in _media_items(body) if a.sha256 is not None and a.sha256 not in media]
-    if missing:
-        raise Malformed(
-            f"{prefix}media {missing[0]} is named by the body but not in media", uri=uri, path="$.media"
-        )
+    # an inline data: URL of an older line moves to the store; a digest whose bytes the line does
+    # not carry stays a reference (the bytes may live elsewhere, e.g. a content-addressed store)
+    body = bind(body, media)
     return CanonicalEntity(
         kind=kind,
         id=t["id"],
@@ -208,12 +205,6 @@ def from_tree(t: Any, *, uri: str | None = None, line: int = 0) -> CanonicalEnti
         warnings=[str(w) for w in warnings],
         media=media,
     )
-
-
-def _media_items(body: Any) -> Any:
-    from bunzai_codecs.core.media import items
-
-    return items(body)
 
 
 def _media_in(m: Any, prefix: str, uri: str | None) -> dict[str, bytes]:
