@@ -121,7 +121,8 @@ def source_container(entity: CanonicalEntity, codec: Codec) -> str | None:
     src = entity.source
     if src is None or src.format == codec.id:
         return None
-    found = codec.container_for_name(src.uri.rsplit("/", 1)[-1])
+    # an fsspec chain (zip://card.png::s3://bucket/dump.zip) names the file itself first
+    found = codec.container_for_name(src.uri.split("::", 1)[0].rsplit("/", 1)[-1])
     if found is None:
         return None
     if not found.images and entity.media and any(c.images for c in codec.container_list()):
