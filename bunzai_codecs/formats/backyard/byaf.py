@@ -67,6 +67,7 @@ _MIME = {
     ".webp": "image/webp",
     ".gif": "image/gif",
 }
+#: image types an archive image is written as (any other image keeps its own type's extension)
 _EXT = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}
 
 #: scenario keys in the order Backyard writes them, with what a fresh scenario holds
@@ -312,10 +313,11 @@ def _dumps(tree: Any) -> bytes:
 def _data_uri(ref: str) -> tuple[bytes, str] | None:
     """(bytes, extension) of a base64 ``data:image/...`` reference, else ``None``."""
     m = re.match(r"^data:(image/[a-z+.-]+);base64,", ref)
-    if m is None or m.group(1) not in _EXT:
+    if m is None or (m.group(1) not in _EXT and m.group(1) not in media_mod.MIME_EXT):
         return None
     try:
-        return base64.b64decode(ref[m.end() :], validate=True), _EXT[m.group(1)]
+        ext = _EXT.get(m.group(1)) or "." + media_mod.MIME_EXT[m.group(1)]
+        return base64.b64decode(ref[m.end() :], validate=True), ext
     except (binascii.Error, ValueError):
         return None
 
