@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec, EmitContext
@@ -44,7 +45,9 @@ def read_sniff(s: Sniff, *, format: str | None = None, score: float | None = Non
 
 @dataclass
 class Export:
-    """The bytes of one entity in one format, plus linked entities that needed files of their own."""
+    """The bytes of one entity in one format, plus linked entities that needed files of their own.
+    ``extension`` is the suffix of the container the bytes are (a PNG card ``.png``, a JSON card
+    ``.json``): name the file with it."""
 
     entity: CanonicalEntity
     format: str
@@ -64,19 +67,84 @@ def codec_for_export(entity: CanonicalEntity, format: str) -> Codec:
     return codec
 
 
-def write(entity: CanonicalEntity, format: str, *, linked: Iterable[CanonicalEntity] = ()) -> Export:
-    """Encode ``entity`` to ``format``; see the module docstring for linked entities."""
+def write(
+    entity: CanonicalEntity,
+    format: str,
+    *,
+    linked: Iterable[CanonicalEntity] = (),
+    container: str | None = None,
+    image: bytes | None = None,
+    options: dict[str, Any] | None = None,
+) -> Export:
+    """Encode ``entity`` to ``format``; see the module docstring for linked entities.
+
+    ``container`` picks one of the format's containers (``Codec.containers``: ``png`` or ``json``
+    for ``sillytavern``...); by default the container of the file the entity was read from is kept
+    where the format has it (a JSON card stays JSON), else the format chooses (``sillytavern``
+    writes a PNG card when there is a portrait image);
+    ``image`` is the picture a PNG card is written into (it wins over the entity's portrait).
+    Both apply to ``entity`` only, not to linked entities written beside it."""
     pool = list(linked)
     codec = codec_for_export(entity, format)
-    ctx = EmitContext.for_entities(pool)
+    entity = _bound(entity)
+    opts = dict(options or {})
+    if container is not None:
+        if codec.container_named(container) is None:
+            names = ", ".join(c.name for c in codec.container_list())
+            raise Unsupported(f"{format} is written as {names}, not {container!r}")
+        opts["container"] = container
+    elif "container" not in opts and len(codec.container_list()) > 1:
+        kept = source_container(entity, codec)
+        if kept is not None:
+            opts["container"] = kept
+    if image is not None:
+        opts["image"] = image
+    ctx = EmitContext.for_entities(pool, **opts)
     data = codec.encode(entity, ctx)
-    out = Export(entity, format, data, codec.extension)
+    written = codec.container_named(ctx.written) if ctx.written else None
+    ext = written.suffixes[0] if written is not None else codec.extension_for(data)
+    out = Export(entity, format, data, ext)
     for ref in ctx.refs(entity):
         if ref.id in ctx.embedded:
             continue
         side = _beside_codec(codec, ref)
         out.beside.append(write(ref, side.id, linked=pool))
     return out
+
+
+def source_container(entity: CanonicalEntity, codec: Codec) -> str | None:
+    """The container of ``codec`` the entity's source file was in (by its name's suffix), if the
+    codec has it and it holds the entity's pictures (a Pygmalion JSON card cannot hold the portrait
+    of a JSON card that had one as a data: URL) and the entity has pictures for an image container
+    (a PNG card's lorebook is not a PNG book); None otherwise, and when the entity came from this
+    very format (its twin says)."""
+    src = entity.source
+    if src is None or src.format == codec.id:
+        return None
+    # an fsspec chain (zip://card.png::s3://bucket/dump.zip) names the file itself first
+    found = codec.container_for_name(src.uri.split("::", 1)[0].rsplit("/", 1)[-1])
+    if found is None:
+        return None
+    if not found.images and entity.media and any(c.images for c in codec.container_list()):
+        return None
+    if found.magic in ("png", "jpeg") and not entity.media:
+        return None  # an image container for an entity without pictures (a PNG card's lorebook)
+    return found.name
+
+
+def _bound(entity: CanonicalEntity) -> CanonicalEntity:
+    """``entity`` with the bytes of any inline ``data:`` URL its body still spells out moved to its
+    media store (an entity built by hand; a decoded one already is), as a copy: the caller's entity
+    is not changed."""
+    from dataclasses import replace
+
+    from bunzai_codecs.core.media import bind
+
+    store = dict(entity.media)
+    body = bind(entity.body, store)
+    if body is entity.body:
+        return entity
+    return replace(entity, body=body, media=store)
 
 
 def _beside_codec(parent: Codec, ref: CanonicalEntity) -> Codec:

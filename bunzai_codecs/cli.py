@@ -1,7 +1,8 @@
 """The ``bunzai`` command line (a stable contract: scripts depend on its output and exit codes).
 
-Exit codes: 0 ok; 2 usage error; 3 an input was not recognised or was rejected (the typed error's
-one-line message goes to stderr, never a traceback).
+Exit codes: 0 ok; 1 ``convert --strict`` lost something unexpectedly; 2 usage error; 3 an input
+was not recognised or was rejected (the typed error's one-line message goes to stderr, never a
+traceback).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-EXIT_OK, EXIT_USAGE, EXIT_INPUT = 0, 2, 3
+EXIT_OK, EXIT_LOSSY, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -142,22 +143,47 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from bunzai_codecs.bundle import read, write
+    from bunzai_codecs.convert import (
+        ConvertUsageError,
+        Options,
+        losses,
+        plan,
+        render_losses,
+        unexpected,
+        write_planned,
+    )
+    from bunzai_codecs.core.media import sniff_mime
 
     src = Path(args.input)
-    out = Path(args.output)
     _moved_notes(args.source_format, args.to)
-    decoded = read(_read(src), src.name, uri=str(src), format=args.source_format)
-    export = write(decoded.primary, args.to, linked=decoded.entities)
-    _write_file(out, export.data)
-    written = [out]
-    stem = out.name.split(".")[0] or "out"
-    for side in _flatten(export.beside):
-        p = out.with_name(f"{stem}.{side.entity.kind}{side.extension}")
-        _write_file(p, side.data)
-        written.append(p)
-    for p in written:
-        print(p, file=sys.stderr)
+    image = None
+    if args.image is not None:
+        image = _read(Path(args.image))
+        if not (sniff_mime(image) or "").startswith("image/"):
+            print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
+            return EXIT_USAGE
+    opts = Options(
+        to=args.to,
+        output=args.output,
+        source_format=args.source_format,
+        entity=args.entity,
+        kind=args.kind,
+        image=image,
+    )
+    try:
+        planned = plan(src, _read(src), opts)
+        written = write_planned(planned, force=args.force)
+    except ConvertUsageError as exc:
+        print(f"bunzai: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    rows = losses(planned)
+    if not args.quiet:
+        for f, path in zip(planned.files, written, strict=True):
+            print(f"wrote {path} ({f.export.format}, {f.export.entity.kind})", file=sys.stderr)
+        for line in render_losses(rows):
+            print(line, file=sys.stderr)
+    if args.strict and unexpected(rows):
+        return EXIT_LOSSY
     return EXIT_OK
 
 
@@ -168,12 +194,6 @@ def _moved_notes(*format_ids: str | None) -> None:
     for note in dict.fromkeys(registry.moved_note(f) for f in format_ids if f):
         if note is not None:
             print(f"note: {note}", file=sys.stderr)
-
-
-def _flatten(exports: list[Any]) -> Iterator[Any]:
-    for e in exports:
-        yield e
-        yield from _flatten(e.beside)
 
 
 def _write_file(path: Path, data: bytes) -> None:
@@ -284,11 +304,27 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
     i.set_defaults(fn=cmd_inspect)
 
-    c = sub.add_parser("convert", help="export a file to another format (or its own: a round trip)")
+    c = sub.add_parser(
+        "convert",
+        help="export a file to another format (or its own: a round trip)",
+        description="Writes every entity of IN as FORMAT (linked ones the format cannot embed beside "
+        "it), then reads the files back and says on stderr what was lost or changed, expected (the "
+        "format has no place for it) or unexpected. OUT's suffix picks the container (card.png, "
+        "card.json); OUT/ or no -o names each file after its entity, keeping the input's container.",
+    )
     c.add_argument("input", metavar="IN")
     c.add_argument("--to", required=True, metavar="FORMAT")
-    c.add_argument("-o", "--output", required=True, metavar="OUT")
+    c.add_argument("-o", "--output", metavar="OUT", help="output file, or folder (OUT/); default: .")
     c.add_argument("--from", dest="source_format", metavar="FORMAT", help="decode as this format")
+    pick = c.add_mutually_exclusive_group()
+    pick.add_argument("--entity", metavar="ID", help="convert this entity of IN (an id or unique id prefix)")
+    pick.add_argument(
+        "--kind", metavar="KIND", help="convert IN's entities of this kind (lorebook, regex...)"
+    )
+    c.add_argument("--image", metavar="FILE", help="the picture a PNG card is written into")
+    c.add_argument("--force", action="store_true", help="overwrite existing files")
+    c.add_argument("--strict", action="store_true", help="exit 1 when anything unexpected was lost")
+    c.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
     c.set_defaults(fn=cmd_convert)
 
     fi = sub.add_parser(

@@ -13,7 +13,10 @@ Three checks per input (../docs/fidelity.md has the user's view):
    as absent. Each lost or changed path is classed **expected** when T's ``coverage`` cannot hold
    it and **unexpected** (a bug) when it can. Entities linked to ``e`` (a card's lorebook) are
    compared too, under ``<kind>[i].`` paths, classed by the coverage of the codec that carried them.
-   Paths the target *added* are recorded as ``info``: they never make a row lossy. The few values
+   Paths the target *added* are recorded as ``info``: they never make a row lossy. Media are
+   compared by their bytes (``media_changes``): a lost or altered image is ``media.portrait`` or
+   ``media.assets[i]``, classed by whether the target holds ``<path>.sha256``; an image re-encoded
+   with the same pixels (a WebP portrait as a PNG card) is a changed path of class ``info``. The few values
    a format spells differently but every app reads the same way (``SEMANTIC``: example dialogue
    as its ``<START>`` blocks) are compared in that form.
 
@@ -68,7 +71,8 @@ class PathLoss:
     """Pattern with list indices as ``[]`` (``entries[].content``); native paths keep object keys."""
     cls: LossClass
     """``expected``: the target cannot hold the path; ``unexpected``: it can, so this is a bug;
-    ``info``: the target added a value (never makes a row lossy)."""
+    ``info``: the target added a value, or re-encoded an image keeping its pixels (never makes a
+    row lossy)."""
     count: int = 1
     """Concrete paths behind the pattern in this row."""
     at: str = ""
@@ -213,7 +217,8 @@ _LOSS_SCHEMA: dict[str, Any] = {
         "class": {
             "enum": ["expected", "unexpected", "info"],
             "description": "expected: the target's coverage cannot hold the path; unexpected: it can "
-            "(a bug); info: a value the target added (never lossy)",
+            "(a bug); info: never lossy: a value the target added, or (a changed media.portrait / "
+            "media.assets[i]) an image re-encoded with the same pixels",
         },
         "count": {"type": "integer", "minimum": 1, "description": "Concrete paths behind the pattern"},
         "at": {"type": "string", "description": "The first concrete path: entries[3].content"},
@@ -518,9 +523,7 @@ def _listed_as(
     return (name, below[0]) if below else None
 
 
-def _weigh(
-    row: FidelityRow, units: _Units, parts: Sequence[tuple[list[Change], Coverage | None, str]]
-) -> FidelityRow:
+def _weigh(row: FidelityRow, units: _Units, parts: Sequence[_Part]) -> FidelityRow:
     """``row`` with its content ``weight`` and ``lost_weight`` and each lost or changed pattern's
     weight: every unit a removed or changed value touches is lost (an added value costs nothing).
     Kept apart from the checks: it only reads the changes they found."""
@@ -531,8 +534,9 @@ def _weigh(
     index = {(name, x.path): x for name in ("lost", "changed") for x in getattr(row, name)}
     by_pattern: dict[tuple[str, str], int] = {}
     lost = 0
-    for changes, _cov, prefix in parts:
-        for ch in changes:
+    for part in parts:
+        prefix = part.prefix
+        for ch in part.changes:
             if ch.kind == "added":
                 continue
             name = "lost" if ch.kind == "removed" else "changed"
@@ -764,13 +768,17 @@ def _there_and_back(
     same-format round trip) or the entity's name with the codec's extension (as an app names an
     export); linked entities written beside it are named ``<input stem>.<kind><ext>``."""
     export = write(e, codec.id, linked=pool)
-    name = inp.name if same_name and inp.name else f"{_file_stem(e) or inp.stem()}{codec.extension}"
+    name = inp.name if same_name and inp.name else f"{_file_stem(e) or inp.stem()}{export.extension}"
+    return _read_back(export, codec, name, lambda side: f"{inp.stem()}.{side.entity.kind}{side.extension}")
+
+
+def _read_back(export: Export, codec: Codec, name: str, side_name: Callable[[Export], str]) -> _Back:
+    """An export read back by its codec under ``name``; the exports beside it under ``side_name``."""
     back = codec.decode(Sniff(export.data, name))
     linked = [(x, codec) for x in back.entities[1:]]
     for side in _beside(export.beside):
         side_codec = registry.get(side.format)
-        side_name = f"{inp.stem()}.{side.entity.kind}{side.extension}"
-        side_back = side_codec.decode(Sniff(side.data, side_name))
+        side_back = side_codec.decode(Sniff(side.data, side_name(side)))
         linked += [(x, side_codec) for x in side_back.entities]
     return _Back(export, back.primary, linked)
 
@@ -858,23 +866,213 @@ def _semantic(kind: str, before: dict[str, Any], after: dict[str, Any]) -> dict[
     return after
 
 
+@dataclass(slots=True)
+class _Part:
+    """The differences of one entity pair: body changes (classed by ``coverage``; None: every one
+    unexpected) and the media items' changes, already classed, all under ``prefix``."""
+
+    changes: list[Change]
+    coverage: Coverage | None
+    prefix: str = ""
+    media: list[tuple[str, str, LossClass]] = field(default_factory=list)
+
+
+# -- media: compared by their bytes ---------------------------------------------------------------
+
+#: what a media item's bytes stand for: its digest, or the digest of its pixels (across formats)
+_CONTENT_KEYS = ("sha256", "size", "ref", "mime")
+
+
+@dataclass(slots=True)
+class _Item:
+    path: str
+    value: dict[str, Any]
+    data: bytes | None
+
+    @property
+    def sha(self) -> str | None:
+        v = self.value.get("sha256")
+        return v if isinstance(v, str) else None
+
+
+def _media_items(body: dict[str, Any], store: dict[str, bytes]) -> tuple[_Item | None, list[_Item]]:
+    media = body.get("media")
+    if not isinstance(media, dict):
+        return None, []
+
+    def item(path: str, v: Any) -> _Item:
+        sha = v.get("sha256") if isinstance(v, dict) else None
+        return _Item(path, v, store.get(sha) if isinstance(sha, str) else None)
+
+    p = media.get("portrait")
+    portrait = item("media.portrait", p) if isinstance(p, dict) else None
+    assets = [
+        item(f"media.assets[{i}]", a) for i, a in enumerate(media.get("assets") or []) if isinstance(a, dict)
+    ]
+    return portrait, assets
+
+
+def _same_picture(a: _Item, b: _Item) -> bool:
+    """Two encodings of one picture (a WebP portrait re-encoded as the PNG of a PNG card)."""
+    from bunzai_codecs.core.media import pixels_key
+
+    if a.data is None or b.data is None:
+        return False
+    ka, kb = pixels_key(a.data, a.sha), pixels_key(b.data, b.sha)
+    return ka is not None and ka == kb
+
+
+def _content(a: _Item, b: _Item, *, pixels: bool) -> str | None:
+    """How the bytes of a paired item came back: None (the same), ``reencoded``, ``changed``,
+    ``lost`` or ``added``."""
+    if a.sha is None and b.sha is None:
+        return None
+    if b.sha is None:
+        return "lost"
+    if a.sha is None:
+        return "added"
+    if a.sha == b.sha:
+        return None
+    return "reencoded" if pixels and _same_picture(a, b) else "changed"
+
+
+def _meta(v: dict[str, Any], bytes_known: bool) -> dict[str, Any]:
+    """What is compared of an item besides its bytes: with bytes on either side, its ref (where a
+    container keeps the file), MIME type and size are the container's business, not data."""
+    return {k: x for k, x in v.items() if not (bytes_known and k in _CONTENT_KEYS)}
+
+
+def _pair_media(
+    po: _Item | None, ao: list[_Item], pn: _Item | None, an: list[_Item], *, pixels: bool
+) -> list[tuple[_Item | None, _Item | None]]:
+    """Old and new media items paired: by digest, then (across formats) by pixels, wherever they
+    are (an asset may come back as the portrait: only its role changed); then portrait with
+    portrait; then assets by ref, then by role and name. Unpaired items stand alone (old order,
+    then the new extras)."""
+    old = ([po] if po is not None else []) + ao
+    left = ([pn] if pn is not None else []) + an
+    found: dict[int, _Item] = {}
+
+    def take(i: int, pred: Callable[[_Item], bool]) -> None:
+        if i in found:
+            return
+        for k, n in enumerate(left):
+            if pred(n):
+                found[i] = left.pop(k)
+                return
+
+    def same_slot(o: _Item, n: _Item) -> bool:
+        return (o is po) == (n is pn) and all(o.value.get(k) == n.value.get(k) for k in ("role", "name"))
+
+    # one picture may stand in several slots (an avatar that is also the background): the same slot
+    # with the same bytes first, then the same bytes anywhere, then (across formats) the same pixels
+    for slot in (True, False):
+        for i, o in enumerate(old):
+            if o.sha is not None:
+                take(i, lambda n, o=o, slot=slot: n.sha == o.sha and (not slot or same_slot(o, n)))  # type: ignore[misc]
+    for slot in (True, False) if pixels else ():
+        for i, o in enumerate(old):
+            if o.data is not None:
+                take(i, lambda n, o=o, slot=slot: (not slot or same_slot(o, n)) and _same_picture(o, n))  # type: ignore[misc]
+    if po is not None:
+        take(0, lambda n: n is pn)
+    for i, o in enumerate(old):
+        if o is not po and o.sha is None:
+            take(i, lambda n, o=o: n is not pn and n.sha is None and n.value.get("ref") == o.value.get("ref"))  # type: ignore[misc]
+    for i, o in enumerate(old):
+        if o is not po:
+            key = (o.value.get("role"), o.value.get("name"))
+            take(i, lambda n, key=key: n is not pn and (n.value.get("role"), n.value.get("name")) == key)  # type: ignore[misc]
+    return [(o, found.get(i)) for i, o in enumerate(old)] + [(None, n) for n in left]
+
+
+def media_changes(
+    old: dict[str, Any],
+    new: dict[str, Any],
+    old_store: dict[str, bytes],
+    new_store: dict[str, bytes],
+    coverage: Coverage | None,
+) -> tuple[list[Change], list[tuple[str, str, LossClass]]]:
+    """Compare the media of two body dumps by their bytes, and take them out of both dumps (the
+    rest is compared as usual). Returns the item fields' changes (name, role, label...: classed by
+    coverage like any path, under the old item's path) and the bytes' fates as ``(group, path,
+    class)``: a lost or altered image is ``lost``/``changed`` at ``media.portrait`` or
+    ``media.assets[i]``, classed by whether the target covers ``<path>.sha256``; across formats
+    (``coverage`` given) an image whose pixels came back in other bytes is ``changed`` with class
+    ``info`` (a stated re-encode, never lossy); an image the target added is ``added`` (``info``)."""
+    pixels = coverage is not None
+    po, ao = _media_items(old, old_store)
+    pn, an = _media_items(new, new_store)
+    for d in (old, new):
+        m = d.get("media")
+        if isinstance(m, dict):
+            m.pop("portrait", None)
+            m.pop("assets", None)
+
+    def cls(path: str) -> LossClass:
+        if coverage is None:
+            return "unexpected"
+        return "unexpected" if coverage.covers(normalize_path(path) + ".sha256") else "expected"
+
+    changes: list[Change] = []
+    fates: list[tuple[str, str, LossClass]] = []
+    for a, b in _pair_media(po, ao, pn, an, pixels=pixels):
+        if a is None:
+            assert b is not None
+            if b.sha is not None:
+                fates.append(("added", b.path, "info" if coverage is not None else "unexpected"))
+            else:
+                changes.append(Change(b.path, "added", None, b.value))
+            continue
+        if b is None:
+            if a.sha is not None:
+                fates.append(("lost", a.path, cls(a.path)))
+            else:
+                changes.append(Change(a.path, "removed", a.value, None))
+            continue
+        fate = _content(a, b, pixels=pixels)
+        if fate == "reencoded":
+            fates.append(("changed", a.path, "info"))
+        elif fate == "added":
+            fates.append(("added", a.path, "info" if coverage is not None else "unexpected"))
+        elif fate is not None:
+            fates.append((fate, a.path, cls(a.path)))
+        known = a.sha is not None or b.sha is not None
+        changes += diff(
+            _meta(a.value, known), _meta(b.value, known), path=a.path, empty_is_absent=coverage is not None
+        )
+    return changes, fates
+
+
 def _compare_bodies(
     before: CanonicalEntity,
     after: CanonicalEntity,
     coverage: Coverage | None,
     prefix: str = "",
-) -> tuple[list[Change], Coverage | None, str]:
+) -> _Part:
     old, new = before.body.dump(), after.body.dump()
     if coverage is not None:  # across formats: a value spelled differently but read the same is kept
         new = _semantic(before.kind, old, new)
         coverage = coverage.for_body(old)  # a value the target holds only reshaped: expected
+    media_diff, fates = media_changes(old, new, before.media, after.media, coverage)
     changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
-    return changes, coverage, prefix
+    return _Part(changes + media_diff, coverage, prefix, fates)
+
+
+def body_losses(
+    before: CanonicalEntity, after: CanonicalEntity, coverage: Coverage | None
+) -> tuple[list[PathLoss], list[PathLoss], list[PathLoss]]:
+    """``(lost, changed, added)`` between two entities' bodies (media compared by their bytes),
+    classed by ``coverage`` as a cross-format check does (None: every difference unexpected, the
+    same-format view)."""
+    part = _compare_bodies(before, after, coverage)
+    row = _losses_row(_Input("", "", ""), before, "", "", "cross", [part])
+    return row.lost, row.changed, row.added
 
 
 def _linked_changes(
     originals: list[CanonicalEntity], back: list[tuple[CanonicalEntity, Codec]], cross: bool
-) -> Iterator[tuple[list[Change], Coverage | None, str]]:
+) -> Iterator[_Part]:
     """Pair linked entities by kind and order; ``<kind>[i].`` prefixes their paths."""
     want = _by_kind((x, None) for x in originals)
     got = _by_kind(back)
@@ -886,10 +1084,10 @@ def _linked_changes(
                 w = ws[i][0]
                 # nothing came back for it: every leaf is lost, an unexpected loss (bundle.write
                 # writes a linked entity beside the file when the target cannot embed it)
-                yield [Change("", "removed", w.body.dump(), None)], None, prefix
+                yield _Part([Change("", "removed", w.body.dump(), None)], None, prefix)
             elif i >= len(ws):
                 # came back from nowhere: info across formats, a difference in the same format
-                yield (
+                yield _Part(
                     [Change("", "added", None, gs[i][0].body.dump())],
                     Coverage.of() if cross else None,
                     prefix,
@@ -905,16 +1103,22 @@ def _losses_row(
     source: str,
     target: str,
     check: Check,
-    parts: Iterable[tuple[list[Change], Coverage | None, str]],
+    parts: Iterable[_Part],
 ) -> FidelityRow:
     lost: list[PathLoss] = []
     changed: list[PathLoss] = []
     added: list[PathLoss] = []
-    for changes, cov, prefix in parts:
-        lo, ch, ad = _canonical_losses(changes, cov, prefix)
+    for part in parts:
+        lo, ch, ad = _canonical_losses(part.changes, part.coverage, part.prefix)
         lost += lo
         changed += ch
         added += ad
+        groups: dict[str, list[tuple[str, LossClass]]] = {"lost": [], "changed": [], "added": []}
+        for group, path, c in part.media:
+            groups[group].append((part.prefix + path, c))
+        lost += _group(groups["lost"], True)
+        changed += _group(groups["changed"], True)
+        added += _group(groups["added"], True)
     lost, changed, added = (_merge(x) for x in (lost, changed, added))
     return _row(
         inp,
@@ -1054,6 +1258,37 @@ def cross_format(
     return _weigh(_losses_row(inp, e, fmt, target.id, "cross", parts), units, parts)
 
 
+def export_row(
+    e: CanonicalEntity,
+    pool: Sequence[CanonicalEntity],
+    export: Export,
+    *,
+    name: str,
+    input: str,
+    source: str = "",
+    side_names: dict[int, str] | None = None,
+) -> FidelityRow:
+    """The cross check on an export already made (``bunzai convert``'s report): ``export`` read back
+    under the file ``name`` it was written as (the exports beside it under ``side_names``, by the
+    export's ``id``), compared with ``e`` and its linked entities, classed by the target's coverage."""
+    target = registry.get(export.format)
+    inp = _Input(input, "", input, name)
+    fmt = source or _source_of(e)
+    names = side_names or {}
+    try:
+        back = _read_back(
+            export,
+            target,
+            name,
+            lambda side: names.get(id(side), f"{inp.stem()}.{side.entity.kind}{side.extension}"),
+        )
+    except Exception as exc:
+        return _error_row(inp, e, fmt, target.id, "cross", exc)
+    parts = [_compare_bodies(e, back.primary, None if target.id == VAUD else target.coverage)]
+    parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
+    return _losses_row(inp, e, fmt, target.id, "cross", parts)
+
+
 def cross_targets(kind: str, source: str) -> list[Codec]:
     """Every codec of ``kind`` but the source itself and vaud-json (lossless by construction)."""
     return [c for c in registry.for_kind(kind) if c.id not in (source, VAUD)]  # type: ignore[arg-type]
@@ -1144,6 +1379,7 @@ __all__ = [
     "FidelityRow",
     "PathLoss",
     "RowError",
+    "body_losses",
     "canonical_stability",
     "check_decoded",
     "check_file",
@@ -1152,6 +1388,7 @@ __all__ = [
     "cross_targets",
     "decode_row",
     "entity_name",
+    "media_changes",
     "native_round_trip",
     "reject_row",
 ]

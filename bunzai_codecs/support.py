@@ -76,6 +76,14 @@ def leaf_paths(model: type[BaseModel], prefix: str = "", depth: int = 0) -> list
     return out
 
 
+def _media_cell(codec: Any, item: str) -> str:
+    if codec.coverage.covers(f"{item}.sha256"):
+        return "bytes"
+    if codec.coverage.covers(f"{item}.ref"):
+        return "ref"
+    return ""
+
+
 def format_support_markdown() -> str:
     from bunzai_codecs.entities import BODY_TYPES
 
@@ -96,6 +104,30 @@ def format_support_markdown() -> str:
     for c in codecs:
         kind = "any" if c.id == "vaud-json" else c.kind
         lines.append(f"| `{c.id}` | {kind} | {c.label or c.family} | {' '.join(c.suffixes) or '—'} |")
+    lines += [
+        "",
+        "## Containers and media",
+        "",
+        "`bunzai convert -o NAME` picks the container by the name's suffix (the first container is the",
+        "default; with no `-o` the source's container is kept where the format has it). Media: **bytes**",
+        "= the format keeps the image itself (same digest, or same pixels where it must re-encode, e.g. a",
+        "WebP portrait as the image of a PNG card); **ref** = only a URL or path to it; blank = no place",
+        "(a conversion to it reports the image as an expected loss).",
+        "",
+        "| format | containers (suffixes) | portrait | other images |",
+        "|---|---|---|---|",
+    ]
+    for c in codecs:
+        conts = "; ".join(f"{k.name} ({' '.join(k.suffixes)})" for k in c.container_list())
+        if c.id == "vaud-json":
+            portrait = assets = "bytes"
+        elif c.kind not in ("character", "persona", "lorebook"):
+            portrait = assets = "—"
+        else:
+            portrait, assets = _media_cell(c, "media.portrait"), _media_cell(c, "media.assets[]")
+        if c.kind in ("persona", "lorebook") and c.id != "vaud-json":
+            assets = "—"  # a persona or lorebook has no other images
+        lines.append(f"| `{c.id}` | {conts} | {portrait} | {assets} |")
     for kind in ENTITY_KINDS:
         ks = [c for c in codecs if c.kind == kind and c.id != "vaud-json"]
         if not ks:

@@ -263,8 +263,12 @@ def carried_exports(p: Pending, previous_root: str, formats: tuple[str, ...]) ->
             continue  # a doctored inventory: its ids become file names
         kind = eid.split("-", 1)[0]
         for fmt in export_formats_for(kind, formats):
-            rel = export_rel(fmt, eid, registry.get(fmt).extension)
-            yield ExportCandidate(rel, p.ref.uri, previous=join(previous_root, rel))
+            # an export is named after the container its bytes are (a PNG card .png, a JSON one
+            # .json): every name the format's containers give; the ones the run did not write are
+            # skipped at the commit
+            for ext in dict.fromkeys(c.suffixes[0] for c in registry.get(fmt).container_list()):
+                rel = export_rel(fmt, eid, ext)
+                yield ExportCandidate(rel, p.ref.uri, previous=join(previous_root, rel))
 
 
 __all__ = [

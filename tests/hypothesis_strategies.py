@@ -68,6 +68,9 @@ PERCENT = st.one_of(st.integers(0, 100), decimal(0, 100))
 #: regex flags as JavaScript accepts them, in the order apps print them
 FLAGS = st.sets(st.sampled_from("gimsuy")).map(lambda fl: "".join(c for c in "gimsuy" if c in fl))
 
+#: a whole 1x1 PNG as a data: URL (a portrait whose bytes every image format can hold)
+TINY_PNG_URL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGM4UaEBAAN0AWnL+tDXAAAAAElFTkSuQmCC"
+
 #: ``Model.field`` -> strategy, where the annotation alone says too little (the ranges are the
 #: ones the models' docstrings give)
 FIELD_OVERRIDES: dict[str, st.SearchStrategy[Any]] = {
@@ -81,7 +84,7 @@ FIELD_OVERRIDES: dict[str, st.SearchStrategy[Any]] = {
             [
                 "https://example.com/a.png",
                 "https://example.com/b",
-                "data:image/png;base64,iVBORw0KGgo=",
+                TINY_PNG_URL,
                 "embeded://assets/icon/image/main.png",
                 "ccdefault:",
                 "__asset:0",
@@ -91,6 +94,11 @@ FIELD_OVERRIDES: dict[str, st.SearchStrategy[Any]] = {
         NONEMPTY_TEXT,
     ),
     "MediaAsset.mime": st.sampled_from(["image/png", "image/jpeg", "image/webp"]),
+    # digests are made by binding the body (``entity``): a generated one would name no bytes
+    "MediaAsset.sha256": st.none(),
+    "MediaAsset.size": st.none(),
+    # only a lorebook that is an image (a NovelAI PNG) has a picture; its codec adds one on write
+    "LorebookBody.media": st.none(),
     "PhraseBias.weight": decimal(-100, 100),
     "Voice.rate": decimal(0, 4),
     "Voice.pitch": decimal(-2, 2),
@@ -238,7 +246,7 @@ def _fix_refs(kind: str, tree: dict[str, Any]) -> dict[str, Any]:
             if isinstance(it.get("options"), list):
                 unique(it["options"])
 
-    portrait = tree.get("media", {}).get("portrait")
+    portrait = (tree.get("media") or {}).get("portrait")
     if portrait:
         portrait["role"] = "portrait"  # the main image (entities/character.py, persona.py)
     if kind == "character":
@@ -294,7 +302,13 @@ def body(kind: str) -> st.SearchStrategy[Body]:
 
 
 def entity(kind: str) -> st.SearchStrategy[Any]:
-    """A fresh ``CanonicalEntity`` (no twin, no links) holding a generated body."""
+    """A fresh ``CanonicalEntity`` (no twin, no links) holding a generated body; an inline
+    ``data:`` image is in its media store, as for a decoded entity (``core.media.bind``)."""
     from bunzai_codecs.core.entity import CanonicalEntity
+    from bunzai_codecs.core.media import bind
 
-    return body(kind).map(lambda b: CanonicalEntity(kind=kind, id=f"{kind}-generated", body=b))  # type: ignore[arg-type]
+    def make(b: Body) -> Any:
+        store: dict[str, bytes] = {}
+        return CanonicalEntity(kind=kind, id=f"{kind}-generated", body=bind(b, store), media=store)  # type: ignore[arg-type]
+
+    return body(kind).map(make)

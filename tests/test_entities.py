@@ -101,6 +101,8 @@ FULL_CHARACTER: dict[str, Any] = {
             "label": "Default",
             "primary": True,
             "mime": "image/png",
+            "sha256": "0f" * 32,
+            "size": 138_204,
         },
         "assets": [
             {
@@ -109,6 +111,8 @@ FULL_CHARACTER: dict[str, Any] = {
                 "name": "happy",
                 "label": "Happy",
                 "primary": False,
+                "sha256": "a1" * 32,
+                "size": 5_120,
             },
             {"role": "other", "ref": "__asset:2", "name": "map", "mime": "image/webp"},
         ],
@@ -179,6 +183,18 @@ FULL_LOREBOOK: dict[str, Any] = {
     "extensions": {"risu_fullWordMatching": True},
     "sourceBook": {"name": "Eldoria", "entries": [{"id": 0, "keys": ["eldoria"], "content": "A forest."}]},
     "categories": [{"id": "places", "name": "Places", "sortOrder": 1, "enabled": True}],
+    "media": {
+        "portrait": {
+            "role": "portrait",
+            "ref": "ccdefault:",
+            "name": "cover",
+            "label": "Map of Eldoria",
+            "primary": True,
+            "mime": "image/png",
+            "sha256": "5e" * 32,
+            "size": 2_048,
+        }
+    },
     "entries": [
         {
             "id": "0",
@@ -267,11 +283,13 @@ FULL_PERSONA: dict[str, Any] = {
     "media": {
         "portrait": {
             "role": "portrait",
-            "ref": "data:image/png;base64,iVBORw0KGgo=",
+            "ref": "data:image/png;base64,",
             "name": "alex",
             "label": "Alex",
             "primary": True,
             "mime": "image/png",
+            "sha256": "4c4b6a3be1314ab86138bef4314dde022e600960d8689a2c8f8631802d20dab6",
+            "size": 8,
         }
     },
     "chatInjection": {"position": "depth", "depth": 2, "role": "system"},

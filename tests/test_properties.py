@@ -36,6 +36,7 @@ from bunzai_codecs.core.codec import Codec, EmitContext, normalize_path
 from bunzai_codecs.core.diff import Change, diff
 from bunzai_codecs.core.entity import ENTITY_KINDS, CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.fidelity import media_changes
 
 # CI runs the same examples every time (derandomize): a rare lossy point nobody listed fails the
 # thorough profile on someone's machine, not a random CI run
@@ -735,12 +736,21 @@ def unexpected_losses(codec_id: str, before: CanonicalEntity, after: CanonicalEn
     if any(pred(expected) for _, pred in UNREPRESENTABLE.get(codec_id, [])):
         return []
     exact = codec_id == "vaud-json"
+    # media are compared by their bytes (fidelity's rule): an image that comes back is kept
+    # whatever its ref; one that does not is a change at media.portrait / media.assets[i]
+    media_diff, fates = media_changes(
+        expected, got, before.media, after.media, None if exact else codec.coverage
+    )
+    kinds = {"lost": "removed", "changed": "changed", "added": "added"}
+    media_fates = [
+        Change(path, kinds[group], None, None) for group, path, cls in fates if cls == "unexpected"
+    ]
     if not exact:
         for _, fn in NORMALISE.get(codec_id, []):
             expected, got = fn(expected), fn(got)
         expected, got = _sets(expected), _sets(got)
-    out = []
-    for c in diff(expected, got, empty_is_absent=not exact):
+    out = [str(c) for c in media_fates if not any(rule.allows(c) for rule in LOSSY.get(codec_id, []))]
+    for c in [*diff(expected, got, empty_is_absent=not exact), *media_diff]:
         if not exact and not codec.coverage.covers(c.path):
             continue
         if any(rule.allows(c) for rule in LOSSY.get(codec_id, [])):

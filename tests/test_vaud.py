@@ -87,3 +87,160 @@ def test_bad_vaud_input_is_a_typed_error_with_a_path(mutate, error, path) -> Non
     if path:
         assert info.value.path == path
     assert info.value.uri == "bad.vaud.json"
+
+
+# -- media: the store rides in the line, self-contained, each byte once ---------------------------
+
+
+def _png(color: bytes) -> bytes:
+    import struct
+    import zlib
+
+    from bunzai_codecs.core import png
+
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return png.build(
+        [
+            png.Chunk(b"IHDR", ihdr),
+            png.Chunk(b"IDAT", zlib.compress(b"\0" + color)),
+            png.Chunk(b"IEND", b""),
+        ]
+    )
+
+
+def _card_with_media() -> CanonicalEntity:
+    from bunzai_codecs.core import png
+    from bunzai_codecs.core.media import digest
+
+    image = _png(b"\x10\x20\x30")
+    emotion = _png(b"\xff\x00\x00")
+    # the PNG file the card was read from: its picture plus the card chunk
+    card_file = png.replace_text(image, remove=(), add=[png.make_text_chunk("chara", b"e30=")])
+    body = CharacterBody.model_validate(
+        {
+            "identity": {"name": "Pic"},
+            "media": {
+                "portrait": {
+                    "role": "portrait",
+                    "ref": "ccdefault:",
+                    "mime": "image/png",
+                    "sha256": digest(image),
+                    "size": len(image),
+                },
+                "assets": [
+                    {
+                        "role": "emotion",
+                        "ref": "embeded://assets/emotion/image/joy.png",
+                        "name": "joy",
+                        "sha256": digest(emotion),
+                        "size": len(emotion),
+                    }
+                ],
+            },
+        }
+    )
+    return CanonicalEntity(
+        kind="character",
+        id=canonical_id("character", "cd" * 32),
+        body=body,
+        original={
+            "sillytavern": {"raw": {"data": {}}, "blobs": {"image": card_file}},
+            "risu": {"raw": {}, "blobs": {"zip:assets/emotion/image/joy.png": emotion}},
+        },
+        media={digest(image): image, digest(emotion): emotion},
+        source=Source(
+            uri="card.png", format="sillytavern", score=1.0, sha256="cd" * 32, bytes=len(card_file)
+        ),
+    )
+
+
+def test_the_media_store_is_written_inline_and_read_back_exactly() -> None:
+    import base64
+
+    import orjson
+
+    card = _card_with_media()
+    line = dumps(card)
+    tree = orjson.loads(line)
+    assert set(tree["media"]) == set(card.media)
+    for key, b64 in tree["media"].items():
+        assert base64.b64decode(b64) == card.media[key]
+    back = read(line, "x.vaud.json").primary
+    assert back.media == card.media
+    assert back.body == card.body
+    assert back.original["sillytavern"]["blobs"]["image"] == card.original["sillytavern"]["blobs"]["image"]
+    assert back.original["risu"]["blobs"] == card.original["risu"]["blobs"]
+    assert dumps(back) == line
+
+
+def test_escrow_blobs_that_hold_media_bytes_are_not_written_twice() -> None:
+    import base64
+
+    import orjson
+
+    card = _card_with_media()
+    tree = orjson.loads(dumps(card))
+    emotion_key = card.body.media.assets[0].sha256  # type: ignore[index]
+    # a member equal to a media entry is a reference to it
+    assert tree["original"]["risu"]["blobs"]["zip:assets/emotion/image/joy.png"] == f"sha256:{emotion_key}"
+    # the PNG card file is its picture (a media entry) plus the card chunk: only the chunk is written
+    image_blob = tree["original"]["sillytavern"]["blobs"]["image"]
+    assert isinstance(image_blob, dict) and image_blob["png"] == card.body.media.portrait.sha256  # type: ignore[union-attr]
+    assert len(orjson.dumps(image_blob)) < len(
+        base64.b64encode(card.original["sillytavern"]["blobs"]["image"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (lambda t: t["media"].update({next(iter(t["media"])): "AAAA"}), "$.media"),
+        (lambda t: t.update(media={"x": "%%%"}), "$.media.x"),
+        (lambda t: t["original"]["risu"]["blobs"].update({"m": "sha256:" + "0" * 64}), None),
+        (lambda t: t["original"]["sillytavern"]["blobs"]["image"].update(png="0" * 64), None),
+    ],
+)
+def test_bad_media_is_a_typed_error(mutate, path) -> None:  # type: ignore[no-untyped-def]
+    import orjson
+
+    tree = orjson.loads(dumps(_card_with_media()))
+    mutate(tree)
+    with pytest.raises(Malformed) as info:
+        read(orjson.dumps(tree), "bad.vaud.json", format="vaud-json")
+    if path:
+        assert (info.value.path or "").startswith(path)
+
+
+def test_an_inline_data_url_of_an_older_line_moves_to_the_store() -> None:
+    import base64
+
+    import orjson
+
+    image = _png(b"\x01\x02\x03")
+    url = "data:image/png;base64," + base64.b64encode(image).decode()
+    old = {
+        "schemaVersion": 1,
+        "kind": "persona",
+        "id": "persona-x",
+        "body": {"name": "P", "media": {"portrait": {"role": "portrait", "ref": url}}},
+    }
+    e = read(orjson.dumps(old), "old.vaud.json").primary
+    p = e.body.media.portrait  # type: ignore[union-attr]
+    assert p.ref == "data:image/png;base64," and p.size == len(image) and p.mime == "image/png"
+    assert e.media[p.sha256] == image  # type: ignore[index]
+
+
+def test_a_digest_without_bytes_in_the_line_is_a_reference_only() -> None:
+    """A canonical line may name media whose bytes live elsewhere (a content-addressed store): the
+    line reads, the store holds what the line carried, and writing it back gives the same line."""
+    import orjson
+
+    card = _card_with_media()
+    tree = orjson.loads(dumps(card))
+    kept = card.body.media.portrait.sha256  # type: ignore[union-attr]
+    tree["media"] = {kept: tree["media"][kept]}
+    tree["original"]["risu"]["blobs"] = {}
+    line = orjson.dumps(tree)
+    back = read(line, "x.vaud.json").primary
+    assert set(back.media) == {kept} and back.body == card.body
+    assert dumps(back) == line

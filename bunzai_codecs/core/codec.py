@@ -18,6 +18,7 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, 
 from bunzai_codecs.core.errors import BunzaiError, Malformed, ValidationFailed
 
 if TYPE_CHECKING:
+    from bunzai_codecs.core.media import Resolver
     from bunzai_codecs.core.sniff import Sniff
 
 #: a score at or above this is a match
@@ -165,6 +166,40 @@ class Coverage:
         )
 
 
+#: what a container's bytes look like (``sniff_kind``): how an export is named after the bytes it holds
+Magic = str
+
+
+@dataclass(frozen=True)
+class Container:
+    """One way a format's file is written: ``name`` is what ``EmitContext.options["container"]``
+    asks for, ``suffixes`` the file names it is written under (the first is the one an export gets),
+    ``magic`` what its bytes look like (``json``, ``png``, ``zip``, ``jpeg`` or ``binary``),
+    ``images`` whether it holds pictures."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    magic: Magic
+    #: whether this container can hold the entity's pictures (a PNG card, a zip, data: URLs in
+    #: JSON): with pictures to keep, another container of the format is preferred to one that cannot
+    images: bool = False
+
+
+def sniff_kind(data: bytes) -> Magic:
+    """What ``data`` looks like, for naming it: ``png``, ``jpeg`` (also a JPEG with a zip after it),
+    ``zip``, ``json`` or ``binary``."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "png"
+    if data[:3] == b"\xff\xd8\xff":
+        return "jpeg"
+    if data[:4] == b"PK\x03\x04":
+        return "zip"
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] in (b"{", b"["):
+        return "json"
+    return "binary"
+
+
 @dataclass
 class EmitContext:
     """What an encoder may consult besides the entity: the entities its links point at.
@@ -177,6 +212,8 @@ class EmitContext:
     linked: dict[str, CanonicalEntity] = field(default_factory=dict)
     embedded: set[str] = field(default_factory=set)
     options: dict[str, Any] = field(default_factory=dict)
+    #: the container the encoder wrote, when the bytes alone do not say (``.risupreset``/``.risup``)
+    written: str | None = None
 
     @classmethod
     def for_entities(cls, entities: Iterable[CanonicalEntity], **options: Any) -> EmitContext:
@@ -209,6 +246,9 @@ class Codec:
     suffixes: ClassVar[tuple[str, ...]] = ()
     #: the suffix an export of this format is written with
     extension: ClassVar[str] = ".json"
+    #: the containers this format is written in, the default first (``containers_of`` fills in one
+    #: JSON container named by ``extension`` for a codec that declares none)
+    containers: ClassVar[tuple[Container, ...]] = ()
     #: tie-break between equal scores: higher wins, then the id in alphabetical order
     priority: ClassVar[int] = 0
     coverage: ClassVar[Coverage] = Coverage.of()
@@ -251,22 +291,65 @@ class Codec:
         raw: Any,
         part: tuple[str, ...] = (),
         kind: EntityKind | None = None,
+        media: Resolver | None = None,
         **escrow: Any,
     ) -> CanonicalEntity:
         """Build one decoded entity: validate ``body`` (a dict or a model) for ``kind`` (default:
         this codec's), give it a deterministic id from the input's digest and ``part``, and store
-        the twin ``{"raw": raw, **escrow}`` under this codec's id."""
+        the twin ``{"raw": raw, **escrow}`` under this codec's id. Media items get their digests and
+        the entity its media store (``core.media.bind``): the bytes ``media`` resolves for an item
+        (a zip member, the card's own image), else those of an inline ``data:`` URL."""
+        from bunzai_codecs.core.media import bind
         from bunzai_codecs.entities import BODY_TYPES
         from bunzai_codecs.entities.base import Body
 
         k = kind or self.kind
         model = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
+        store: dict[str, bytes] = {}
+        model = bind(model, store, media)
         return CanonicalEntity(
             kind=k,
             id=canonical_id(k, s.sha256, *part),
             body=model,
             original={self.id: {"raw": raw, **escrow}},
+            media=store,
         )
+
+    def container_list(self) -> tuple[Container, ...]:
+        """The containers this codec writes (see ``containers``)."""
+        if self.containers:
+            return self.containers
+        # a JSON format's file is JSON whatever its app calls it: .json names it too
+        plain = (".json",) if self.extension.endswith(".json") else ()
+        suffixes = tuple(dict.fromkeys((self.extension, *self.suffixes, *plain)))
+        return (Container("json", suffixes, "json", images=self.coverage.covers("media.portrait.sha256")),)
+
+    def container_named(self, name: str) -> Container | None:
+        return next((c for c in self.container_list() if c.name == name), None)
+
+    def container_for_name(self, filename: str) -> Container | None:
+        """The container a file name asks for: the one with the longest suffix it ends with
+        (case-insensitive), or None when no container of this format is written under it."""
+        low = filename.lower()
+        best: tuple[int, Container] | None = None
+        for c in self.container_list():
+            for suf in c.suffixes:
+                if low.endswith(suf.lower()) and (best is None or len(suf) > best[0]):
+                    best = (len(suf), c)
+        return best[1] if best else None
+
+    def writable_suffixes(self) -> list[str]:
+        return [suf for c in self.container_list() for suf in c.suffixes]
+
+    def extension_for(self, data: bytes) -> str:
+        """The suffix an export of ``data`` is named with: the first suffix of the first container
+        whose bytes look like ``data`` (a PNG card ``.png``, a JSON card ``.json``), else
+        ``extension``."""
+        kind = sniff_kind(data)
+        for c in self.container_list():
+            if c.magic == kind:
+                return c.suffixes[0]
+        return self.extension
 
     def __reduce__(self) -> tuple[Callable[..., Codec], tuple[()]]:
         return (type(self), ())

@@ -10,6 +10,10 @@ pipeline's canonical JSONL)::
 ``original`` is the escrow: each codec stores the parsed native tree it decoded (never a copy: the
 tree is not mutated afterwards) plus, under ``blobs``, the bytes of anything it does not map (image
 data, zip members). A same-format export starts from that twin, so nothing is lost.
+
+``media`` is the media store: the bytes of every image or other file the body references by
+digest (``MediaAsset.sha256``), for every encoder to read (``core/media.py``). vaud-json writes it
+as the entity's ``media`` section, base64 per digest.
 """
 
 from __future__ import annotations
@@ -83,6 +87,8 @@ class CanonicalEntity:
     original: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: Source | None = None
     warnings: list[str] = field(default_factory=list)
+    #: the media store: sha256 hex -> bytes, for every digest the body's media items name
+    media: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def knowledge_refs(self) -> list[str]:

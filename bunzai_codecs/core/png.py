@@ -150,7 +150,7 @@ def text_chunks(
     for index, chunk in enumerate(chunks):
         if chunk.type not in _TEXT_TYPE_BYTES:
             continue
-        if wanted is not None and _keyword_of(chunk) not in wanted:
+        if wanted is not None and keyword_of(chunk) not in wanted:
             continue
         # the tighter of the two bounds applies, and the error names which one was hit
         bound = (max_inflate, "per-chunk") if max_inflate <= budget else (budget, "total")
@@ -160,7 +160,7 @@ def text_chunks(
             if errors is None or (isinstance(exc, LimitExceeded) and bound[1] == "total"):
                 raise
             # without its traceback: a recorded error must not keep the frames (and their buffers) alive
-            errors.append((index, _keyword_of(chunk), exc.with_traceback(None)))
+            errors.append((index, keyword_of(chunk), exc.with_traceback(None)))
             continue
         if text.compressed:
             budget -= len(text.text)
@@ -265,7 +265,7 @@ def replace_text(
         drop = {t.index for t in decoded if remove(t)}
     else:
         names = {k.lower() for k in remove}
-        drop = {i for i, c in enumerate(chunks) if _keyword_of(c) in names}
+        drop = {i for i, c in enumerate(chunks) if keyword_of(c) in names}
     iend = next((i for i in range(len(chunks) - 1, -1, -1) if chunks[i].type == _IEND), None)
     if iend is None:
         raise Malformed("PNG has no IEND chunk to insert text before")
@@ -273,7 +273,7 @@ def replace_text(
     return build([*kept, *add, *chunks[iend:]], png.trailing)
 
 
-def _keyword_of(chunk: Chunk) -> str | None:
+def keyword_of(chunk: Chunk) -> str | None:
     """The lowercased keyword of a text chunk; None for other chunks or a text chunk without one."""
     if chunk.type not in _TEXT_TYPE_BYTES:
         return None

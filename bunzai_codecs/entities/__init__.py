@@ -34,6 +34,7 @@ from bunzai_codecs.entities.character import (
 from bunzai_codecs.entities.lorebook import (
     CharacterFilter,
     LorebookBody,
+    LorebookMedia,
     LoreCategory,
     LoreEntry,
     SelectiveLogic,
@@ -97,6 +98,7 @@ __all__ = [
     "LoreCategory",
     "LoreEntry",
     "LorebookBody",
+    "LorebookMedia",
     "MediaAsset",
     "MessageRole",
     "Num",

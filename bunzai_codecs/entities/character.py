@@ -238,15 +238,19 @@ class CharacterExamples(Body):
 
 
 class MediaAsset(Body):
-    """An image or other media file of a character or persona, referenced, never inlined as bytes."""
+    """An image or other media file of a character, persona or lorebook. The body never holds the
+    bytes: an asset the file carried has a ``sha256`` digest, and the bytes are in the entity's media
+    store under that digest (vaud-json writes the store as its ``media`` section); an asset known
+    only by reference (a web URL, a path into an app's folders) has a ``ref`` and no digest."""
 
     role: MediaRole
     """What the asset is for: ``portrait``, ``emotion``, ``outfit``, ``pose``, ``background`` or
     ``other``. Unknown roles are kept."""
 
     ref: str
-    """Where the bytes are, verbatim: a ``data:`` URI, an http(s) URL, ``embeded://path``,
-    ``__asset:N``, ``ccdefault:`` or an app path."""
+    """Where the source kept the bytes, verbatim: an http(s) URL, ``embeded://path``, ``__asset:N``,
+    ``ccdefault:`` (a PNG card's own image), an archive or app path; for an inline ``data:`` URL only
+    its header (``data:image/png;base64,``): the payload is in the media store under ``sha256``."""
 
     name: str | None = None
     """The asset's name (CCv3 ``name``: ``main`` marks the main icon, emotion assets are named
@@ -259,7 +263,15 @@ class MediaAsset(Body):
     """True for the main asset of its role (the ``main`` icon among several). Absent = not marked."""
 
     mime: str | None = None
-    """Media type such as ``image/png``, when known. Absent = unknown (sniff the bytes)."""
+    """Media type such as ``image/png``: sniffed from the bytes when the file carried them, else the
+    one the source states. Absent = unknown."""
+
+    sha256: str | None = None
+    """Lowercase hex SHA-256 of the bytes, the key of the entity's media store. Absent = the file
+    did not carry the bytes (a URL or path only)."""
+
+    size: int | None = None
+    """Length of the bytes, with ``sha256``."""
 
 
 class Sprite(Body):

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from bunzai_codecs.entities.base import Body, GenerationType, MessageRole, Num, Opaque, known
+from bunzai_codecs.entities.character import MediaAsset
 
 #: kind of book (Marinara ``category``; Agnai books are ``other``)
 LorebookType = Annotated[str, known("world", "character", "npc", "spellbook", "uncategorized", "other")]
@@ -223,6 +224,13 @@ class LoreEntry(Body):
     """The source entry's extension bag, verbatim."""
 
 
+class LorebookMedia(Body):
+    """The book's picture."""
+
+    portrait: MediaAsset | None = None
+    """The image a lorebook file is (a NovelAI ``naidata`` PNG). Absent = none."""
+
+
 class LorebookBody(Body):
     """A lorebook (world info book): settings, categories and entries."""
 
@@ -271,3 +279,6 @@ class LorebookBody(Body):
 
     entries: list[LoreEntry] = Field(default_factory=list)
     """The entries, in source order."""
+
+    media: LorebookMedia | None = None
+    """The book's picture. Absent = the file is not an image."""

@@ -15,6 +15,7 @@ from bunzai_codecs.core.diff import Change
 from bunzai_codecs.fidelity import (
     FidelityRow,
     PathLoss,
+    _Part,
     _Units,
     _weigh,
     check_file,
@@ -108,7 +109,7 @@ def test_a_lost_or_changed_media_asset_counts_its_bytes_once() -> None:
             PathLoss("media.portrait.size", "expected", 1, "media.portrait.size"),
         ],
     )
-    _weigh(row, units, [(changes, None, "")])
+    _weigh(row, units, [_Part(changes, None, "")])
     # 4 (name) + 5000 + 700; lost: the portrait once (5000) and the asset (700)
     assert (row.weight, row.lost_weight) == (5_704, 5_700)
     assert _lost(row) == {"media.assets[]": 700, "media.portrait.sha256": 5_000, "media.portrait.size": 0}

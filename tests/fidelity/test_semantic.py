@@ -41,22 +41,22 @@ def test_an_implied_start_and_a_crlf_after_it_are_not_a_change() -> None:
     before = _card("{{user}}: Do you ever leave?\n{{char}}: Only when the ink runs out.")
     after = _card("<START>\n{{user}}: Do you ever leave?\n{{char}}: Only when the ink runs out.")
     cov = registry.get("byaf").coverage
-    changes, _, _ = _compare_bodies(before, after, cov)
+    changes = _compare_bodies(before, after, cov).changes
     assert [c.path for c in changes if c.path.startswith("examples")] == []
     crlf = _card("<START>\r\n{{char}}: a\r\n<START>\r\n{{char}}: b")
     lf = _card("<START>\n{{char}}: a\n<START>\n{{char}}: b")
-    assert [c.path for c in _compare_bodies(crlf, lf, cov)[0] if c.path.startswith("examples")] == []
+    assert [c.path for c in _compare_bodies(crlf, lf, cov).changes if c.path.startswith("examples")] == []
 
 
 def test_different_examples_are_still_a_change_and_same_format_checks_stay_exact() -> None:
     before = _card("<START>\n{{char}}: a\n<START>\n{{char}}: b")
     merged = _card("<START>\n{{char}}: a\n{{char}}: b")  # two blocks became one
     cov = registry.get("byaf").coverage
-    assert [c.path for c in _compare_bodies(before, merged, cov)[0]] == ["examples.exampleMessages"]
+    assert [c.path for c in _compare_bodies(before, merged, cov).changes] == ["examples.exampleMessages"]
     # stability and native checks (coverage None) compare the text exactly
     implied = _card("{{char}}: a")
     explicit = _card("<START>\n{{char}}: a")
-    assert [c.path for c in _compare_bodies(implied, explicit, None)[0]] == ["examples.exampleMessages"]
+    assert [c.path for c in _compare_bodies(implied, explicit, None).changes] == ["examples.exampleMessages"]
 
 
 def test_byaf_round_trip_of_examples_without_a_leading_start_is_lossless_for_examples() -> None:
@@ -76,10 +76,10 @@ def test_a_nickname_equal_to_the_name_is_no_nickname_across_formats() -> None:
         return e
 
     cov = registry.get("byaf").coverage
-    assert [c.path for c in _compare_bodies(card("Mira"), card(), cov)[0]] == []
-    assert [c.path for c in _compare_bodies(card(), card("Mira"), cov)[0]] == []
-    assert [c.path for c in _compare_bodies(card("Mi"), card(), cov)[0]] == ["identity.nickname"]
+    assert [c.path for c in _compare_bodies(card("Mira"), card(), cov).changes] == []
+    assert [c.path for c in _compare_bodies(card(), card("Mira"), cov).changes] == []
+    assert [c.path for c in _compare_bodies(card("Mi"), card(), cov).changes] == ["identity.nickname"]
     # a renamed card keeps its nickname compared; the same-format checks stay exact
-    renamed = [c.path for c in _compare_bodies(card("Mira"), card(name="Mira Vell"), cov)[0]]
+    renamed = [c.path for c in _compare_bodies(card("Mira"), card(name="Mira Vell"), cov).changes]
     assert "identity.nickname" in renamed
-    assert [c.path for c in _compare_bodies(card("Mira"), card(), None)[0]] == ["identity.nickname"]
+    assert [c.path for c in _compare_bodies(card("Mira"), card(), None).changes] == ["identity.nickname"]

@@ -69,9 +69,20 @@ def text_chunk(keyword: str, value: bytes) -> bytes:
 
 def covered_losses(before: Any, after: Any, codec_id: str) -> list[str]:
     """Differences between two bodies on the paths ``codec_id`` declares it carries (the fidelity
-    rule: a loss the target's coverage does not predict is a bug)."""
+    rule: a loss the target's coverage does not predict is a bug). Given two entities, their media
+    are compared by their bytes (``fidelity.body_losses``)."""
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.diff import diff
 
     cov = registry.get(codec_id).coverage
+    if isinstance(before, CanonicalEntity):
+        from bunzai_codecs.fidelity import body_losses
+
+        lost, changed, _added = body_losses(before, after, cov)
+        return [
+            f"{group}: {x.at}"
+            for group, xs in (("lost", lost), ("changed", changed))
+            for x in xs
+            if x.cls == "unexpected"
+        ]
     return [str(c) for c in diff(before.dump(), after.dump(), empty_is_absent=True) if cov.covers(c.path)]

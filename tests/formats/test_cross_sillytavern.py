@@ -35,7 +35,7 @@ def test_to_sillytavern_keeps_what_a_tavern_card_carries(fmt: str, rel: str) -> 
     assert card.beside == []  # the lore went into the card's character_book
     back = read(card.data, "card.json")
     assert back.primary.source.format == "sillytavern"  # type: ignore[union-attr]
-    assert covered_losses(d.primary.body, back.primary.body, "sillytavern") == []
+    assert covered_losses(d.primary, back.primary, "sillytavern") == []
     ours, theirs = _books(d.entities), _books(back.entities)
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs, strict=True):
@@ -48,7 +48,7 @@ def test_from_sillytavern_keeps_what_the_target_carries(fmt: str) -> None:
     out = write(d.primary, fmt, linked=d.entities)
     back = read(out.data, f"x{registry.get(fmt).extension}")
     assert back.primary.source.format == fmt  # type: ignore[union-attr]
-    assert covered_losses(d.primary.body, back.primary.body, fmt) == []
+    assert covered_losses(d.primary, back.primary, fmt) == []
     src = d.primary.body
     got = back.primary.body
     assert isinstance(src, CharacterBody) and isinstance(got, CharacterBody)
@@ -79,7 +79,7 @@ def test_a_tavern_png_keeps_its_picture(fmt: str) -> None:
     assert b"ccv3" not in keywords  # the Tavern card payload is not carried over stale
     back = read(out, "x.png")
     assert back.primary.source.format == fmt  # type: ignore[union-attr]
-    assert covered_losses(d.primary.body, back.primary.body, fmt) == []
+    assert covered_losses(d.primary, back.primary, fmt) == []
 
 
 def test_pygmalion_json_to_tavern_and_back_is_stable_on_the_five_keys() -> None:
@@ -90,4 +90,4 @@ def test_pygmalion_json_to_tavern_and_back_is_stable_on_the_five_keys() -> None:
     assert data["description"].startswith("Oskar runs the galley")
     assert data.get("personality", "") == ""  # char_persona is the description, not also the personality
     again = read(write(read(json.dumps(card).encode(), "c.json").primary, "pygmalion").data, "o.json")
-    assert covered_losses(d.primary.body, again.primary.body, "pygmalion") == []
+    assert covered_losses(d.primary, again.primary, "pygmalion") == []

@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from bunzai_codecs.core import registry
+from bunzai_codecs.core.codec import sniff_kind
 from bunzai_codecs.formats.vaud.codec import from_tree
 from jobs.normalize import run as run_job
 from pipeline.options import export_formats, parse, runner_name
@@ -104,18 +105,27 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     quiet = _by_uri(run, "canonical")[uri("books/quiet.vaud.json")][0]
     assert any(w.startswith("lorebook.entry-no-trigger:") for w in quiet["warnings"])
 
-    # exports: one file per entity and requested format of its kind; nothing escapes the folder
+    # exports: one file per entity and requested format of its kind, named with the extension of
+    # the container its bytes are (a PNG card .png, a .risum module .risum); nothing escapes
     files = run.files()
     exports = sorted(rel for rel in files if rel.startswith("exports/"))
     kinds = {t["id"]: t["kind"] for t in canonical}
     expected = {
-        f"exports/{f}/{eid}{registry.get(f).extension}"
-        for eid, kind in kinds.items()
-        for f in export_formats_for(kind, export_formats("all"))
+        (f, eid) for eid, kind in kinds.items() for f in export_formats_for(kind, export_formats("all"))
     }
+    got = []
+    for rel in exports:
+        _, fmt, name = rel.split("/")
+        eid, dot, _ = name.partition(".")
+        codec = registry.get(fmt)
+        container = codec.container_for_name(name)
+        assert dot and container is not None, rel
+        assert sniff_kind(files[rel]) == container.magic, rel
+        got.append((fmt, eid))
     refused = [r for r in run.lines("rejects") if r["stage"] == "export"]
-    assert set(exports) <= expected and len(exports) == len(expected) - len(refused)
+    assert set(got) <= expected and len(got) == len(set(got)) == len(expected) - len(refused)
     assert {f"exports/vaud-json/{eid}.vaud.json" for eid in kinds} <= set(exports)
+    assert any(rel.endswith(".png") for rel in exports if rel.startswith("exports/sillytavern/"))
     assert not any("escaped" in rel for rel in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
     # identical inputs give the same ids; their exports are the smallest uri's, never a race

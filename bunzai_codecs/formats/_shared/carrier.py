@@ -1,38 +1,45 @@
-"""The image a PNG card is written into when the entity did not come from that PNG format.
+"""The image a PNG card is: read as the portrait, written from the portrait.
 
-Character formats that live in a PNG (a Tavern ``chara`` card, a Pygmalion PNG, Backyard's EXIF
-card) carry the picture as the file itself. A card decoded from such a PNG has the card-image
-portrait ``{ref: "ccdefault:", name: "main", primary: true, mime: "image/png"}`` (CCv3's "the
-card's own image", the convention the ``sillytavern`` codec set) and keeps the file's bytes in its
-escrow twin. When another PNG format exports that entity it looks, in order, for:
+Formats that live in a PNG (a Tavern ``chara``/``ccv3`` card, a Pygmalion PNG, Backyard's EXIF
+card, a Risu persona, a RoleCall persona PNG, a NovelAI ``naidata`` book) carry the picture as the
+file itself. Decoding such a file gives the portrait the bytes of the file *without the card's own
+payload chunks* (``core.media.png_image``): the picture, not the card, so the same picture read from
+two apps' cards has one digest. A card whose body names no portrait of its own gets the card-image
+portrait ``{ref: "ccdefault:", name: "main", primary: true, mime: "image/png"}`` (CCv3's "the card's
+own image").
 
-1. ``EmitContext.options["image"]``: PNG bytes the caller supplies;
-2. a portrait that is an inline ``data:image/png;base64,...`` image;
-3. a card-image portrait (``ccdefault:``) and a PNG file in any of the entity's escrow twins: the
-   picture of the card it was read from;
-4. a 1x1 transparent placeholder.
+Writing a PNG card, :func:`choose` picks the image, in order:
 
-Card payload chunks of other apps (``chara``, ``ccv3``) are removed from a borrowed image, so the
-export is not also a stale card of another format.
+1. ``EmitContext.options["image"]``: bytes the caller supplies (``bunzai convert --image``);
+2. the portrait's bytes from the media store: the file the entity was read from when its picture is
+   that portrait (so every other chunk keeps its bytes and place), else the portrait itself,
+   re-encoded to PNG with Pillow when it is not one (a JPEG or WebP portrait: the pixels are kept);
+3. a small default portrait (SillyTavern gives a card without an image its default avatar); a
+   fidelity check sees the portrait the card then has as added.
+
+Card payload chunks of every app (``chara``, ``ccv3``, Risu's asset chunks) are removed from a
+borrowed image, so the export is never also a stale card of another format.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import zlib
-from collections.abc import Collection
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from bunzai_codecs.core import png
+from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.errors import BunzaiError
-from bunzai_codecs.entities.character import CharacterBody
+from bunzai_codecs.entities.base import Body
+from bunzai_codecs.entities.character import MediaAsset
 
-CARD_IMAGE_REF = "ccdefault:"
-CARD_PAYLOAD_KEYWORDS = ("chara", "ccv3")
-_DATA_PNG = "data:image/png;base64,"
+CARD_IMAGE_REF = media.CARD_IMAGE_REF
+#: text chunks that hold a card (of any app): never part of the picture
+CARD_PAYLOAD_KEYWORDS = ("chara", "ccv3", "chara-ext-asset_")
+PORTRAIT = "media.portrait"
+#: refs that point into a container a PNG card does not have (a charx member, a Risu asset chunk):
+#: a PNG card's portrait with such a ref is the card image itself
+_CONTAINER_REFS = ("ccdefault:", "embeded://", "embedded://", "__asset:")
 
 
 def card_image_portrait() -> dict[str, Any]:
@@ -40,58 +47,112 @@ def card_image_portrait() -> dict[str, Any]:
     return {"role": "portrait", "ref": CARD_IMAGE_REF, "name": "main", "primary": True, "mime": "image/png"}
 
 
-def placeholder_png() -> bytes:
-    """A 1x1 transparent RGBA PNG, byte-for-byte the same every time."""
-    ihdr = b"\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0"
-    idat = zlib.compress(b"\0\0\0\0\0", 9)
-    return png.build([png.Chunk(b"IHDR", ihdr), png.Chunk(b"IDAT", idat), png.Chunk(b"IEND", b"")])
+def is_card_image_ref(ref: str) -> bool:
+    """A portrait ref that, in a PNG card, can only mean the card's own image."""
+    return ref[:12].lower().startswith(_CONTAINER_REFS)
 
 
-def _png(data: Any) -> bytes | None:
-    if not isinstance(data, bytes | bytearray) or bytes(data[:8]) != png.PNG_SIGNATURE:
-        return None
+def portrait_resolver(image: bytes) -> media.Resolver:
+    """Decode side: the portrait of a PNG card whose ref means the card image gets ``image``."""
+
+    def resolve(path: str, a: MediaAsset) -> bytes | None:
+        return image if path == PORTRAIT and is_card_image_ref(a.ref) else None
+
+    return resolve
+
+
+def picture(
+    data: bytes, strip: tuple[str, ...] = (), strip_types: tuple[bytes, ...] = (), *, parsed: Any = None
+) -> bytes:
+    """The picture of a PNG card: ``data`` without every app's card chunks, ``strip`` and
+    ``strip_types`` (a format's own payload)."""
+    return media.png_image(data, CARD_PAYLOAD_KEYWORDS + strip, strip_types, parsed=parsed)
+
+
+Source = Literal["option", "twin", "portrait", "default"]
+
+
+@dataclass(frozen=True)
+class Carrier:
+    """The PNG a card is written into and where it came from (see the module docstring)."""
+
+    image: bytes
+    source: Source
+
+
+def choose(
+    entity: CanonicalEntity,
+    ctx: EmitContext,
+    *,
+    twin_png: bytes | None = None,
+    strip: tuple[str, ...] = (),
+    strip_types: tuple[bytes, ...] = (),
+) -> Carrier:
+    """The image to write a PNG card of ``entity`` into. ``twin_png`` is the file the entity was
+    read from in this format (used as is when its picture is still the portrait); ``strip`` and
+    ``strip_types`` name this format's payload chunks (removed from any other image)."""
+    given = ctx.options.get("image")
+    if isinstance(given, bytes | bytearray):
+        png = _as_png(bytes(given))
+        if png is not None:
+            return Carrier(picture(png, strip, strip_types), "option")
+    portrait = getattr(getattr(entity.body, "media", None), "portrait", None)
+    data = media.bytes_of(entity.media, portrait)
+    if twin_png is not None and (
+        data is None or _picture_digest(twin_png, strip, strip_types) == media.digest(data)
+    ):
+        return Carrier(twin_png, "twin")
+    if data is not None:
+        png = _as_png(data)
+        if png is not None:
+            return Carrier(picture(png, strip, strip_types), "portrait")
+    return Carrier(media.default_portrait_png(), "default")
+
+
+def _as_png(data: bytes) -> bytes | None:
     try:
-        png.parse(bytes(data))
+        png = media.as_png(data)
+        from bunzai_codecs.core import png as pngmod
+
+        pngmod.parse(png)
+    except (media.ImageError, BunzaiError):
+        return None
+    return png
+
+
+def _picture_digest(data: bytes, strip: tuple[str, ...], strip_types: tuple[bytes, ...]) -> str | None:
+    try:
+        return media.digest(picture(data, strip, strip_types))
     except BunzaiError:
         return None
-    return bytes(data)
 
 
-def carrier_png(
-    entity: CanonicalEntity, ctx: EmitContext, *, strip: Collection[str] = CARD_PAYLOAD_KEYWORDS
-) -> bytes:
-    """The image a fresh PNG export of ``entity`` is written into (see the module docstring)."""
-    found = _png(ctx.options.get("image"))
+def card_body(entity: CanonicalEntity, carrier: Carrier, *, inline_assets: bool = True) -> Body:
+    """The body a PNG card's payload is written from (``core.media.wire``): a portrait that is
+    the carrier image gets the card-image ref (a twin's own ref is kept); every other asset with
+    bytes becomes a ``data:`` URL (``inline_assets``) so the card still holds it."""
     body = entity.body
-    portrait = body.media.portrait if isinstance(body, CharacterBody) else None
-    if found is None and portrait is not None and portrait.ref.startswith(_DATA_PNG):
-        try:
-            found = _png(base64.b64decode(portrait.ref[len(_DATA_PNG) :], validate=True))
-        except (binascii.Error, ValueError):
-            found = None
-    if found is None and portrait is not None and portrait.ref == CARD_IMAGE_REF:
-        found = _escrowed_png(entity)
-    if found is None:
-        return placeholder_png()
-    return png.replace_text(found, remove=strip) if strip else found
+    portrait = getattr(getattr(body, "media", None), "portrait", None)
+    if carrier.source != "twin":
+        fields = {"ref": CARD_IMAGE_REF, "mime": "image/png", "sha256": None, "size": None}
+        if portrait is not None and (portrait.sha256 is not None or carrier.source == "option"):
+            portrait = portrait.model_copy(update=fields)
+        elif portrait is None and carrier.source == "option":
+            portrait = MediaAsset.model_validate(card_image_portrait())
+        if portrait is not getattr(body.media, "portrait", None):  # type: ignore[attr-defined]
+            m = body.media.model_copy(update={"portrait": portrait})  # type: ignore[attr-defined]
+            body = body.model_copy(update={"media": m})
+    return media.wire(body, entity.media, inline=lambda path, _a: inline_assets and path != PORTRAIT)
 
 
-def _escrowed_png(entity: CanonicalEntity) -> bytes | None:
-    for env in entity.original.values():
-        blobs = env.get("blobs") if isinstance(env, dict) else None
-        for data in (blobs or {}).values():
-            found = _png(data)
-            if found is not None:
-                return found
-    return None
-
-
-def card_image(entity: CanonicalEntity) -> bytes | None:
-    """The picture of the PNG card ``entity`` was read from (step 3 above), without the card
-    payload chunks of any app; None when its portrait is not the card image or no PNG is in escrow."""
-    body = entity.body
-    portrait = body.media.portrait if isinstance(body, CharacterBody) else None
-    if portrait is None or portrait.ref != CARD_IMAGE_REF:
-        return None
-    found = _escrowed_png(entity)
-    return png.replace_text(found, remove=CARD_PAYLOAD_KEYWORDS) if found is not None else None
+__all__ = [
+    "CARD_IMAGE_REF",
+    "CARD_PAYLOAD_KEYWORDS",
+    "Carrier",
+    "card_body",
+    "card_image_portrait",
+    "choose",
+    "is_card_image_ref",
+    "picture",
+    "portrait_resolver",
+]

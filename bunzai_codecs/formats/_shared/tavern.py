@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.media import ASSET_BYTES, PORTRAIT_BYTES
 from bunzai_codecs.formats._shared.character_book import CHARACTER_BOOK_COVERAGE
 from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 from bunzai_codecs.formats._shared.wire import (
@@ -651,11 +652,13 @@ TAVERN_COVERAGE = Coverage.of(
     "media.portrait.name",
     "media.portrait.primary",
     "media.portrait.mime",
+    *PORTRAIT_BYTES,
     "media.assets[].role",
     "media.assets[].ref",
     "media.assets[].name",
     "media.assets[].primary",
     "media.assets[].mime",
+    *ASSET_BYTES,
     "attribution.creator",
     "attribution.creatorNotes",
     "attribution.creatorNotesMultilingual",
@@ -672,6 +675,9 @@ TAVERN_COVERAGE = Coverage.of(
         " comes back as `depthInjections[0]`, without `enabled`, and the others are lost",
         "greeting titles are not held",
         "media asset `label` is not held; unknown asset types read as `other` (the raw type stays in the twin)",
+        "images keep their bytes: a PNG card's picture is the portrait (a portrait that is not a PNG is"
+        " re-encoded as one: the pixels are kept, not the bytes), every other image with bytes is a"
+        " CCv3 asset with a data: URL; a JSON card holds the portrait as a data: URL too",
         'a fresh V2/V3 export writes every spec-required field, so an absent text reads back as `""`',
     ],
 )

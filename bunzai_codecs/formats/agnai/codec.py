@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
@@ -74,6 +75,7 @@ CHARACTER_COVERAGE = Coverage.of(
     "examples.exampleMessages",
     "media.sprite",
     "media.visualKind",
+    *media.PORTRAIT_BYTES,
     "attribution.creator",
     "attribution.creatorNotes",
     "attribution.createdAt",
@@ -94,9 +96,9 @@ CHARACTER_COVERAGE = Coverage.of(
         "when the twin had one",
         "imageSettings carries the four prompt affixes; sampler and provider keys stay in the twin",
         "alternate greeting titles, extra media assets and Risu settings have no place",
-        "the portrait is the avatar: a URL, a path or a data: URL is kept, a container-internal portrait "
-        "(ccdefault:, embeded://, __asset:) is not written (its bytes are not in the character), and "
-        "name and primary are not held",
+        "the portrait is the avatar: a portrait with bytes is written as a data: URL (its bytes are"
+        " kept), a URL or a path as it is; a container-internal ref without bytes (ccdefault:,"
+        " embeded://, __asset:) is not written; name and primary are not held",
     ],
 )
 
@@ -321,7 +323,9 @@ class AgnaiCharacterCodec(Codec):
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         assert isinstance(entity.body, CharacterBody)
-        body = entity.body
+        # the avatar is a data: URL when the portrait has bytes (other assets have no place)
+        body = media.wire(entity.body, entity.media, inline=lambda path, _a: path == "media.portrait")
+        assert isinstance(body, CharacterBody)
         twin = self._twin(entity)
         if twin is None:
             raw: dict[str, Any] = {}

@@ -33,7 +33,8 @@ from typing import Any, cast
 import orjson
 
 from bunzai_codecs.core import archive
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core import media as media_mod
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
 from bunzai_codecs.core.overlay import merge3
@@ -57,6 +58,8 @@ MANIFEST = "manifest.json"
 _CHARACTER_PATH = re.compile(r"^characters/([^/]+)/character\.json$")
 _SCENARIO_PATH = re.compile(r"^scenarios/[^/]+\.json$")
 _START = "<START>"
+#: the media role of the first scenario's background image
+BACKGROUND = "background"
 _MIME = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -64,6 +67,7 @@ _MIME = {
     ".webp": "image/webp",
     ".gif": "image/gif",
 }
+#: image types an archive image is written as (any other image keeps its own type's extension)
 _EXT = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}
 
 #: scenario keys in the order Backyard writes them, with what a fresh scenario holds
@@ -170,6 +174,17 @@ def body_from_archive(raw: dict[str, Any]) -> dict[str, Any]:
     portrait = next((a for a in images if a["label"] == "avatar"), images[0] if images else None)
     if portrait is not None:
         portrait["role"] = "portrait"
+    bg = scenarios[0].get("backgroundImage") if scenarios else None
+    if isinstance(bg, str) and bg:
+        # the first scenario's background (an archive-root path): the character's background
+        images.append(
+            {
+                "role": BACKGROUND,
+                "ref": bg,
+                "name": posixpath.basename(bg) or None,
+                "mime": _MIME.get(posixpath.splitext(bg)[1].lower()),
+            }
+        )
 
     body: dict[str, Any] = {
         "identity": {
@@ -219,7 +234,8 @@ def mapped_archive(body: CharacterBody, char_id: str) -> dict[str, Any]:
     """The parts of ``{manifest, character, scenarios}`` the canonical body decides."""
     ident, media = body.identity, body.media
     images = [_image_entry(media.portrait, True)] if media.portrait is not None else []
-    images += [_image_entry(a, False) for a in media.assets or []]
+    images += [_image_entry(a, False) for a in media.assets or [] if a.role != BACKGROUND]
+    background = next((a.ref for a in media.assets or [] if a.role == BACKGROUND), None)
 
     def said(text: str) -> list[dict[str, Any]]:
         return [{"characterID": char_id, "text": to_backyard(text)}]
@@ -227,6 +243,7 @@ def mapped_archive(body: CharacterBody, char_id: str) -> dict[str, Any]:
     first = body.greetings.firstMessage
     scenarios: list[dict[str, Any]] = [
         {
+            **({"backgroundImage": background} if background is not None else {}),
             "formattingInstructions": to_backyard(body.prompts.systemPrompt or ""),
             "exampleMessages": [
                 m for t in examples_to_messages(body.examples.exampleMessages) for m in said(t)
@@ -269,6 +286,8 @@ def full_scenario(mapped: dict[str, Any], template: dict[str, Any]) -> dict[str,
             out[k] = default
     if "model" in template:
         out["model"] = template["model"]
+    if "backgroundImage" in mapped:
+        out["backgroundImage"] = mapped["backgroundImage"]
     return out
 
 
@@ -294,10 +313,11 @@ def _dumps(tree: Any) -> bytes:
 def _data_uri(ref: str) -> tuple[bytes, str] | None:
     """(bytes, extension) of a base64 ``data:image/...`` reference, else ``None``."""
     m = re.match(r"^data:(image/[a-z+.-]+);base64,", ref)
-    if m is None or m.group(1) not in _EXT:
+    if m is None or (m.group(1) not in _EXT and m.group(1) not in media_mod.MIME_EXT):
         return None
     try:
-        return base64.b64decode(ref[m.end() :], validate=True), _EXT[m.group(1)]
+        ext = _EXT.get(m.group(1)) or "." + media_mod.MIME_EXT[m.group(1)]
+        return base64.b64decode(ref[m.end() :], validate=True), ext
     except (binascii.Error, ValueError):
         return None
 
@@ -312,6 +332,7 @@ class ByafCodec(Codec):
     label = "Backyard.ai archive (.byaf)"
     suffixes = (".byaf",)
     extension = ".byaf"
+    containers = (Container("byaf", (".byaf",), "zip", images=True),)
     coverage = Coverage.of(
         "identity.name",
         "identity.nickname",
@@ -324,15 +345,18 @@ class ByafCodec(Codec):
         "attribution.creator",
         "attribution.createdAt",
         "attribution.updatedAt",
+        *media_mod.PORTRAIT_BYTES,
+        *media_mod.ASSET_BYTES,
         notes=[
             "the first scenario holds the system prompt, scenario, first message and examples;"
             " each further scenario is an alternate greeting titled by its `title`",
             "example dialogue: one example message per `<START>` block",
             "placeholders `{character}`/`{user}` become `{{char}}`/`{{user}}` and back",
-            "images: the portrait and other assets by path; the bytes stay in escrow, so only a"
-            " `data:` image reaches another format's export and only a `data:` image enters a fresh archive",
-            "samplers, `isNSFW`, chat `messages`, `model`, `grammar`, `promptTemplate`, `backgroundImage`"
-            " and the further scenarios' own settings: escrow only",
+            "images keep their bytes as archive files: the portrait (label avatar) and other images in"
+            " characters/<id>/images/, a background image (role background) as the first scenario's"
+            " backgroundImage; a web URL or path without bytes cannot be packed and is left out",
+            "samplers, `isNSFW`, chat `messages`, `model`, `grammar`, `promptTemplate`, the further"
+            " scenarios' own settings and backgrounds: escrow only",
             "`loreItems` are a linked lorebook (keywords, text); keys are unique, so repeated keys merge",
         ],
     )
@@ -415,7 +439,7 @@ class ByafCodec(Codec):
             body = body_from_archive(raw)
         except Malformed as exc:
             raise _within(exc, cpath) from None
-        primary = self.entity(s, body, raw=raw, members=members, blobs=blobs)
+        primary = self.entity(s, body, raw=raw, media=_resolver(cdir, blobs), members=members, blobs=blobs)
         primary.warnings.extend(warnings)
         entities = [primary]
         items = get_list(character, "loreItems", ())
@@ -430,9 +454,17 @@ class ByafCodec(Codec):
         return Decoded(entities)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = cast(CharacterBody, entity.body)
         twin = entity.twin(self.id) or {}
         raw = twin.get("raw")
+        cpath = raw["manifest"]["characters"][0] if isinstance(raw, dict) and _is_archive_tree(raw) else ""
+        resolve = _resolver(posixpath.dirname(cpath), twin.get("blobs") or {})
+
+        def elsewhere(path: str, a: MediaAsset) -> bool:
+            # bytes that are not this archive's member: written as a new member (from a data: URL)
+            data = resolve(path, a) if cpath else None
+            return data is None or media_mod.digest(data) != a.sha256
+
+        body = cast(CharacterBody, media_mod.wire(entity.body, entity.media, inline=elsewhere))
         if not _is_archive_tree(raw):
             return self._fresh(entity, body, ctx)
         assert isinstance(raw, dict)
@@ -448,6 +480,7 @@ class ByafCodec(Codec):
         extra: list[tuple[str, bytes]] = []
         character = dict(merged["character"])
         character["images"] = _resolve_images(character.get("images", []), cdir, blobs, extra)
+        merged = {**merged, "scenarios": _resolve_background(merged["scenarios"], blobs, extra)}
         lore = self._lore(entity, ctx, raw["character"].get("loreItems", []))
         if "loreItems" in character or lore:
             character["loreItems"] = lore
@@ -495,6 +528,7 @@ class ByafCodec(Codec):
         cdir = f"characters/{char_id}"
         extra: list[tuple[str, bytes]] = []
         images = _resolve_images(mapped["character"]["images"], cdir, {}, extra)
+        mapped["scenarios"] = _resolve_background(mapped["scenarios"], {}, extra)
         c = mapped["character"]
         character = {
             "schemaVersion": 1,
@@ -523,9 +557,10 @@ class ByafCodec(Codec):
             ("characters/", b""),
             (f"{cdir}/", b""),
             (f"{cdir}/images/", b""),
-            *extra,
+            *((n, b) for n, b in extra if not n.startswith("scenarios/")),
             (f"{cdir}/character.json", _dumps(character)),
             ("scenarios/", b""),
+            *((n, b) for n, b in extra if n.startswith("scenarios/")),
             *((p, _dumps(sc)) for p, sc in zip(paths, scenarios, strict=True)),
         ]
         return archive.write_zip(members, method=archive.ZIP_STORED)
@@ -570,6 +605,39 @@ def _is_archive_tree(raw: Any) -> bool:
         and isinstance(raw["manifest"].get("characters"), list)
         and bool(raw["manifest"]["characters"])
     )
+
+
+def _resolver(cdir: str, blobs: dict[str, bytes]) -> media_mod.Resolver:
+    """The bytes of an image: ``characters/<id>/<path>``, or for the background the archive-root
+    path the first scenario names."""
+
+    def resolve(_path: str, a: MediaAsset) -> bytes | None:
+        if a.role == BACKGROUND:
+            return blobs.get(a.ref)
+        return blobs.get(f"{cdir}/{a.ref}")
+
+    return resolve
+
+
+def _resolve_background(
+    scenarios: list[Any], blobs: dict[str, bytes], extra: list[tuple[str, bytes]]
+) -> list[Any]:
+    """The first scenario with a ``backgroundImage`` the archive holds: a member already escrowed,
+    or a ``data:`` image written as ``scenarios/background<ext>``; any other one is left out."""
+    if not scenarios or not isinstance(scenarios[0], dict):
+        return scenarios
+    first = scenarios[0]
+    bg = first.get("backgroundImage")
+    if not isinstance(bg, str) or bg in blobs:
+        return scenarios
+    rest = {k: v for k, v in first.items() if k != "backgroundImage"}
+    inline = _data_uri(bg)
+    if inline is not None:
+        data, ext = inline
+        name = f"scenarios/background{ext}"
+        extra.append((name, data))
+        rest = {**first, "backgroundImage": name}
+    return [rest, *scenarios[1:]]
 
 
 def _resolve_images(

@@ -24,15 +24,15 @@ from typing import Any, cast
 
 import orjson
 
-from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core import media, png
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
-from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats.backyard import exif
 from bunzai_codecs.formats.backyard.common import (
     book_to_lore_items,
@@ -193,6 +193,7 @@ class BackyardCodec(Codec):
     label = "Backyard.ai / Faraday legacy character PNG (EXIF)"
     suffixes = (".png",)
     extension = ".png"
+    containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
         "identity.name",
         "identity.nickname",
@@ -203,6 +204,7 @@ class BackyardCodec(Codec):
         "examples.exampleMessages",
         "attribution.createdAt",
         "attribution.updatedAt",
+        *media.PORTRAIT_BYTES,
         notes=[
             "`aiName` is `identity.nickname` when it differs from `aiDisplayName`",
             "placeholders `{character}`/`{char}`/`{user}` become `{{char}}`/`{{user}}` and back",
@@ -210,8 +212,9 @@ class BackyardCodec(Codec):
             "dates are written with millisecond precision",
             "samplers, `model`, `grammar`, `promptTemplate`, `isNSFW`, ids and the `Chat` history: escrow only",
             "`loreItems` are a linked lorebook (keywords, text); other entry settings are not kept",
-            "the PNG is the portrait (`ccdefault:`, bytes in escrow); a fresh export is written into"
-            " `options['image']`, an inline PNG portrait, the card image of the source or a 1x1 placeholder",
+            "the PNG (without its eXIf chunk) is the portrait (`ccdefault:`); a fresh export is written into"
+            " the caller's image, else the portrait (re-encoded to PNG when it is not one: the pixels are"
+            " kept), else a default portrait; other images have no place",
         ],
     )
 
@@ -256,7 +259,15 @@ class BackyardCodec(Codec):
         if not isinstance(tree.get("character"), dict):
             raise Malformed("the export has no character object", path="$.character")
         items = get_list(tree["character"], "loreItems", _CHAR)
-        primary = self.entity(s, body_from_native(tree), raw=tree, encoding=encoding, blobs={"png": s.data})
+        image = picture(s.data, strip_types=(EXIF_CHUNK,), parsed=pf)
+        primary = self.entity(
+            s,
+            body_from_native(tree),
+            raw=tree,
+            media=portrait_resolver(image),
+            encoding=encoding,
+            blobs={"png": s.data},
+        )
         entities = [primary]
         if items:
             book = self.entity(
@@ -278,7 +289,8 @@ class BackyardCodec(Codec):
             tree = fresh_native(entity)
             tree["character"]["loreItems"] = self._lore(entity, ctx, [])
             value = exif.user_comment_value(base64.b64encode(orjson.dumps(tree)))
-            return with_exif(carrier_png(entity, ctx), exif.build_exif(value))
+            carrier = choose(entity, ctx, strip_types=(EXIF_CHUNK,))
+            return with_exif(carrier.image, exif.build_exif(value))
 
         base = mapped_native(CharacterBody.model_validate(body_from_native(raw)))
         merged = merge3(raw, base, mapped_native(body))
@@ -287,14 +299,17 @@ class BackyardCodec(Codec):
         if "loreItems" in char or lore:
             merged = {**merged, "character": {**char, "loreItems": lore}}
         source = twin.get("blobs", {}).get("png") if twin else None
-        if merged == raw and isinstance(source, bytes):
-            return source
+        carrier = choose(
+            entity, ctx, twin_png=source if isinstance(source, bytes) else None, strip_types=(EXIF_CHUNK,)
+        )
+        if merged == raw and carrier.source == "twin":
+            return carrier.image
         payload = orjson.dumps(merged)
         if twin and twin.get("encoding") == "base64":
             payload = base64.b64encode(payload)
         value = exif.user_comment_value(payload)
-        if not isinstance(source, bytes):
-            return with_exif(carrier_png(entity, ctx), exif.build_exif(value))
+        if carrier.source != "twin" or not isinstance(source, bytes):
+            return with_exif(carrier.image, exif.build_exif(value))
         pf = png.parse(source)
         chunks = list(pf.chunks)
         for i, c in enumerate(chunks):

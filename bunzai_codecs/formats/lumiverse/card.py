@@ -47,11 +47,13 @@ from typing import Any, ClassVar
 import orjson
 
 from bunzai_codecs.core import archive
-from bunzai_codecs.core.codec import Coverage, EmitContext
+from bunzai_codecs.core import media as media_mod
+from bunzai_codecs.core.codec import Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.sniff import Sniff, parse_json
-from bunzai_codecs.entities import RegexSetBody
+from bunzai_codecs.entities import CharacterBody, RegexSetBody
+from bunzai_codecs.entities.character import MediaAsset
 from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
 from bunzai_codecs.formats._shared.st_regex import body_to_scripts as st_body_to_scripts
@@ -99,6 +101,11 @@ class LumiverseCard(SillyTavernCard):
     family = "lumiverse"
     label = "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)"
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".png", ".charx", ".zip")
+    #: a zip is written only for an entity read from a Lumiverse zip (its members are the twin's)
+    containers: ClassVar[tuple[Container, ...]] = (
+        *SillyTavernCard.containers,
+        Container("zip", (".zip",), "zip", images=True),
+    )
     #: above ``risu`` (0): both are certain on a zip with card.json; only this one checks the modules file
     priority = 10
     dialects: ClassVar[tuple[TavernDialect, ...]] = SillyTavernCard.dialects
@@ -140,12 +147,21 @@ class LumiverseCard(SillyTavernCard):
         tree = parse_json(z.read(CARD_JSON), what="card.json")
         if not isinstance(tree, dict):
             raise wrong(f"{CARD_JSON}:$", "a character card object", tree)
-        entities = self.decode_tree(s, tree, zip={"card": CARD_JSON}, blobs={"archive": s.data})
-        card = entities[0]
+        modules: Any = None
         if MODULES_JSON in z:
             modules = parse_json(z.read(MODULES_JSON), what=MODULES_JSON)
             if not isinstance(modules, dict):
                 raise wrong(f"{MODULES_JSON}:$", "an object", modules)
+        entities = self.decode_tree(
+            s,
+            tree,
+            media=_member_bytes(z),
+            more_assets=module_media(modules, z),
+            zip={"card": CARD_JSON},
+            blobs={"archive": s.data},
+        )
+        card = entities[0]
+        if modules is not None:
             rows = modules.get("regex_scripts")
             if rows is not None and rows != []:
                 ctx = MapContext(f"{MODULES_JSON}:$.regex_scripts")
@@ -180,18 +196,38 @@ class LumiverseCard(SillyTavernCard):
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         twin = entity.twin(self.id)
         want = ctx.options.get("container")
-        if twin is None or "zip" not in twin or want == "json":
+        from_zip = twin is not None and "zip" in twin
+        if want == "zip" and not from_zip:
+            raise Unsupported("a Lumiverse zip is written only for a card read from one; write json or png")
+        if not from_zip or want in ("json", "png"):
             return super().encode(entity, ctx)
-        if want not in (None, "zip"):
-            raise Unsupported(f"a Lumiverse zip card is written as a zip or as json, not {want!r}")
+        assert twin is not None
         raw = twin.get("raw")
         blob = (twin.get("blobs") or {}).get("archive")
         if not isinstance(raw, dict) or not isinstance(blob, bytes):
             raise Unsupported("the escrow twin of this Lumiverse zip is incomplete; export as json")
-        tree, _ = self.overlay_tree(entity, raw, ctx)
         z = archive.open_zip(blob)
+        # the modules file's images are archive members, not card assets: new bytes for one of them
+        # replace its member; the rest of the body is the card's
+        module_paths = set(_module_paths(z))
+        replaced: dict[str, bytes] = {}
+        assert isinstance(entity.body, CharacterBody)
+        kept = []
+        for a in entity.body.media.assets or []:
+            if a.ref in module_paths:
+                data = media_mod.bytes_of(entity.media, a)
+                if data is not None and data != z.read(a.ref):
+                    replaced[a.ref] = data
+            else:
+                kept.append(a)
+        card_body = entity.body.model_copy(
+            update={"media": entity.body.media.model_copy(update={"assets": kept or None})}
+        )
+        body = media_mod.wire(card_body, entity.media, inline=lambda _p, a: not _member_is(z, a))
+        assert isinstance(body, CharacterBody)
+        tree, _ = self.overlay_tree(entity, raw, ctx, body)
         modules_bytes = self._modules(entity, ctx, z)
-        if tree is raw and modules_bytes is None:
+        if tree is raw and modules_bytes is None and not replaced:
             return blob
         members = []
         for m in z.members:
@@ -200,6 +236,8 @@ class LumiverseCard(SillyTavernCard):
                 data = orjson.dumps(tree, option=orjson.OPT_INDENT_2)
             elif m.name == MODULES_JSON and modules_bytes is not None:
                 data = modules_bytes
+            elif m.name in replaced:
+                data = replaced[m.name]
             members.append(archive.ZipMemberSpec(m.name, data, m.method))
         return archive.write_zip(members, prefix=z.prefix)
 
@@ -232,4 +270,72 @@ class LumiverseCard(SillyTavernCard):
         return orjson.dumps({**modules, "regex_scripts": new}, option=orjson.OPT_INDENT_2)
 
 
-__all__ = ["LumiverseCard", "fingerprinted", "is_module_set"]
+def _module_paths(z: archive.ZipReader) -> list[str]:
+    if MODULES_JSON not in z:
+        return []
+    try:
+        modules = parse_json(z.read(MODULES_JSON), what=MODULES_JSON)
+    except Malformed:
+        return []
+    return [a["ref"] for a in module_media(modules, z)]
+
+
+def module_media(modules: Any, z: archive.ZipReader) -> list[dict[str, Any]]:
+    """The images ``lumiverse_modules.json`` names that are members of the zip, as media assets:
+    each expression (``emotion``, named by its label), each character's expression group
+    (``emotion``, named ``<character>--<label>``) and each alternate avatar (``other``, named by its
+    id, with its label). The ref is the member path."""
+    if not isinstance(modules, dict):
+        return []
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, name: Any, path: Any, label: Any = None) -> None:
+        if isinstance(path, str) and path in z:
+            item: dict[str, Any] = {"role": role, "ref": path}
+            if isinstance(name, str):
+                item["name"] = name
+            if isinstance(label, str):
+                item["label"] = label
+            out.append(item)
+
+    expr = modules.get("expressions")
+    mappings = expr.get("mappings") if isinstance(expr, dict) else None
+    for label, path in (mappings or {}).items() if isinstance(mappings, dict) else ():
+        add("emotion", label, path)
+    groups = modules.get("expression_groups")
+    by_char = groups.get("groups") if isinstance(groups, dict) else None
+    for char, labels in (by_char or {}).items() if isinstance(by_char, dict) else ():
+        for label, path in labels.items() if isinstance(labels, dict) else ():
+            add("emotion", f"{char}--{label}", path)
+    for av in (
+        modules.get("alternate_avatars") or [] if isinstance(modules.get("alternate_avatars"), list) else []
+    ):
+        if isinstance(av, dict):
+            add("other", av.get("id"), av.get("path"), av.get("label"))
+    return out
+
+
+def _member_bytes(z: archive.ZipReader) -> media_mod.Resolver:
+    """The bytes of a card asset: the member an ``embeded://`` ref or a modules path names."""
+
+    def resolve(_path: str, a: MediaAsset) -> bytes | None:
+        name = _member_name(a.ref)
+        return z.read(name) if name is not None and name in z else None
+
+    return resolve
+
+
+def _member_name(ref: str) -> str | None:
+    low = ref[:12].lower()
+    for prefix in ("embeded://", "embedded://"):
+        if low.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref if ref and ":" not in ref else None
+
+
+def _member_is(z: archive.ZipReader, a: MediaAsset) -> bool:
+    name = _member_name(a.ref)
+    return name is not None and name in z and media_mod.digest(z.read(name)) == a.sha256
+
+
+__all__ = ["LumiverseCard", "fingerprinted", "is_module_set", "module_media"]

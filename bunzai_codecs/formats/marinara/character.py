@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import NotRecognized, Unsupported
@@ -258,14 +259,15 @@ class MarinaraCharacterCodec(Codec):
         tuple(n for n in TAVERN_COVERAGE.notes if not n.startswith("media asset")),
     ) | Coverage.of(
         "persona.appearance",
+        *media.PORTRAIT_BYTES,
+        *media.ASSET_BYTES,
         notes=[
             "Marinara's flat data.extensions keys other than appearance (backstory, rpgStats, "
             "colours, avatarCrop, trackerCardColors, conversationStatus...) are kept verbatim in extensions",
-            "media is held only for data URLs, so no media path is claimed: the envelope's avatar is a "
-            "portrait whose ref is a data URL (read back with role portrait and the URL's MIME type, "
-            "without name or primary) and sprites are data-URL images (read back with role emotion, "
-            "named by file name); a portrait or asset with any other ref (a PNG card's own image "
-            "`ccdefault:`, an archive member, a web URL) is not written",
+            "images are data URLs: the envelope's avatar is the portrait (its bytes are kept; read back"
+            " with role portrait, without name or primary) and sprites are the other images (bytes kept;"
+            " read back with role emotion, named by file name); an image known only by a web URL or a"
+            " path (no bytes) is not written",
             "gallery and metadata.comment ride the escrow twin",
             "a linked lorebook is embedded as the card's character_book and linked regex sets as its "
             "extensions.regex_scripts (one array), holding what those hold, not what a Marinara "
@@ -306,9 +308,11 @@ class MarinaraCharacterCodec(Codec):
         return Decoded([e, *linked])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, CharacterBody):
+        if not isinstance(entity.body, CharacterBody):
             raise Unsupported(f"marinara-character holds characters, not {entity.kind}")
+        # the envelope's avatar and sprites are data: URLs: every image with bytes is written as one
+        body = media.wire(entity.body, entity.media, inline=lambda _p, _a: True)
+        assert isinstance(body, CharacterBody)
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if raw is not None:

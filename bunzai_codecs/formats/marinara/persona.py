@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import NotRecognized
@@ -193,15 +194,15 @@ class MarinaraPersonaCodec(Codec):
         "attribution.creator",
         "attribution.version",
         "attribution.creatorNotes",
+        *media.PORTRAIT_BYTES,
         notes=[
             "attribution.source is not held: the reader stamps `marinara` (the app the file was read "
             "from), so another app's stamp does not come back",
             "scenario, colours, personaStats, avatarCrop, trackerCardColors, tags, "
             "savedStatusOptions, convo settings, sprites and timestamps ride the escrow twin only",
             "an empty or whitespace-only section reads as absent",
-            "media.portrait is held only for a data URL (the export's avatar, read back with role "
-            "portrait and the URL's MIME type), so it is not claimed: a portrait with any other ref "
-            "(a Risu persona PNG's own image `png:image`, a path) is not written",
+            "the export's avatar is the portrait as a data URL: its bytes are kept (read back with role"
+            " portrait, without name or label); a portrait known only by a path (no bytes) is not written",
             "chatInjection and worldName have no Marinara home",
         ],
     )
@@ -214,7 +215,8 @@ class MarinaraPersonaCodec(Codec):
         return Decoded([self.entity(s, body_from(t), raw=t)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
+        # the envelope's avatar is a data: URL: a portrait with bytes is written as one
+        body = media.wire(entity.body, entity.media, inline=lambda _p, _a: True)
         assert isinstance(body, PersonaBody)
         new = body.dump()
         twin = entity.twin(self.id)

@@ -32,13 +32,14 @@ from typing import Any, cast
 
 import orjson
 
-from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core import media, png
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, json_path
+from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
 from bunzai_codecs.core.overlay import by_id, merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 
 PNG_KEYWORD = "naidata"
 FRESH_VERSION = 6
@@ -262,6 +263,12 @@ class NovelAILorebookCodec(Codec):
     label = "NovelAI lorebook (.lorebook, PNG naidata card, .scenario book)"
     suffixes = (".lorebook", ".json", ".png", ".scenario")
     extension = ".lorebook"
+    containers = (
+        Container("lorebook", (".lorebook",), "json"),
+        Container("json", (".json",), "json"),
+        Container("png", (".png",), "png", images=True),
+        Container("scenario", (".scenario",), "json"),
+    )
     coverage = Coverage.of(
         "entries[].title",
         "entries[].content",
@@ -273,6 +280,7 @@ class NovelAILorebookCodec(Codec):
         "entries[].sortOrder",
         "categories[].name",
         "categories[].enabled",
+        *media.PORTRAIT_BYTES,
         notes=[
             "no book name in the file",
             "`contextConfig.budgetPriority` is the insertion order `sortOrder`; `priority` is never written",
@@ -280,6 +288,9 @@ class NovelAILorebookCodec(Codec):
             " bias groups, `keyRelative`, `nonStoryActivatable`, timestamps and `advancedConditions`",
             "a fresh export mints UUID entry and category ids for ids that are not UUIDs",
             "a `.scenario` decodes to its lorebook; the rest of the scenario rides in escrow",
+            "a PNG card's picture (without its naidata chunk) is the book's portrait: a book with a"
+            " portrait image is written as a PNG (re-encoded when it is not one: the pixels are kept),"
+            " one without as a .lorebook",
         ],
     )
 
@@ -293,6 +304,7 @@ class NovelAILorebookCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         escrow: dict[str, Any] = {}
+        resolve = None
         if s.is_png:
             pf = s.require_png()
             chunk = s.png_text(PNG_KEYWORD)
@@ -300,6 +312,7 @@ class NovelAILorebookCodec(Codec):
                 raise Malformed("PNG has no naidata text chunk", offset=8)
             book = _png_book(chunk, pf.chunks[chunk.index].offset)
             escrow = {"container": "png", "blobs": {"png": s.data}}
+            resolve = portrait_resolver(picture(s.data, (PNG_KEYWORD,), parsed=pf))
             where = "the naidata chunk"
         else:
             tree = s.require_json()
@@ -320,27 +333,52 @@ class NovelAILorebookCodec(Codec):
         if not is_book(book):
             bad = "entries" if isinstance(book.get("lorebookVersion"), int | float) else "lorebookVersion"
             raise Malformed(f"{where} is not a NovelAI lorebook (no {bad})", path=f"$.{bad}")
-        return Decoded([self.entity(s, body_from_book(book), raw=book, **escrow)])
+        body = body_from_book(book)
+        if resolve is not None:  # the PNG is the book's picture
+            body["media"] = {"portrait": card_image_portrait()}
+        return Decoded([self.entity(s, body, raw=book, media=resolve, **escrow)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = cast(LorebookBody, entity.body)
         seed = entity.id
         twin = entity.twin(self.id) or {}
         raw = twin.get("raw")
+        portrait = body.media.portrait if body.media is not None else None
+        has_image = media.bytes_of(entity.media, portrait) is not None
+        want = ctx.options.get("container")
+        if want is None:
+            had = twin.get("container") if is_book(raw) else None
+            # a book read from JSON is written as a .lorebook (the same bytes, NovelAI's name)
+            want = had if had in ("png", "scenario") else "png" if has_image and had is None else "lorebook"
+        if want not in ("lorebook", "json", "png", "scenario"):
+            raise Unsupported(f"{self.id} writes lorebook, json, png or scenario containers, not {want!r}")
         if not is_book(raw):
-            return _dumps(fresh_book(body, seed))
-        assert isinstance(raw, dict)
-        base = mapped_book(LorebookBody.model_validate(body_from_book(raw)), seed)
-        new = mapped_book(body, seed)
-        merged = merge3(raw, base, new, list_key=by_id)
-        if merged is not raw:
-            merged = self._complete(merged, new, seed)
-        container = twin.get("container")
-        if container == "png":
-            source = (twin.get("blobs") or {}).get("png")
-            if isinstance(source, bytes):
-                return source if merged is raw else _with_naidata(source, merged)
-        if container == "scenario" and isinstance(twin.get("scenario"), dict):
+            if want == "scenario":
+                raise Unsupported(
+                    "a .scenario is written only for a book read from one: its story is the twin's"
+                )
+            merged = fresh_book(body, seed)
+        else:
+            assert isinstance(raw, dict)
+            base = mapped_book(LorebookBody.model_validate(body_from_book(raw)), seed)
+            new = mapped_book(body, seed)
+            merged = merge3(raw, base, new, list_key=by_id)
+            if merged is not raw:
+                merged = self._complete(merged, new, seed)
+        ctx.written = want
+        if want == "png":
+            source = (twin.get("blobs") or {}).get("png") if twin.get("container") == "png" else None
+            carrier = choose(
+                entity, ctx, twin_png=source if isinstance(source, bytes) else None, strip=(PNG_KEYWORD,)
+            )
+            if carrier.source == "twin" and merged is raw:
+                return carrier.image
+            return _with_naidata(carrier.image, merged)
+        if want == "scenario":
+            if not isinstance(twin.get("scenario"), dict):
+                raise Unsupported(
+                    "a .scenario is written only for a book read from one: its story is the twin's"
+                )
             items = list(twin["scenario"].items())
             at = twin.get("at")
             items.insert(at if isinstance(at, int) else len(items), ("lorebook", merged))

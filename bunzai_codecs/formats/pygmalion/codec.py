@@ -26,14 +26,14 @@ from typing import Any, cast
 
 import orjson
 
-from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core import media, png
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
-from bunzai_codecs.formats._shared.carrier import card_image_portrait, carrier_png
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
 
 PNG_KEYWORD = "chara"
@@ -111,18 +111,21 @@ class PygmalionCodec(Codec):
     label = "Pygmalion / oobabooga classic character (JSON, PNG)"
     suffixes = (".json", ".png")
     extension = ".json"
+    containers = (Container("json", (".json",), "json"), Container("png", (".png",), "png", images=True))
     coverage = Coverage.of(
         "identity.name",
         "identity.description",
         "persona.scenario",
         "greetings.firstMessage",
         "examples.exampleMessages",
+        *media.PORTRAIT_BYTES,
         notes=[
             "`char_persona` is `identity.description` (as SillyTavern and oobabooga read it);"
             " `persona.personality` has no slot",
             "`name` is written only when the source had it; `metadata` rides in escrow",
-            "a PNG source is written back as a PNG (`chara` chunk) and its picture is the card-image portrait"
-            " (`ccdefault:`); `options['container']`/`options['image']` choose a PNG for other sources",
+            "the PNG container's picture is the portrait (`ccdefault:`): a character with a portrait image"
+            " is written as a PNG (`chara` chunk; a portrait that is not a PNG is re-encoded, keeping the"
+            " pixels), one without as JSON; other images have no place",
         ],
     )
 
@@ -160,10 +163,12 @@ class PygmalionCodec(Codec):
             raise Malformed("a Pygmalion character is a JSON object", path="$")
         escrow: dict[str, Any] = {"container": container}
         body = body_from_native(tree)
+        resolve = None
         if container == "png":
             escrow["blobs"] = {"png": s.data}
             body["media"] = {"portrait": card_image_portrait()}  # the PNG is the picture
-        return Decoded([self.entity(s, body, raw=tree, **escrow)])
+            resolve = portrait_resolver(picture(s.data, (PNG_KEYWORD,), parsed=s.png))
+        return Decoded([self.entity(s, body, raw=tree, media=resolve, **escrow)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = cast(CharacterBody, entity.body)
@@ -177,15 +182,17 @@ class PygmalionCodec(Codec):
             twin, tree = {}, mapped_native(body)
         want = ctx.options.get("container") or twin.get("container")
         if want is None:
-            want = "png" if ctx.options.get("image") is not None else "json"
+            has_image = media.bytes_of(entity.media, body.media.portrait) is not None
+            want = "png" if has_image or ctx.options.get("image") is not None else "json"
         if want not in ("json", "png"):
             raise Unsupported(f"pygmalion writes json or png containers, not {want!r}")
         if want == "json":
             return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
         source = (twin.get("blobs") or {}).get("png")
-        if not isinstance(source, bytes) or ctx.options.get("image") is not None:
-            source = carrier_png(entity, ctx)
-        elif tree is raw:
-            return source
+        carrier = choose(
+            entity, ctx, twin_png=source if isinstance(source, bytes) else None, strip=(PNG_KEYWORD,)
+        )
+        if carrier.source == "twin" and tree is raw:
+            return carrier.image
         chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(tree)))
-        return png.replace_text(source, remove={PNG_KEYWORD}, add=[chunk])
+        return png.replace_text(carrier.image, remove={PNG_KEYWORD}, add=[chunk])

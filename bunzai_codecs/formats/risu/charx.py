@@ -29,17 +29,17 @@ import re
 import uuid
 from typing import Any
 
+from bunzai_codecs.core import media
 from bunzai_codecs.core.archive import ZIP_DEFLATED, ZIP_STORED, ZipMemberSpec, write_zip
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
-from bunzai_codecs.entities.character import CharacterBody
+from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared import character_book as cbook
-from bunzai_codecs.formats._shared.carrier import card_image
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats._shared.tavern import (
     TAVERN_COVERAGE,
@@ -53,6 +53,11 @@ from bunzai_codecs.formats.risu import jsformat, lore, risuai, risum, scripts
 
 CARD = "card.json"
 MODULE = "module.risum"
+#: media item fields a charx does not keep as they were (only the bytes are claimed)
+_MEDIA_FIELDS = ("role", "ref", "name", "label", "primary", "mime")
+#: the ref of a JPEG+ZIP card's JPEG (the bytes before the zip), an asset of role other
+JPEG_REF = "jpeg:image"
+JPEG_COVER: dict[str, Any] = {"role": "other", "ref": JPEG_REF, "name": "cover", "mime": "image/jpeg"}
 EMBED = "embeded://"  # sic: the spelling CCv3 and Risu use
 MEMBER = "zip:"
 PREFIX = "prefix"
@@ -72,41 +77,7 @@ _UNSAFE = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
 _RESERVED = re.compile(r"^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$", re.IGNORECASE)
 
 
-def sniff_mime(b: bytes) -> str | None:
-    """The media type the bytes really are (never the file name)."""
-    if b[:8] == b"\x89PNG\r\n\x1a\n":
-        return "image/png"
-    if b[:3] == b"\xff\xd8\xff":
-        return "image/jpeg"
-    if b[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if b[:4] == b"RIFF" and b[8:12] == b"WEBP":
-        return "image/webp"
-    if b[:4] == b"RIFF" and b[8:12] == b"WAVE":
-        return "audio/wav"
-    if b[4:8] == b"ftyp":
-        brand = b[8:12]
-        return "image/avif" if brand in (b"avif", b"avis") else "video/mp4"
-    if b[:2] == b"BM":
-        return "image/bmp"
-    if b[:3] == b"ID3" or (len(b) > 1 and b[0] == 0xFF and b[1] & 0xE0 == 0xE0):
-        return "audio/mpeg"
-    if b[:4] == b"OggS":
-        return "audio/ogg"
-    if b[:4] == b"fLaC":
-        return "audio/flac"
-    if b[:4] == b"\x1a\x45\xdf\xa3":
-        return "video/webm"
-    if b[:4] in (b"\x00\x01\x00\x00", b"true"):
-        return "font/ttf"
-    if b[:4] == b"OTTO":
-        return "font/otf"
-    if b[:4] == b"wOFF":
-        return "font/woff"
-    if b[:4] == b"wOF2":
-        return "font/woff2"
-    return None
-
+sniff_mime = media.sniff_mime
 
 _META_TYPES = {
     "image/jpeg": "JPEG",
@@ -274,6 +245,10 @@ class RisuCharxCodec(Codec):
     label = "RisuAI character (.charx, JPEG+ZIP)"
     suffixes = (".charx", ".jpeg", ".jpg")
     extension = ".charx"
+    containers = (
+        Container("charx", (".charx",), "zip", images=True),
+        Container("jpeg", (".jpeg", ".jpg"), "jpeg", images=True),
+    )
     coverage = TAVERN_COVERAGE | Coverage.of(
         "persona.imagePrompt.instructions",
         "persona.imagePrompt.emotionInstructions",
@@ -283,12 +258,15 @@ class RisuCharxCodec(Codec):
         "settings.risu",
         "bias",
         "behavior",
+        *media.PORTRAIT_BYTES,
+        *media.ASSET_BYTES,
         notes=[
-            "asset bytes ride the escrow twin: a media ref is an embeded:// path into the archive",
-            "media are archive files, so a ref is kept only when it already is one: a data: URI is written "
-            "as a file (its ref reads back as embeded://assets/...), an embeded:// ref whose bytes are not "
-            "in the source is left out (Risu refuses a card whose asset file is missing), and http(s) refs "
-            "are kept in card.json but skipped by Risu's import",
+            "images keep their bytes as archive files with their true extension (assets/<type>/<kind>/"
+            "<name>.<ext>); only their bytes are claimed: a ref reads back as embeded://assets/..., an"
+            " embeded:// ref whose bytes are not in the source is left out (Risu refuses a card whose"
+            " asset file is missing), and http(s) refs are kept in card.json but skipped by Risu's import",
+            "a JPEG+ZIP card's JPEG (Risu renders the main image into it) is an asset with ref jpeg:image;"
+            " writing the jpeg container renders the portrait as a JPEG when there is none",
             "module.risum holds the triggers, regex scripts and lorebook rows; an edited module is "
             "re-encoded through the gated .risum writer",
             "voice: only a VITS voice (risuai.vits) is held; other providers have no place",
@@ -299,7 +277,11 @@ class RisuCharxCodec(Codec):
             "card read as a SillyTavern card) is written into the card and reads back as those fields",
         ],
         # one `depth_prompt` slot (the Tavern note): a list of several injections is not kept
-        excludes=["extensions.risuai", "media.portrait", "media.assets", "prompts.depthInjections"],
+        excludes=[
+            "extensions.risuai",
+            *(f"media.{item}.{f}" for item in ("portrait", "assets[]") for f in _MEDIA_FIELDS),
+            "prompts.depthInjections",
+        ],
     )
 
     def detect(self, s: Sniff) -> float:
@@ -337,6 +319,16 @@ class RisuCharxCodec(Codec):
         blobs = {MEMBER + k: v for k, v in files.items()}
         if z.prefix_length:
             blobs[PREFIX] = z.prefix
+            if media.sniff_mime(z.prefix) == "image/jpeg":
+                # the JPEG of a JPEG+ZIP card (Risu renders the main image into it): an asset too
+                m = body.setdefault("media", {})
+                m["assets"] = [*(m.get("assets") or []), dict(JPEG_COVER)]
+        loose = loose_media(card, files)
+        if loose:
+            # media files the card does not list (an emotion image packed beside it): assets too
+            m = body.setdefault("media", {})
+            m["assets"] = [*(m.get("assets") or []), *loose]
+        files_and_cover = {**files, JPEG_REF: z.prefix} if z.prefix_length else files
         escrow: dict[str, Any] = {
             "members": list(z.names),
             "blobs": blobs,
@@ -345,7 +337,7 @@ class RisuCharxCodec(Codec):
         }
         if module_tree is not None:
             escrow["module"] = {"raw": module_tree, "style": style}
-        primary = self.entity(s, body, raw=card, **escrow)
+        primary = self.entity(s, body, raw=card, media=member_resolver(files_and_cover), **escrow)
         primary.warnings.extend(warnings)
         if executable:
             primary.warnings.append(
@@ -383,17 +375,25 @@ class RisuCharxCodec(Codec):
     # -- encode ----------------------------------------------------------------------------------
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        assert isinstance(entity.body, CharacterBody)
-        body, bag = lift_risuai(entity.body)
         twin = entity.twin(self.id) or {}
         raw = twin.get("raw")
         blobs = twin.get("blobs") or {}
         files: dict[str, bytes] = {k[len(MEMBER) :]: v for k, v in blobs.items() if k.startswith(MEMBER)}
+        # media: an asset whose bytes are this archive's member stays a member; any other asset with
+        # bytes becomes a data: URL here, which _materialise writes as a member (true extension);
+        # the JPEG cover of a JPEG+ZIP card is the bytes before the zip, not a card asset
+        assert isinstance(entity.body, CharacterBody)
+        cover, card_body = _split_cover(entity.body, entity.media)
+        if isinstance(raw, dict):  # the twin's loose media files stay loose members
+            listed = _embedded(raw)
+            card_body = _without(card_body, lambda a: _is_loose(a, listed, files))
+        wired = media.wire(card_body, entity.media, inline=lambda _p, a: not _in_archive(a, files))
+        assert isinstance(wired, CharacterBody)
+        body, bag = lift_risuai(wired)
         module_tree = (twin.get("module") or {}).get("raw")
         module = _module_of(module_tree)
         if not isinstance(raw, dict):
             raw = None
-            body = _with_card_image(entity, body)
 
         # the linked lorebook and regex set, through their twins when they came from this card
         old_lore = lore_body(raw, module) if raw is not None else None
@@ -436,6 +436,17 @@ class RisuCharxCodec(Codec):
         names += [n for n in out if n not in names]
         got = blobs.get(PREFIX)
         prefix: bytes = got if isinstance(got, bytes) else b""
+        want = ctx.options.get("container")
+        if want not in (None, "charx", "jpeg"):
+            raise Unsupported(f"risu writes charx or jpeg containers, not {want!r}")
+        if want == "charx":
+            prefix = b""
+        elif cover is not None and cover != prefix:
+            prefix = cover
+        elif want == "jpeg" and not prefix:
+            prefix = _jpeg_of(entity) or b""
+            if not prefix:
+                raise Unsupported("a JPEG+ZIP card needs a picture: this character has no image to render")
         return write_zip([ZipMemberSpec(n, out[n], _method(n, out[n])) for n in names], prefix=prefix)
 
     def _lore(
@@ -612,17 +623,95 @@ def lift_risuai(body: CharacterBody) -> tuple[CharacterBody, dict[str, Any] | No
     return CharacterBody.model_validate(out), bag
 
 
-def _with_card_image(entity: CanonicalEntity, body: CharacterBody) -> CharacterBody:
-    """A fresh charx has no card image of its own: a ``ccdefault:`` portrait (the picture of the PNG
-    card the entity was read from) is written as the ``main`` icon file, its bytes taken from the
-    escrowed PNG (``_shared/carrier.card_image``); without them the portrait stays ``ccdefault:``."""
-    image = card_image(entity)
-    portrait = body.media.portrait
-    if image is None or portrait is None:
+#: the first folder below ``assets/`` -> the media role of a file the card does not list
+_LOOSE_ROLES = {
+    "emotion": "emotion",
+    "emotions": "emotion",
+    "expression": "emotion",
+    "expressions": "emotion",
+    "background": "background",
+    "backgrounds": "background",
+}
+
+
+def loose_media(card: Any, files: dict[str, bytes]) -> list[dict[str, Any]]:
+    """Media files under ``assets/`` the card's ``assets`` do not list, as media assets (role from
+    their folder, named by their file name), in archive order: the archive holds them, so the body
+    names them."""
+    listed = _embedded(card)
+    out = []
+    for name, data in files.items():
+        if not name.startswith("assets/") or name in listed or media.sniff_mime(data) is None:
+            continue
+        parts = name.split("/")
+        stem = parts[-1].rsplit(".", 1)[0]
+        role = _LOOSE_ROLES.get(parts[1].lower(), "other") if len(parts) > 2 else "other"
+        out.append({"role": role, "ref": EMBED + name, "name": stem or None})
+    return out
+
+
+def _is_loose(a: MediaAsset, listed: set[str], files: dict[str, bytes]) -> bool:
+    member = _member_of(a.ref)
+    return member is not None and member not in listed and _in_archive(a, files)
+
+
+def _without(body: CharacterBody, drop: Any) -> CharacterBody:
+    assets = body.media.assets or []
+    rest = [a for a in assets if not drop(a)]
+    if len(rest) == len(assets):
         return body
-    ref = "data:image/png;base64," + base64.b64encode(image).decode("ascii")
-    media = body.media.model_copy(update={"portrait": portrait.model_copy(update={"ref": ref})})
-    return body.model_copy(update={"media": media})
+    return body.model_copy(update={"media": body.media.model_copy(update={"assets": rest or None})})
+
+
+def _split_cover(body: CharacterBody, store: dict[str, bytes]) -> tuple[bytes | None, CharacterBody]:
+    """(the JPEG cover's bytes, the body without it): the cover is the bytes before the zip."""
+    assets = body.media.assets or []
+    cover = next((a for a in assets if a.ref == JPEG_REF), None)
+    if cover is None:
+        return None, body
+    rest = [a for a in assets if a is not cover]
+    data = media.bytes_of(store, cover)
+    jpeg = data if data is not None and media.sniff_mime(data) == "image/jpeg" else None
+    return jpeg, body.model_copy(update={"media": body.media.model_copy(update={"assets": rest or None})})
+
+
+def _jpeg_of(entity: CanonicalEntity) -> bytes | None:
+    """The portrait rendered as a JPEG (what Risu puts before the zip), or None without one."""
+    assert isinstance(entity.body, CharacterBody)
+    data = media.bytes_of(entity.media, entity.body.media.portrait)
+    if data is None:
+        return None
+    if media.sniff_mime(data) == "image/jpeg":
+        return data
+    try:
+        return media.as_jpeg(data)
+    except media.ImageError:
+        return None
+
+
+def member_resolver(files: dict[str, bytes]) -> media.Resolver:
+    """The bytes of an ``embeded://`` ref: the archive member it names."""
+
+    def resolve(_path: str, a: MediaAsset) -> bytes | None:
+        path = _member_of(a.ref)
+        return files.get(path) if path is not None else None
+
+    return resolve
+
+
+def _member_of(ref: str) -> str | None:
+    low = ref[:12].lower()
+    for prefix in (EMBED, "embedded://"):
+        if low.startswith(prefix):
+            return ref[len(prefix) :]
+    return None
+
+
+def _in_archive(a: MediaAsset, files: dict[str, bytes]) -> bool:
+    """The asset's bytes are the archive member its ref names (so the ref stays as it is)."""
+    path = _member_of(a.ref)
+    data = files.get(path) if path is not None else None
+    return data is not None and media.digest(data) == a.sha256
 
 
 def _fill(dst: dict[str, Any], src: dict[str, Any]) -> None:

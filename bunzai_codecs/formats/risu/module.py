@@ -31,9 +31,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
@@ -87,6 +87,8 @@ class RisuModuleCodec(Codec):
     label = "RisuAI module (.risum, RisuRealm module JSON)"
     suffixes = (".risum", ".json")
     extension = ".risum"
+    #: Risu exports a module as .risum; RisuRealm hands out the same module as flat JSON
+    containers = (Container("risum", (".risum",), "binary"), Container("json", (".json",), "json"))
     coverage = Coverage.of(
         "name",
         "description",
@@ -162,9 +164,10 @@ class RisuModuleCodec(Codec):
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = entity.body
         assert isinstance(body, RegexSetBody)
+        want = ctx.options.get("container")
         twin = module_twin(entity)
         if twin is None:
-            return self._fresh(entity, body, ctx)
+            return self._written(self._fresh(entity, body, ctx), None, want)
         raw = twin["raw"]
         module = module_of(raw)
         assert module is not None
@@ -186,14 +189,37 @@ class RisuModuleCodec(Codec):
             else:
                 m["lorebook"] = lore_rows
         blob = (twin.get("blobs") or {}).get("risum")
-        if twin.get("container") == "risum" and isinstance(blob, bytes):
+        if twin.get("container") == "risum" and isinstance(blob, bytes) and want == "json":
+            blocks = len(risum.open_module(blob).assets)
+            if blocks:
+                raise Unsupported(
+                    f"this module carries {blocks} asset file(s), which only a .risum holds: "
+                    "write it as .risum, not as module JSON"
+                )
+        if twin.get("container") == "risum" and isinstance(blob, bytes) and want != "json":
             if m == module:
                 return blob
             opened = risum.open_module(blob)
             tree = {**raw, "module": m}
             return risum.encode_module(tree, opened.assets, twin.get("jsonStyle"), opened.trailing)
-        if module is raw:  # a flat module JSON (RisuRealm), written as Risu's JSON.stringify(x, null, 2)
+        if module is raw and want != "risum":
+            # a flat module JSON (RisuRealm), written as Risu's JSON.stringify(x, null, 2)
             return jsformat.stringify(m, 2).encode("utf-8")
+        return self._written(m, raw if module is not raw else None, want)
+
+    @staticmethod
+    def _written(m: dict[str, Any], raw: dict[str, Any] | None, want: Any) -> bytes:
+        """The module ``m`` in the container asked for: a flat module JSON, else a ``.risum`` (in
+        the twin's envelope ``raw`` when there is one)."""
+        if want == "json":
+            return jsformat.stringify({"type": risum.MODULE_TYPE, **m}, 2).encode("utf-8")
+        if want != "json" and m.get("assets"):
+            raise Unsupported(
+                f"this module lists {len(m['assets'])} asset(s) without their bytes (module JSON does not "
+                "carry them): a .risum needs them; write it as module JSON"
+            )
+        if raw is None:
+            return risum.encode_module({"module": m, "type": risum.MODULE_TYPE}, [])
         return risum.encode_module({**raw, "module": m}, [])
 
     def _lore_rows(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
@@ -210,7 +236,7 @@ class RisuModuleCodec(Codec):
         rows = lore.rows_for(ref, book)  # its twin's rows (this module's, when it came from one), edited
         return _SAME if rows is had or rows == (had or []) else rows
 
-    def _fresh(self, entity: CanonicalEntity, body: RegexSetBody, ctx: EmitContext) -> bytes:
+    def _fresh(self, entity: CanonicalEntity, body: RegexSetBody, ctx: EmitContext) -> dict[str, Any]:
         module: dict[str, Any] = {
             "name": body.name,
             "description": body.description or "",
@@ -221,7 +247,7 @@ class RisuModuleCodec(Codec):
         if lore_rows is not _SAME and lore_rows:
             module["lorebook"] = lore_rows
         module["assets"] = []
-        return risum.encode_module({"module": module, "type": risum.MODULE_TYPE}, [])
+        return module
 
 
 #: "leave the module's rows as they are"

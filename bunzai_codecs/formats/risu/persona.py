@@ -20,12 +20,13 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core import media, png
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import BunzaiError, Malformed
+from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.formats._shared.carrier import PORTRAIT, choose, picture
 
 KEYWORD = "persona"
 PORTRAIT_REF = "png:image"
@@ -67,13 +68,15 @@ class RisuPersonaCodec(Codec):
     label = "RisuAI persona PNG"
     suffixes = (".png",)
     extension = ".png"
+    containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
         "name",
         "content",
         "brief",
+        *media.PORTRAIT_BYTES,
         notes=[
-            "the persona image is the PNG itself: a data:image/png portrait becomes the file's image and "
-            "reads back as the ref png:image; any other portrait is replaced by a blank 1x1 image",
+            "the persona image is the PNG itself (read back as the ref png:image): the portrait's bytes,"
+            " re-encoded to PNG when they are not one (the pixels are kept), else a default portrait",
             "attribution.source is always read as risu (the file does not say where the persona came from)",
             "no placement, sections or lorebook link",
         ],
@@ -98,7 +101,18 @@ class RisuPersonaCodec(Codec):
         if not isinstance(tree, dict):
             raise Malformed("persona JSON must be an object", path="$")
         body = persona_body(tree)
-        return Decoded([self.entity(s, body, raw=tree, blobs={"png": s.data})])
+        image = picture(s.data, (KEYWORD,), parsed=s.png)
+        return Decoded(
+            [
+                self.entity(
+                    s,
+                    body,
+                    raw=tree,
+                    media=lambda path, _a: image if path == PORTRAIT else None,
+                    blobs={"png": s.data},
+                )
+            ]
+        )
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         from bunzai_codecs.core.overlay import merge3
@@ -113,26 +127,8 @@ class RisuPersonaCodec(Codec):
             tree = merge3(raw, to_native(base), to_native(body))
         else:
             tree = to_native(body)
-        if not isinstance(image, bytes):
-            image = _portrait_bytes(body) or blank_png()
-        elif tree is raw:
-            return image  # unedited: the file itself
+        carrier = choose(entity, ctx, twin_png=image if isinstance(image, bytes) else None, strip=(KEYWORD,))
+        if carrier.source == "twin" and tree is raw:
+            return carrier.image  # unedited: the file itself
         payload = base64.b64encode(orjson.dumps(tree))
-        return png.replace_text(image, remove=[KEYWORD], add=[png.make_text_chunk(KEYWORD, payload)])
-
-
-def _portrait_bytes(body: PersonaBody) -> bytes | None:
-    p = body.media.portrait
-    if p is None or not p.ref.startswith("data:image/png;base64,"):
-        return None
-    try:
-        data = base64.b64decode(p.ref.split(",", 1)[1], validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if data[:8] != png.PNG_SIGNATURE:
-        return None
-    try:
-        png.parse(data)  # a data URI can hold a broken PNG: writing into it would give an unreadable file
-    except BunzaiError:
-        return None
-    return data
+        return png.replace_text(carrier.image, remove=[KEYWORD], add=[png.make_text_chunk(KEYWORD, payload)])

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
@@ -296,6 +296,11 @@ class RisuPresetCodec(Codec):
     label = "RisuAI preset (.risup, .risupreset, botPreset JSON)"
     suffixes = (".risup", ".risupreset", ".json")
     extension = ".risup"
+    containers = (
+        Container("risup", (".risup",), "binary"),
+        Container("risupreset", (".risupreset",), "binary"),
+        Container("json", (".json",), "json"),
+    )
     coverage = Coverage.of(
         "name",
         "prompts[].name",
@@ -401,7 +406,12 @@ class RisuPresetCodec(Codec):
             twin = None
             tree = {**to_native(body), **dict.fromkeys(BLANKED, "")}
         tree = self._regex(entity, ctx, tree, raw if isinstance(raw, dict) else None)
-        container = (twin or {}).get("container", "risup")
+        container = ctx.options.get("container") or (twin or {}).get("container", "risup")
+        if container not in ("risup", "risupreset", "json"):
+            raise Unsupported(f"{self.id} writes risup, risupreset or json containers, not {container!r}")
+        ctx.written = container
+        if container != (twin or {}).get("container", "risup"):
+            twin = None  # another container than the file's: a fresh one (the twin's tree still merged)
         blob = ((twin or {}).get("blobs") or {}).get("file")
         if tree is raw and isinstance(blob, bytes) and container in ("risup", "risupreset"):
             return blob  # unedited: the app's own bytes (its gzip is not reproducible)

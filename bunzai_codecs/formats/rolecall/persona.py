@@ -59,14 +59,16 @@ from typing import Any
 
 import orjson
 
+from bunzai_codecs.core import media as media_mod
 from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.card_probe import card_extensions
+from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.tavern import SPEC_V2
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
@@ -279,6 +281,7 @@ class RoleCallPersona(Codec):
     family = "rolecall"
     label = "RoleCall persona (rolecall_persona JSON/PNG, persona card)"
     suffixes = (".json", ".png")
+    containers = (Container("json", (".json",), "json"), Container("png", (".png",), "png", images=True))
     extension = ".json"
     coverage = Coverage.of(
         "name",
@@ -289,6 +292,7 @@ class RoleCallPersona(Codec):
         "sections.history",
         "attribution.creator",
         "attribution.version",
+        *media_mod.PORTRAIT_BYTES,
         notes=[
             "a fresh export is a persona card (RoleCall's Export) unless the persona has an appearance"
             " section or a version, which a persona card cannot hold (it folds appearance into the"
@@ -297,7 +301,10 @@ class RoleCallPersona(Codec):
             " it is not claimed: an rcpersona export drops it",
             "attribution.source is not held: the reader stamps `rolecall` (the app the file was read"
             " from), so another app's stamp does not come back",
-            "no chat injection, world name or portrait image; traits, pronouns, age and colors ride in escrow",
+            "a PNG persona's picture is the portrait: a persona with a portrait image is written as a PNG"
+            " (the payload in an rcpersona or chara chunk; a portrait that is not a PNG is re-encoded,"
+            " keeping the pixels), one without as JSON",
+            "no chat injection or world name; traits, pronouns, age and colors ride in escrow",
         ],
     )
 
@@ -324,7 +331,9 @@ class RoleCallPersona(Codec):
         tree = s.require_json()
         return Decoded([self._decode_tree(s, tree)])
 
-    def _decode_tree(self, s: Sniff, tree: Any, **escrow: Any) -> CanonicalEntity:
+    def _decode_tree(
+        self, s: Sniff, tree: Any, *, image: bytes | None = None, **escrow: Any
+    ) -> CanonicalEntity:
         inner, path = peel(tree)
         shape = shape_of(inner)
         if shape is None:
@@ -333,12 +342,17 @@ class RoleCallPersona(Codec):
         for k in path:
             ctx = ctx.child(k)
         body = to_body(inner, shape, ctx)
-        e = self.entity(s, body, raw=tree, shape=shape, path=list(path), **escrow)
+        resolve = None
+        if image is not None:  # a PNG persona: the picture is the persona's portrait
+            body = {**body, "media": {"portrait": card_image_portrait()}}
+            resolve = portrait_resolver(image)
+        e = self.entity(s, body, raw=tree, media=resolve, shape=shape, path=list(path), **escrow)
         e.warnings.extend(ctx.warnings)
         return e
 
     def _decode_png(self, s: Sniff) -> Decoded:
-        s.require_png()
+        pf = s.require_png()
+        image = picture(s.data, (RCPERSONA,), parsed=pf)
         first: BunzaiError | None = None
         for kw in PNG_KEYWORDS:
             t = s.png_text(kw)
@@ -347,7 +361,11 @@ class RoleCallPersona(Codec):
             try:
                 tree = sniff_payload_tree(s, t)
                 return Decoded(
-                    [self._decode_tree(s, tree, blobs={"image": s.data}, png={"payload": t.keyword})]
+                    [
+                        self._decode_tree(
+                            s, tree, image=image, blobs={"image": s.data}, png={"payload": t.keyword}
+                        )
+                    ]
                 )
             except BunzaiError as exc:
                 if first is None:
@@ -362,31 +380,50 @@ class RoleCallPersona(Codec):
             raise Unsupported(f"{self.id} holds personas, not {entity.kind}")
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
+        want = ctx.options.get("container")
+        if want not in (None, "json", "png"):
+            raise Unsupported(f"{self.id} writes json or png containers, not {want!r}")
         if twin is None or not isinstance(raw, dict):
             shape = ctx.options.get("shape") or fresh_shape(body)
             if shape not in (CARD_SHAPE, RCPERSONA_SHAPE):
                 raise Unsupported(f"{self.id} writes the shapes card or rcpersona, not {shape!r}")
-            return orjson.dumps(to_native(body, shape, fold=True), option=orjson.OPT_INDENT_2)
+            tree = to_native(body, shape, fold=True)
+            has_image = media_mod.bytes_of(entity.media, body.media.portrait) is not None
+            if want == "png" or (want is None and (has_image or ctx.options.get("image") is not None)):
+                kw = RCPERSONA if shape == RCPERSONA_SHAPE else "chara"
+                return _png(choose(entity, ctx, strip=(RCPERSONA,)).image, kw, tree)
+            return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
         path: Path = tuple(twin.get("path") or ())
         shape = str(twin.get("shape"))
         inner = _at(raw, path)
         wrapped = shape == RCPERSONA_SHAPE or isinstance(inner.get("data"), dict)
+        blob = (twin.get("blobs") or {}).get("image")
         base = PersonaBody.model_validate(to_body(inner, shape, MapContext("$")))
-        if base == body:
+        if isinstance(blob, bytes):
+            base = base.model_copy(
+                update={
+                    "media": PersonaBody.model_validate({"media": {"portrait": card_image_portrait()}}).media
+                }
+            )
+        if base == media_mod.unbound(body):
             tree = raw
         else:
             merged = merge3(
                 inner, to_native(base, shape, wrapped=wrapped), to_native(body, shape, wrapped=wrapped)
             )
             tree = _put(raw, path, merged)
-        blob = (twin.get("blobs") or {}).get("image")
-        if not isinstance(blob, bytes):
+        if want == "json" or (want is None and not isinstance(blob, bytes)):
             return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
-        if tree is raw:
-            return blob
         kw = str((twin.get("png") or {}).get("payload", RCPERSONA))
-        chunk = png.make_text_chunk(kw, base64.b64encode(orjson.dumps(tree)))
-        return png.replace_text(blob, remove={kw}, add=[chunk])
+        carrier = choose(entity, ctx, twin_png=blob if isinstance(blob, bytes) else None, strip=(RCPERSONA,))
+        if carrier.source == "twin" and tree is raw:
+            return carrier.image
+        return _png(carrier.image, kw, tree)
+
+
+def _png(image: bytes, keyword: str, tree: Any) -> bytes:
+    chunk = png.make_text_chunk(keyword, base64.b64encode(orjson.dumps(tree)))
+    return png.replace_text(image, remove={keyword}, add=[chunk])
 
 
 __all__ = ["RoleCallPersona", "compile_sections", "fresh_shape", "peel", "shape_of"]

@@ -29,18 +29,20 @@ import base64
 import binascii
 import functools
 import operator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 from pydantic import ValidationError
 
 from bunzai_codecs.core import basecache, png
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, validation_failed
+from bunzai_codecs.core import media as media_mod
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, validation_failed
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
+from bunzai_codecs.formats._shared.carrier import card_body, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.character_book import BOOK_TAG, book_to_body, embed_book
 from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
 from bunzai_codecs.formats._shared.st_regex import (
@@ -65,9 +67,15 @@ from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.agnai.tavern_ext import AgnaiDialect
 from bunzai_codecs.formats.chub.dialect import ChubDialect
 
+if TYPE_CHECKING:
+    from bunzai_codecs.core.media import Resolver
+
 CCV3 = "ccv3"
 CHARA = "chara"
 CARD_KEYWORDS = (CCV3, CHARA)
+#: CCv3 asset chunks (``chara-ext-asset_:N``, also without the colon) and the refs naming them
+ASSET_CHUNK = "chara-ext-asset_"
+ASSET_REF = "__asset:"
 
 #: strings that make a flat object a character (with a string ``name``)
 _STRONG_FLAT = ("first_mes", "mes_example")
@@ -156,6 +164,10 @@ class SillyTavernCard(Codec):
     label = "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)"
     suffixes: ClassVar[tuple[str, ...]] = (".png", ".json", ".apng")
     extension = ".json"
+    containers: ClassVar[tuple[Container, ...]] = (
+        Container("json", (".json",), "json", images=True),
+        Container("png", (".png", ".apng"), "png", images=True),
+    )
     #: app layers applied on top of the shared Tavern mapping (e.g. Agnai's ``extensions.agnai``):
     #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards. Chub's
     #: ``extensions.chub`` is a lens onto media (``formats/chub/dialect.py``)
@@ -189,8 +201,18 @@ class SillyTavernCard(Codec):
             raise wrong("$", "a character card object", tree)
         return Decoded(self.decode_tree(s, tree))
 
-    def decode_tree(self, s: Sniff, tree: dict[str, Any], **escrow: Any) -> list[CanonicalEntity]:
-        """A parsed card tree as the card entity plus its linked lorebook and regex set."""
+    def decode_tree(
+        self,
+        s: Sniff,
+        tree: dict[str, Any],
+        *,
+        media: Resolver | None = None,
+        more_assets: list[dict[str, Any]] | None = None,
+        **escrow: Any,
+    ) -> list[CanonicalEntity]:
+        """A parsed card tree as the card entity plus its linked lorebook and regex set; ``media``
+        finds the bytes of the card's media items (a PNG card's own image); ``more_assets`` are
+        media the file holds outside the card tree (a Lumiverse zip's expressions)."""
         ctx = MapContext("$")
         body, shape = card_to_body(tree, ctx, dialects=self.dialects)
         data = tree["data"] if shape.wrapped else tree
@@ -217,7 +239,10 @@ class SillyTavernCard(Codec):
             linked.append(re_)
 
         basecache.remember(self._card_tag, tree, body, input_bytes=s.size)  # for base_body
-        card = self.entity(s, body, raw=tree, **escrow)
+        if more_assets:  # a copy: the remembered dict is the card tree's own mapping
+            m = body.get("media") or {}
+            body = {**body, "media": {**m, "assets": [*(m.get("assets") or []), *more_assets]}}
+        card = self.entity(s, body, raw=tree, media=media, **escrow)
         card.warnings.extend(ctx.warnings)
         if linked:
             card.links = {KNOWLEDGE_REFS: [e.id for e in linked]}
@@ -239,6 +264,7 @@ class SillyTavernCard(Codec):
         if not found:
             raise NotRecognized("PNG has no chara or ccv3 text chunk: not a character card")
         first_error: BunzaiError | None = None
+        resolve = png_media(s, pf)
         for item in found:
             try:
                 if isinstance(item, Malformed):
@@ -247,7 +273,9 @@ class SillyTavernCard(Codec):
                 tree = sniff_payload_tree(s, item)
                 if not isinstance(tree, dict):
                     raise wrong("$", f"the {kw} chunk to hold a card object", tree)
-                entities = self.decode_tree(s, tree, blobs={"image": s.data}, png={"payload": kw})
+                entities = self.decode_tree(
+                    s, tree, media=resolve, blobs={"image": s.data}, png={"payload": kw}
+                )
             except (BunzaiError, ValidationError) as exc:
                 err = (
                     validation_failed(exc, uri=s.uri, codec=self.id)
@@ -268,32 +296,52 @@ class SillyTavernCard(Codec):
     # -- encode ----------------------------------------------------------------------------------
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        _character(entity)
         twin = entity.twin(self.id)
         raw = twin.get("raw") if twin else None
         if not isinstance(raw, dict):
             twin = raw = None
-        want = ctx.options.get("container")
         blob = (twin.get("blobs") or {}).get("image") if twin else None
-        if want not in (None, "json", "png"):
-            raise Unsupported(f"sillytavern writes json or png containers, not {want!r}")
+        want = self.container(entity, ctx, blob)
+        if want == "png":
+            carrier = choose(entity, ctx, twin_png=blob if isinstance(blob, bytes) else None)
+            body = card_body(entity, carrier)
+        else:
+            # a JSON card holds its images as data: URLs (CCv3 assets)
+            carrier = None
+            body = media_mod.wire(entity.body, entity.media, inline=lambda _p, _a: True)
+        assert isinstance(body, CharacterBody)
 
         if raw is not None:
-            tree, delta = self.overlay_tree(entity, raw, ctx)
+            tree, delta = self.overlay_tree(entity, raw, ctx, body)
         else:
-            tree, delta = self.fresh_tree(entity, ctx), None
+            tree, delta = self.fresh_tree(entity, ctx, body), None
 
-        image = ctx.options.get("image")
-        if want == "json" or (want is None and blob is None and image is None):
+        if carrier is None:
             return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
-        if blob is not None and twin is not None and image is None:
+        if carrier.source == "twin" and twin is not None and isinstance(blob, bytes):
             return self._png_with_twin(twin, blob, tree, delta)
-        if not isinstance(image, bytes | bytearray):
-            raise Unsupported("a PNG card needs image bytes: pass options['image'] or export as json")
-        return write_png(bytes(image), tree)
+        return write_png(carrier.image, tree)
 
-    def fresh_tree(self, entity: CanonicalEntity, ctx: EmitContext) -> dict[str, Any]:
+    def container(self, entity: CanonicalEntity, ctx: EmitContext, blob: Any) -> str:
+        """``json`` or ``png``: the one asked for, else the one the entity came in, else a PNG when
+        there is a picture to write it into (the portrait's bytes or a caller's image)."""
+        want = ctx.options.get("container")
+        if want is not None:
+            if want not in ("json", "png"):
+                raise Unsupported(f"{self.id} writes json or png containers, not {want!r}")
+            return str(want)
+        if entity.twin(self.id) is not None and isinstance((entity.twin(self.id) or {}).get("raw"), dict):
+            return "png" if isinstance(blob, bytes) else "json"
+        portrait = _character(entity).media.portrait
+        has_image = media_mod.bytes_of(entity.media, portrait) is not None
+        return "png" if has_image or ctx.options.get("image") is not None else "json"
+
+    def fresh_tree(
+        self, entity: CanonicalEntity, ctx: EmitContext, body: CharacterBody | None = None
+    ) -> dict[str, Any]:
         """A CCv3 card for the entity with its linked lorebook and regex set embedded."""
-        body = _character(entity)
+        body = body if body is not None else _wired(entity)
         book = self._book(entity, ctx, None)
         scripts = self._scripts(entity, ctx, None)
         return body_to_card(
@@ -317,12 +365,17 @@ class SillyTavernCard(Codec):
         return CharacterBody.model_validate(body)
 
     def overlay_tree(
-        self, entity: CanonicalEntity, raw: dict[str, Any], ctx: EmitContext
+        self,
+        entity: CanonicalEntity,
+        raw: dict[str, Any],
+        ctx: EmitContext,
+        body: CharacterBody | None = None,
     ) -> tuple[dict[str, Any], tuple[Any, Any] | None]:
         """The twin with the body's edits and the re-embedded links applied; ``raw`` itself when
         nothing changed. Also returns the ``(base, new)`` native trees of an edit (for the PNG
-        backfill), or ``None``."""
-        body = _character(entity)
+        backfill), or ``None``. ``body`` is the entity's body as the mapper writes it
+        (``core.media.wire``; default: images with bytes as data: URLs)."""
+        body = body if body is not None else _wired(entity)
         shape = card_shape(raw)
         base_body = self.base_body(raw)
         delta = None
@@ -408,6 +461,43 @@ def write_png(image: bytes, tree: dict[str, Any]) -> bytes:
             png.make_text_chunk(CCV3, encode_payload(ccv3)),
         ],
     )
+
+
+def png_media(s: Sniff, pf: png.PngFile) -> Resolver:
+    """Where a Tavern PNG card's media bytes are: an ``__asset:N`` ref is the ``chara-ext-asset_:N``
+    chunk (CCv3, RisuAI), and a portrait that means the card image is the PNG without its card
+    chunks (``_shared/carrier``)."""
+    image = picture(s.data, parsed=pf)
+    chunks: dict[str, bytes] | None = None
+
+    def asset_chunks() -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        picked = [c for c in pf.chunks if (png.keyword_of(c) or "").startswith(ASSET_CHUNK)]
+        for t in png.text_chunks(picked, errors=[]):
+            key = t.keyword.lower()[len(ASSET_CHUNK) :].removeprefix(":")
+            try:
+                out.setdefault(key, base64.b64decode(b"".join(t.text.split()), validate=True))
+            except (binascii.Error, ValueError):
+                continue
+        return out
+
+    def resolve(path: str, a: Any) -> bytes | None:
+        nonlocal chunks
+        if a.ref[:8].lower() == ASSET_REF:
+            chunks = asset_chunks() if chunks is None else chunks
+            got = chunks.get(a.ref[len(ASSET_REF) :].lower())
+            if got is not None:
+                return got
+        return portrait_resolver(image)(path, a)
+
+    return resolve
+
+
+def _wired(entity: CanonicalEntity) -> CharacterBody:
+    """The body with every image that has bytes as a data: URL (what a JSON card holds)."""
+    body = media_mod.wire(_character(entity), entity.media, inline=lambda _p, _a: True)
+    assert isinstance(body, CharacterBody)
+    return body
 
 
 def _character(entity: CanonicalEntity) -> CharacterBody:

@@ -2,9 +2,15 @@
 
 A vaud-json file is one entity per line (a single-entity file is therefore plain JSON): the primary
 entity first, then the entities it links to. Each line is the full ``CanonicalEntity`` — body,
-links, escrow twins (binary blobs as base64) and source — so decode and encode are exact inverses:
-``encode(decode(x)) == x`` byte for byte for any file bunzai wrote. The same lines make up the
-pipeline's canonical JSONL.
+links, escrow twins (binary blobs as base64), source and the media store — so decode and encode are
+exact inverses: ``encode(decode(x)) == x`` byte for byte for any file bunzai wrote. The same lines
+make up the pipeline's canonical JSONL.
+
+Media: the line is self-contained. ``media`` maps each digest the body names to its bytes (base64,
+checked against the digest on read; a digest without bytes in the line reads as a reference only). An escrow blob is written once: a blob equal to a media entry
+is the string ``"sha256:<hex>"`` (base64 never holds a colon), and a blob that is a media PNG with
+some chunks added (a PNG card: its picture plus the card's text chunks) is
+``{"png": "<hex>", "insert": [[index, "<base64 of chunk type + data>"], ...]}``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, validation_failed
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, validation_failed
 from bunzai_codecs.core.entity import (
     ENTITY_KINDS,
     SCHEMA_VERSION,
@@ -24,10 +30,12 @@ from bunzai_codecs.core.entity import (
     EntityKind,
     Source,
 )
-from bunzai_codecs.core.errors import Malformed, json_path
+from bunzai_codecs.core.errors import BunzaiError, Malformed, json_path
 from bunzai_codecs.core.sniff import Sniff, parse_json
 
 BLOBS = "blobs"
+MEDIA = "media"
+_REF = "sha256:"
 
 
 def to_tree(e: CanonicalEntity) -> dict[str, Any]:
@@ -44,15 +52,78 @@ def to_tree(e: CanonicalEntity) -> dict[str, Any]:
         tree["source"] = e.source.to_json()
     if e.warnings:
         tree["warnings"] = e.warnings
+    if e.media:
+        tree[MEDIA] = e.media
     return tree
 
 
-def _blobs_out(original: dict[str, Any]) -> dict[str, Any]:
+def _b64(b: bytes) -> str:
+    return base64.b64encode(b).decode("ascii")
+
+
+class _Pngs:
+    """The media entries that are PNGs, parsed once per line, for blobs that extend one of them."""
+
+    def __init__(self, media: dict[str, bytes]) -> None:
+        self.media = media
+        self._parsed: list[tuple[str, Any]] | None = None
+
+    def parsed(self) -> list[tuple[str, Any]]:
+        if self._parsed is None:
+            from bunzai_codecs.core import png
+
+            self._parsed = []
+            for key in sorted(self.media):
+                data = self.media[key]
+                if data[:8] == png.PNG_SIGNATURE:
+                    try:
+                        self._parsed.append((key, png.parse(data)))
+                    except BunzaiError:
+                        continue
+        return self._parsed
+
+    def splice(self, blob: bytes) -> dict[str, Any] | None:
+        """``{"png", "insert"}`` when ``blob`` is a media PNG with chunks added, else None."""
+        from bunzai_codecs.core import png
+
+        if blob[:8] != png.PNG_SIGNATURE or not self.parsed():
+            return None
+        try:
+            whole = png.parse(blob)
+        except BunzaiError:
+            return None
+        for key, pf in self.parsed():
+            if pf.trailing != whole.trailing or len(pf.chunks) >= len(whole.chunks):
+                continue
+            insert: list[list[Any]] = []
+            j = 0
+            for i, c in enumerate(whole.chunks):
+                if j < len(pf.chunks) and c.type == pf.chunks[j].type and c.data == pf.chunks[j].data:
+                    j += 1
+                else:
+                    insert.append([i, _b64(c.type + c.data)])
+            if j == len(pf.chunks):
+                return {"png": key, "insert": insert}
+        return None
+
+
+def _blobs_out(original: dict[str, Any], media: dict[str, bytes]) -> dict[str, Any]:
+    from bunzai_codecs.core.media import digest
+
+    pngs = _Pngs(media)
     out = {}
     for fmt, env in original.items():
         blobs = env.get(BLOBS) if isinstance(env, dict) else None
         if blobs:
-            env = {**env, BLOBS: {k: base64.b64encode(v).decode("ascii") for k, v in blobs.items()}}
+            written: dict[str, Any] = {}
+            for k, v in blobs.items():
+                key = digest(v) if media else None
+                if key is not None and media.get(key) == v:
+                    written[k] = _REF + key
+                    continue
+                spliced = pngs.splice(v) if media else None
+                written[k] = spliced if spliced is not None else _b64(v)
+            env = {**env, BLOBS: written}
         out[fmt] = env
     return out
 
@@ -60,7 +131,9 @@ def _blobs_out(original: dict[str, Any]) -> dict[str, Any]:
 def dumps(e: CanonicalEntity) -> bytes:
     """One compact JSON line (no newline) for ``e``: the canonical JSONL line format."""
     tree = to_tree(e)
-    tree["original"] = _blobs_out(e.original)
+    tree["original"] = _blobs_out(e.original, e.media)
+    if e.media:
+        tree[MEDIA] = {k: _b64(v) for k, v in e.media.items()}
     try:
         return orjson.dumps(tree)
     except TypeError as exc:  # a codec put something that is not JSON into escrow: a bunzai bug
@@ -100,17 +173,13 @@ def from_tree(t: Any, *, uri: str | None = None, line: int = 0) -> CanonicalEnti
     for k, v in links.items():
         if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
             raise Malformed(f"{prefix}links.{k} must be a list of ids", uri=uri, path=json_path(("links", k)))
+    media = _media_in(t.get(MEDIA), prefix, uri)
     original: dict[str, Any] = {}
     for fmt, env in t.get("original", {}).items():
         if isinstance(env, dict) and isinstance(env.get(BLOBS), dict):
             blobs = {}
             for name, b64 in env[BLOBS].items():
-                try:
-                    blobs[name] = base64.b64decode(b64, validate=True)
-                except (binascii.Error, TypeError, ValueError):
-                    raise Malformed(
-                        f"{prefix}blob is not base64", uri=uri, path=json_path(("original", fmt, BLOBS, name))
-                    ) from None
+                blobs[name] = _blob_in(b64, media, prefix, uri, ("original", fmt, BLOBS, name))
             env = {**env, BLOBS: blobs}
         original[fmt] = env
     source = None
@@ -122,6 +191,11 @@ def from_tree(t: Any, *, uri: str | None = None, line: int = 0) -> CanonicalEnti
     warnings = t.get("warnings", [])
     if not isinstance(warnings, list):
         raise Malformed(f"{prefix}warnings must be a list", uri=uri, path="$.warnings")
+    from bunzai_codecs.core.media import bind
+
+    # an inline data: URL of an older line moves to the store; a digest whose bytes the line does
+    # not carry stays a reference (the bytes may live elsewhere, e.g. a content-addressed store)
+    body = bind(body, media)
     return CanonicalEntity(
         kind=kind,
         id=t["id"],
@@ -130,7 +204,65 @@ def from_tree(t: Any, *, uri: str | None = None, line: int = 0) -> CanonicalEnti
         original=original,
         source=source,
         warnings=[str(w) for w in warnings],
+        media=media,
     )
+
+
+def _media_in(m: Any, prefix: str, uri: str | None) -> dict[str, bytes]:
+    from bunzai_codecs.core.media import digest
+
+    if m is None:
+        return {}
+    if not isinstance(m, dict):
+        raise Malformed(f"{prefix}media must be an object", uri=uri, path="$.media")
+    out: dict[str, bytes] = {}
+    for key, b64 in m.items():
+        path = json_path((MEDIA, key))
+        try:
+            data = base64.b64decode(b64, validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            raise Malformed(f"{prefix}media entry is not base64", uri=uri, path=path) from None
+        if digest(data) != key:
+            raise Malformed(f"{prefix}media entry does not match its sha256", uri=uri, path=path)
+        out[key] = data
+    return out
+
+
+def _blob_in(v: Any, media: dict[str, bytes], prefix: str, uri: str | None, where: tuple[str, ...]) -> bytes:
+    path = json_path(where)
+    if isinstance(v, str) and v.startswith(_REF):
+        data = media.get(v[len(_REF) :])
+        if data is None:
+            raise Malformed(f"{prefix}blob names a media entry the line does not have", uri=uri, path=path)
+        return data
+    if isinstance(v, dict):
+        return _splice_in(v, media, prefix, uri, path)
+    try:
+        return base64.b64decode(v, validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        raise Malformed(f"{prefix}blob is not base64", uri=uri, path=path) from None
+
+
+def _splice_in(v: dict[str, Any], media: dict[str, bytes], prefix: str, uri: str | None, path: str) -> bytes:
+    from bunzai_codecs.core import png
+
+    key = v.get("png")
+    base = media.get(key) if isinstance(key, str) else None
+    insert = v.get("insert")
+    if base is None or not isinstance(insert, list):
+        raise Malformed(f"{prefix}blob names a media PNG the line does not have", uri=uri, path=path)
+    try:
+        pf = png.parse(base)
+        chunks = list(pf.chunks)
+        for item in insert:
+            i, b64 = item
+            raw = base64.b64decode(b64, validate=True)
+            if not isinstance(i, int) or not 0 <= i <= len(chunks) or len(raw) < 4:
+                raise ValueError(i)
+            chunks.insert(i, png.Chunk(raw[:4], raw[4:]))
+        return png.build(chunks, pf.trailing)
+    except (BunzaiError, binascii.Error, TypeError, ValueError):
+        raise Malformed(f"{prefix}blob is not a readable PNG splice", uri=uri, path=path) from None
 
 
 def _looks_like_entity(t: Any) -> bool:
@@ -149,6 +281,7 @@ class VaudJsonCodec(Codec):
     kind = "character"  # vaud-json carries every kind; this is only its default for tables
     suffixes = (".vaud.json", ".jsonl")
     extension = ".vaud.json"
+    containers = (Container("json", (".vaud.json", ".jsonl", ".json"), "json", images=True),)
     priority = 100
     coverage = Coverage.of("*")
 

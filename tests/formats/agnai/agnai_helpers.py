@@ -36,8 +36,10 @@ def decode(t: Any, name: str = "x.json", fmt: str | None = None) -> Decoded:
 
 
 def encode(entity: CanonicalEntity, fmt: str, linked: list[CanonicalEntity] | None = None) -> Any:
-    """``entity`` written as ``fmt`` (with ``linked`` resolvable), parsed back to a tree."""
-    return orjson.loads(write(entity, fmt, linked=linked or []).data)
+    """``entity`` written as ``fmt`` (with ``linked`` resolvable) in its JSON container, parsed back
+    to a tree."""
+    json_container = "json" if registry.get(fmt).container_named("json") is not None else None
+    return orjson.loads(write(entity, fmt, linked=linked or [], container=json_container).data)
 
 
 def score(codec_id: str, t: Any, name: str = "x.json") -> float:
@@ -60,8 +62,16 @@ def edited(entity: CanonicalEntity, **sections: dict[str, Any]) -> CanonicalEnti
         links=copy.deepcopy(entity.links),
         original=entity.original,
         source=entity.source,
+        media=entity.media,
     )
 
 
 def without_twins(entity: CanonicalEntity) -> CanonicalEntity:
-    return CanonicalEntity(kind=entity.kind, id=entity.id, body=entity.body, links=dict(entity.links))
+    return CanonicalEntity(
+        kind=entity.kind,
+        id=entity.id,
+        body=entity.body,
+        links=dict(entity.links),
+        media=entity.media,
+        source=entity.source,
+    )

@@ -13,6 +13,7 @@ from bunzai_codecs import Malformed, read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
+from bunzai_codecs.core.media import default_portrait_png, digest
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
 from bunzai_codecs.formats.backyard import exif
@@ -101,7 +102,11 @@ def test_decode_v4_base64_maps_fields_and_translates_placeholders() -> None:
     assert b.attribution.createdAt == 1714557600
     assert b.attribution.updatedAt == 1714649415.25
     # the PNG itself is the picture: the card-image portrait, as for a Tavern PNG
-    assert b.media.portrait is not None and b.media.portrait.dump() == CARD_IMAGE
+    p = b.media.portrait
+    assert p is not None and p.dump() == {**CARD_IMAGE, "sha256": p.sha256, "size": p.size}
+    # its bytes are the PNG without the eXIf chunk that holds the character
+    image = d.primary.media[p.sha256 or ""]
+    assert [t for t, _ in chunks(image)] == [t for t, _ in chunks(sample(V4)) if t != b"eXIf"]
     twin = d.primary.original["backyard"]
     assert twin["encoding"] == "base64"
     assert twin["raw"]["character"]["model"] == "sample.7b.q4_k_m"
@@ -248,12 +253,17 @@ def test_a_foreign_body_gets_a_version_4_export_on_a_placeholder_image() -> None
         "Chat",
     ):
         assert key in c
-    assert [t for t, _ in chunks(out)] == [b"IHDR", b"eXIf", b"IDAT", b"IEND"]  # the 1x1 placeholder
+    # no image anywhere: the default portrait, with the character's eXIf after IHDR
+    assert [t for t, _ in chunks(out)] == [b"IHDR", b"eXIf", b"IDAT", b"IEND"]
     back = read(out, "vell.png")
+    image = default_portrait_png()
+    portrait = {**CARD_IMAGE, "sha256": digest(image), "size": len(image)}
     assert back.primary.body == body.model_copy(
-        # unknown dates are written as the epoch (required fields) and read back as unknown
-        update={"media": CharacterBody.model_validate({"media": {"portrait": CARD_IMAGE}}).media}
+        # unknown dates are written as the epoch (required fields) and read back as unknown; the
+        # default portrait is the picture the card now has
+        update={"media": CharacterBody.model_validate({"media": {"portrait": portrait}}).media}
     )
+    assert back.primary.media == {digest(image): image}
 
 
 def test_a_fresh_export_uses_the_callers_image() -> None:

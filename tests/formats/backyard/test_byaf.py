@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bunzai_codecs import Malformed, Unsupported, read, write
-from bunzai_codecs.core import registry
+from bunzai_codecs.core import archive, registry
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
@@ -99,9 +99,18 @@ def test_decode_maps_character_first_scenario_and_images() -> None:
         "avatar",
         "image/png",
     )
+    # the first scenario's background (an archive-root path) is the character's background
     assert [(a.role, a.ref, a.label) for a in b.media.assets or []] == [
-        ("other", "images/festival.png", "festival outfit")
+        ("other", "images/festival.png", "festival outfit"),
+        ("background", "scenarios/dusk-background.png", None),
     ]
+    # every image's bytes are the member it names
+    z = archive.open_zip(sample(SAMPLE))
+    assert d.primary.media[b.media.portrait.sha256 or ""] == z.read(f"{CDIR}/images/portrait.png")
+    for a, member in zip(
+        b.media.assets or [], [f"{CDIR}/images/festival.png", "scenarios/dusk-background.png"], strict=True
+    ):
+        assert d.primary.media[a.sha256 or ""] == z.read(member)
     twin = d.primary.original["byaf"]
     assert twin["raw"]["scenarios"][0]["messages"][1]["outputs"][0]["text"] == "Then follow the light."
     assert twin["raw"]["manifest"]["author"]["backyardURL"] == "https://backyard.ai/hub/user/sample"

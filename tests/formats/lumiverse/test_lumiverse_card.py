@@ -219,8 +219,16 @@ def test_zip_exported_as_json_writes_the_module_scripts_beside() -> None:
     d = decode(sample(ZIP), "q.zip")
     codec = registry.get(LV)
     ctx = EmitContext.for_entities(d.entities, container="json")
-    card_json = codec.encode(d.primary, ctx)
-    assert json.loads(card_json) == sample_tree(QUILL)
+    card_json = json.loads(codec.encode(d.primary, ctx))
+    # the modules file's images (expressions, the alternate avatar) go with the card, inline
+    assets = card_json["data"].pop("assets")
+    assert assets[0] == {"type": "icon", "uri": "ccdefault:", "name": "main", "ext": "png"}
+    assert [(a["type"], a["name"], a["uri"][:22]) for a in assets[1:]] == [
+        ("emotion", "calm", "data:image/png;base64,"),
+        ("emotion", "puzzled", "data:image/png;base64,"),
+        ("x_other", "av-1", "data:image/png;base64,"),  # the CCv3 type of role other
+    ]
+    assert card_json == sample_tree(QUILL)
     assert ctx.embedded == set()  # nothing embedded: bundle.write puts the scripts beside
     ex = write(d.entities[1], "lumiverse-regex", linked=d.entities)
     assert json.loads(ex.data)["scripts"][0]["target"] == ["display"]

@@ -43,7 +43,7 @@ def score(codec_id: str, tree: Any, name: str = "x.json") -> float:
 
 def fresh(e: CanonicalEntity) -> CanonicalEntity:
     """The same body with no escrow twin (what another format's entity looks like to a codec)."""
-    return CanonicalEntity(kind=e.kind, id=e.id, body=e.body.model_copy(deep=True))
+    return CanonicalEntity(kind=e.kind, id=e.id, body=e.body.model_copy(deep=True), media=dict(e.media))
 
 
 def mutated(tree: Any) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bunzai_codecs import Malformed, read, write
-from bunzai_codecs.core import registry
+from bunzai_codecs.core import png, registry
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
@@ -101,8 +101,13 @@ def test_v3_entries_without_ids_or_names() -> None:
 
 def test_decode_the_png_card() -> None:
     e = read(sample(CARD), "hollin.png").primary
-    assert e.body == read(sample(BOOK), "hollin.lorebook").primary.body
+    book = read(sample(BOOK), "hollin.lorebook").primary.body
+    assert e.body.model_copy(update={"media": None}) == book
     assert e.original["novelai-lorebook"]["container"] == "png"
+    # the PNG (without its naidata chunk) is the book's picture
+    p = e.body.media.portrait  # type: ignore[union-attr]
+    assert p is not None and p.ref == "ccdefault:" and p.role == "portrait"
+    assert e.media[p.sha256 or ""] == png.replace_text(sample(CARD), remove=("naidata",))
 
 
 def test_a_scenario_yields_its_lorebook_and_keeps_the_rest() -> None:

@@ -129,7 +129,7 @@ def test_flat_module_json_stays_json() -> None:
 
 def test_another_apps_regex_set_becomes_a_new_module() -> None:
     d = read((SAMPLES / "sillytavern/regex-scripts.json").read_bytes(), "regex-scripts.json")
-    out = write(d.primary, RM, linked=d.entities).data
+    out = write(d.primary, RM, linked=d.entities, container="risum").data
     assert registry.detect(Sniff(out, "x.risum")).id == RM  # type: ignore[union-attr]
     tree = risum.open_module(out).tree
     assert tree["type"] == "risuModule" and list(tree) == ["module", "type"]
@@ -143,7 +143,13 @@ def test_another_apps_regex_set_becomes_a_new_module() -> None:
     assert [(r.label, r.find, r.replace) for r in back.rules] == [
         (r.label, r.find, r.replace) for r in sorted(body.rules, key=lambda r: r.sortOrder)
     ]
-    assert write(d.primary, RM, linked=d.entities).data == out  # deterministic, the id included
+    assert write(d.primary, RM, linked=d.entities, container="risum").data == out  # deterministic
+    # a JSON source keeps its container where the target has one: RisuRealm's flat module JSON
+    flat = write(d.primary, RM, linked=d.entities)
+    assert flat.extension == ".json" and orjson.loads(flat.data)["type"] == "risuModule"
+    assert registry.detect(Sniff(flat.data, "x.json")).id == RM  # type: ignore[union-attr]
+    again = read(flat.data, "x.json").primary.body
+    assert isinstance(again, RegexSetBody) and again.rules == back.rules
 
 
 def test_a_linked_lorebook_of_another_app_is_embedded() -> None:

@@ -12,6 +12,7 @@ from bunzai_codecs import Malformed, read, write
 from bunzai_codecs.core import png, registry
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
+from bunzai_codecs.core.media import default_portrait_png
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import PersonaBody
 from bunzai_codecs.formats.risu.persona import blank_png
@@ -94,7 +95,8 @@ def test_bad_payloads_are_typed_errors() -> None:
 def test_a_broken_inline_portrait_is_not_used_as_the_carrier() -> None:
     """Regression (property tests): a portrait data URI holding only a PNG signature was used as
     the image the persona is written into, giving a file that does not decode. A portrait that is
-    not a whole PNG is ignored like any other non-PNG portrait: the blank image carries the persona."""
+    not a whole PNG is ignored like any other unreadable portrait: the default portrait carries the
+    persona."""
     codec = registry.get("risu-persona")
     body = PersonaBody.model_validate(
         {
@@ -103,5 +105,5 @@ def test_a_broken_inline_portrait_is_not_used_as_the_carrier() -> None:
         }
     )
     data = codec.encode(CanonicalEntity(kind="persona", id="persona-x", body=body), EmitContext())
-    assert data.startswith(blank_png()[:33])
+    assert data.startswith(default_portrait_png()[:33])
     assert codec.decode(Sniff(data, "p.png")).primary.body.name == "Mira"

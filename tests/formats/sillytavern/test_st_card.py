@@ -23,6 +23,7 @@ from bunzai_codecs import Malformed, NotRecognized, read, write
 from bunzai_codecs.core import png, registry
 from bunzai_codecs.core.codec import Codec, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
+from bunzai_codecs.core.media import default_portrait_png
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
 
@@ -418,20 +419,32 @@ def test_png_with_text_chunks_before_idat_keeps_their_position() -> None:
     assert types == [b"IHDR", b"tEXt", b"IDAT", b"IEND"]
 
 
-def test_png_card_exports_as_json_when_asked() -> None:
+def test_png_card_exports_as_json_when_asked_with_its_picture_as_a_data_url() -> None:
     raw = sample("tidepool.png")
     c = card(raw)
     out = registry.get(ST).encode(c, EmitContext(options={"container": "json"}))
-    assert json.loads(out) == card_payloads(raw)["ccv3"]
+    got = json.loads(out)
+    want = card_payloads(raw)["ccv3"]
+    # the card's own picture (the PNG without its card chunks) is the main icon, inline
+    picture = png.replace_text(raw, remove=("chara", "ccv3"))
+    icon = {
+        "type": "icon",
+        "uri": "data:image/png;base64," + base64.b64encode(picture).decode(),
+        "name": "main",
+        "ext": "png",
+    }
+    assert got["data"].pop("assets") == [icon]
+    assert got == want
 
 
-def test_json_card_as_png_needs_an_image() -> None:
-    from bunzai_codecs import Unsupported
-
+def test_a_json_card_as_png_gets_the_default_portrait_or_the_callers_image() -> None:
     c = card(sample("starship-captain.v3.json"), "s.json")
-    with pytest.raises(Unsupported):
-        registry.get(ST).encode(c, EmitContext(options={"container": "png"}))
-    out = registry.get(ST).encode(c, EmitContext(options={"container": "png", "image": build_png()}))
+    out = registry.get(ST).encode(c, EmitContext(options={"container": "png"}))
+    assert png.replace_text(out, remove=("chara", "ccv3")) == default_portrait_png()
+    assert card_payloads(out)["ccv3"]["data"]["nickname"] == "Cap"
+    image = build_png()
+    out = registry.get(ST).encode(c, EmitContext(options={"container": "png", "image": image}))
+    assert png.replace_text(out, remove=("chara", "ccv3")) == image
     assert card_payloads(out)["ccv3"]["data"]["nickname"] == "Cap"
 
 

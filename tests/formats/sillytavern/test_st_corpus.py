@@ -4,6 +4,7 @@ canonically stable; the cards also survive a fresh CCv3 JSON export (no escrow) 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import corpus_root, expect_rows
@@ -68,10 +69,15 @@ def test_corpus_file_survives_vaud_json_and_back(rel: str, fmt: str) -> None:
 
 def _fresh(e: CanonicalEntity) -> CanonicalEntity:
     """The same body with no escrow: what another app's codec hands to this one."""
-    return CanonicalEntity(kind=e.kind, id=e.id, body=e.body, links=dict(e.links))
+    return CanonicalEntity(kind=e.kind, id=e.id, body=e.body, links=dict(e.links), media=e.media)
 
 
 CARD_ROWS = [r for r in ROWS if r[1] == "sillytavern"]
+
+
+def _media_items(body: dict[str, Any]) -> list[dict[str, Any]]:
+    m = body.get("media") or {}
+    return [x for x in [m.get("portrait"), *(m.get("assets") or [])] if x is not None]
 
 
 @pytest.mark.parametrize(("rel", "fmt"), CARD_ROWS, ids=[r[0] for r in CARD_ROWS])
@@ -108,5 +114,10 @@ def test_card_to_fresh_ccv3_json_to_card_keeps_the_meaning(rel: str, fmt: str) -
             assert got[section].pop(key) == []
     if "groupOnlyGreetings" not in want["greetings"]:
         assert got["greetings"].pop("groupOnlyGreetings") == []
+    # a JSON card holds a PNG card's picture as a data: URL: the same bytes under another ref
+    for g, w in zip(_media_items(got), _media_items(want), strict=True):
+        if w.get("sha256") is not None:
+            assert g.pop("ref").startswith("data:") and g["sha256"] == w["sha256"]
+            w.pop("ref")
     assert got == want
     assert [e.body for e in back.entities[1:]] == [e.body for e in decoded.entities[1:]]

@@ -1,0 +1,330 @@
+"""``bunzai convert`` as a library: one input file -> the planned output files -> the written
+files and what the conversion lost.
+
+The three steps are separate so a caller (the CLI, a batch converter) can check every planned path
+before anything is written:
+
+1. :func:`plan` decodes the input, picks the entities to write (every entity of the file that no
+   other one links to, or those ``entity``/``kind`` select), names one file per entity and one per
+   linked entity the target cannot embed, and encodes them all in memory;
+2. :func:`write_planned` refuses to overwrite an existing file unless ``force``, then writes each
+   file atomically;
+3. :func:`losses` reads every written file back and compares it with what was converted, as the
+   fidelity report's cross-format check does (:mod:`bunzai_codecs.fidelity`), and
+   :func:`render_losses` says it in a few lines.
+
+Naming. ``output`` is a file name, a folder (an existing one, or a name ending in ``/``) or None
+(the current folder). A file name's suffix picks the container of the target format (``card.png``
+a PNG card, ``card.json`` a JSON one); a suffix the format cannot write is a usage error naming
+those it can; a name without a suffix is written as given. In a folder, each entity is named after
+itself (``<name><ext>``), made unique, with the extension of the bytes it holds, and the source's
+container is kept where the target has it. Linked entities the target cannot embed are written
+beside their entity as ``<stem>.<kind><ext>`` (one of the entity's own kind, as the other personas of
+a persona backup, as ``<stem>.<its name><ext>``); further entities of a multi-entity input next to
+the first as ``<stem>.<their name><ext>``. Nothing from an input is used as a path but its cleaned-up
+name (no separators, no leading dots).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bunzai_codecs.bundle import Export, read, write
+from bunzai_codecs.core import registry
+from bunzai_codecs.core.codec import Codec
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
+
+VAUD = "vaud-json"
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
+
+
+class ConvertUsageError(ValueError):
+    """The command asks for something the format cannot do (a suffix it cannot write, an entity the
+    input does not have, a file it would overwrite): the CLI's usage error."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to convert to and where (see the module docstring)."""
+
+    to: str
+    output: str | None = None
+    source_format: str | None = None
+    entity: str | None = None
+    kind: str | None = None
+    image: bytes | None = None
+
+
+@dataclass
+class Planned:
+    """One file to write: its path and the export it holds."""
+
+    path: Path
+    export: Export
+    #: the entity the file's row of the loss report is about (the export's own entity)
+    main: bool = True
+
+
+@dataclass
+class Plan:
+    """Everything ``convert`` will write for one input, encoded, nothing written yet."""
+
+    source: Path
+    decoded: Decoded
+    to: str
+    files: list[Planned] = field(default_factory=list)
+
+    @property
+    def paths(self) -> list[Path]:
+        return [f.path for f in self.files]
+
+
+def safe_stem(name: str) -> str:
+    """A file name stem from card text: separators, control and reserved characters replaced,
+    leading dots and spaces dropped, at most 100 characters."""
+    return _UNSAFE.sub("_", " ".join(name.split())).strip(" .")[:100]
+
+
+def _suffixes(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    dot = base.find(".", 1)
+    return base[dot:] if dot > 0 else ""
+
+
+def select(decoded: Decoded, entity: str | None, kind: str | None) -> list[CanonicalEntity]:
+    """The entities to convert: ``entity`` (an id or a unique id prefix), else every entity of
+    ``kind``, else every entity of the file that no other one links to (the primary first)."""
+    es = decoded.entities
+    if entity is not None:
+        hits = [e for e in es if e.id == entity] or [e for e in es if e.id.startswith(entity)]
+        if len(hits) != 1:
+            ids = ", ".join(f"{e.id} ({e.kind})" for e in es)
+            what = "no entity" if not hits else f"{len(hits)} entities"
+            raise ConvertUsageError(f"--entity {entity}: {what} of this input match; its entities: {ids}")
+        return hits
+    if kind is not None:
+        hits = [e for e in es if e.kind == kind]
+        if not hits:
+            kinds = ", ".join(sorted({e.kind for e in es}))
+            raise ConvertUsageError(f"--kind {kind}: this input has no {kind}; it holds {kinds}")
+        return hits
+    linked = {ref for e in es for ref in e.knowledge_refs if ref != e.id}
+    return [e for e in es if e.id not in linked] or [decoded.primary]
+
+
+def _container_for(codec: Codec, name: str) -> str | None:
+    """The container an output file name asks for (None: no suffix, the format chooses)."""
+    if not _suffixes(name):
+        return None
+    found = codec.container_for_name(name)
+    if found is None:
+        can = ", ".join(codec.writable_suffixes())
+        raise ConvertUsageError(f"{name}: {codec.id} cannot write this suffix; it writes {can}")
+    return found.name
+
+
+class _Names:
+    """File names taken so far (case-insensitively: some file systems are)."""
+
+    def __init__(self, taken: set[str] | None = None) -> None:
+        self.taken = taken if taken is not None else set()
+
+    def unique(self, folder: Path, stem: str, ext: str) -> Path:
+        n = 1
+        while True:
+            name = f"{stem}{ext}" if n == 1 else f"{stem}-{n}{ext}"
+            key = str(folder / name).lower()
+            if key not in self.taken:
+                self.taken.add(key)
+                return folder / name
+            n += 1
+
+    def claim(self, path: Path) -> Path:
+        self.taken.add(str(path).lower())
+        return path
+
+
+def _beside(export: Export) -> Iterator[Export]:
+    for x in export.beside:
+        yield x
+        yield from _beside(x)
+
+
+def _kept_suffix(source: Path, codec: Codec, ext: str) -> str:
+    """The source's own suffix when the export is in the same container (``.apng``, ``.jpg``)."""
+    src = source.name.lower()
+    for c in codec.container_list():
+        if ext in c.suffixes:
+            for suf in c.suffixes:
+                if src.endswith(suf.lower()):
+                    return suf
+    return ext
+
+
+def plan(
+    source: Path,
+    data: bytes,
+    opts: Options,
+    *,
+    cwd: Path | None = None,
+    taken: set[str] | None = None,
+) -> Plan:
+    """Decode ``data`` (read from ``source``) and encode every file ``opts`` asks for (see the
+    module docstring). ``taken`` is shared by a caller converting several inputs into one folder,
+    so no two planned files get one name. Raises ``ConvertUsageError`` or a ``BunzaiError``."""
+    codec = registry.get(opts.to)
+    decoded = read(data, source.name, uri=str(source), format=opts.source_format)
+    entities = select(decoded, opts.entity, opts.kind)
+    if opts.to != VAUD:
+        fit = [e for e in entities if e.kind == codec.kind]
+        if not fit:
+            have = ", ".join(f"{e.id} ({e.kind})" for e in decoded.entities)
+            raise ConvertUsageError(
+                f"{opts.to} holds {codec.kind} entities; this input's are {have} (pick one with --entity or --kind)"
+            )
+        entities = fit
+    names = _Names(taken)
+    out = opts.output
+    folder_mode = out is None or out.endswith(("/", os.sep)) or Path(out).is_dir()
+    folder = (cwd or Path.cwd()) if out is None else Path(out) if folder_mode else Path(out).parent
+    container = None
+    if not folder_mode and out is not None:
+        container = _container_for(codec, Path(out).name)
+    if container is None and opts.image is not None:  # a picture given: the format's PNG, if any
+        container = next((c.name for c in codec.container_list() if c.magic == "png"), None)
+    result = Plan(source, decoded, opts.to)
+    first_stem = ""
+    for i, e in enumerate(entities):
+        export = write(e, opts.to, linked=decoded.entities, container=container, image=opts.image)
+        stem = safe_stem(entity_name(e)) or safe_stem(source.name.split(".")[0]) or "export"
+        if not folder_mode and out is not None:
+            if i == 0:
+                path = names.claim(Path(out))
+                first_stem = (
+                    Path(out).name[: len(Path(out).name) - len(_suffixes(Path(out).name))] or "export"
+                )
+            else:
+                path = names.unique(folder, f"{first_stem}.{stem}", export.extension)
+        else:
+            path = names.unique(folder, stem, _kept_suffix(source, codec, export.extension))
+            first_stem = first_stem or path.name[: len(path.name) - len(_suffixes(path.name))]
+        result.files.append(Planned(path, export))
+        own_stem = path.name[: len(path.name) - len(_suffixes(path.name))] or stem
+        for side in _beside(export):
+            # a linked entity of another kind is <stem>.<kind> (card.lorebook.json); one of the same
+            # kind (a persona backup's other personas) is named after itself
+            sub: str = side.entity.kind
+            if side.entity.kind == e.kind:
+                sub = safe_stem(entity_name(side.entity)) or sub
+            p = names.unique(folder, f"{own_stem}.{sub}", side.extension)
+            result.files.append(Planned(p, side, main=False))
+    return result
+
+
+def existing(p: Plan) -> list[Path]:
+    """The planned paths that already exist (``write_planned`` refuses them without ``force``)."""
+    return [f.path for f in p.files if f.path.exists()]
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Atomic: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def write_planned(p: Plan, *, force: bool = False) -> list[Path]:
+    """Write every planned file; raises ``ConvertUsageError`` (writing nothing) when one of them
+    exists and ``force`` is not set."""
+    if not force:
+        there = existing(p)
+        if there:
+            more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
+            raise ConvertUsageError(f"{there[0]} exists{more}: pass --force to overwrite")
+    for f in p.files:
+        write_file(f.path, f.export.data)
+    return p.paths
+
+
+def losses(p: Plan) -> list[FidelityRow]:
+    """What each written entity lost or changed: its file read back with the target's codec and
+    compared with the entity (and the entities it links to), as fidelity's cross check does."""
+    rows = []
+    for f in p.files:
+        if not f.main:
+            continue
+        e = f.export.entity
+        rows.append(
+            export_row(
+                e,
+                p.decoded.entities,
+                f.export,
+                name=f.path.name,
+                input=str(p.source),
+                source=e.source.format if e.source else "",
+                side_names={id(q.export): q.path.name for q in p.files if not q.main},
+            )
+        )
+    return rows
+
+
+def render_losses(rows: Sequence[FidelityRow]) -> list[str]:
+    """The loss report's lines: per written entity, unexpected then expected lost/changed paths
+    with their counts, then what the target added (a default portrait, a field's default)."""
+    out: list[str] = []
+    for r in rows:
+        label = f"{r.name or r.entity} ({r.kind}) -> {r.target}"
+        if r.error is not None:
+            out.append(f"{label}: could not be read back: {r.error.type}: {r.error.message}")
+            continue
+        groups: dict[str, list[tuple[str, PathLoss]]] = {"unexpected": [], "expected": [], "info": []}
+        for change, loss in r.losses():
+            groups[loss.cls].append((change, loss))
+        n_unexp, n_exp = (sum(x.count for _, x in groups[k]) for k in ("unexpected", "expected"))
+        if not (n_unexp or n_exp or groups["info"]):
+            out.append(f"{label}: nothing lost")
+            continue
+        out.append(f"{label}: {n_unexp} unexpected, {n_exp} expected lost or changed")
+        for cls, title in (
+            ("unexpected", "unexpected (the target holds these: a bug)"),
+            ("expected", "expected (the target has no place for these)"),
+            ("info", "added or re-encoded by the target (kept)"),
+        ):
+            items = groups[cls]
+            if not items:
+                continue
+            out.append(f"  {title}: {sum(x.count for _, x in items)}")
+            for change, loss in items:
+                times = f" x{loss.count}" if loss.count > 1 else ""
+                verb = "re-encoded (same pixels)" if cls == "info" and change == "changed" else change
+                at = f" (first at {loss.at})" if loss.count > 1 and loss.at and loss.at != loss.path else ""
+                out.append(f"    {verb} {loss.path}{times}{at}")
+    return out
+
+
+def unexpected(rows: Sequence[FidelityRow]) -> bool:
+    """Whether any row lost or changed something its target holds (or could not be read back)."""
+    return any(r.status in ("unexpected", "error") for r in rows)
+
+
+__all__ = [
+    "ConvertUsageError",
+    "Options",
+    "Plan",
+    "Planned",
+    "existing",
+    "losses",
+    "plan",
+    "render_losses",
+    "safe_stem",
+    "select",
+    "unexpected",
+    "write_file",
+    "write_planned",
+]
