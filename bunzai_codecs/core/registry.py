@@ -54,10 +54,17 @@ CODECS: dict[str, str | type[Codec]] = {
     "rolecall-preset": "bunzai_codecs.formats.rolecall.preset:RoleCallPreset",
     "rolecall-regex": "bunzai_codecs.formats.rolecall.regex:RoleCallRegex",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-context": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernContextCodec",
+    "sillytavern-instruct": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernInstructCodec",
+    "sillytavern-kobold": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernKoboldCodec",
     "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-novel": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernNovelCodec",
     "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
     "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
+    "sillytavern-reasoning": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernReasoningCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
+    "sillytavern-sysprompt": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernSyspromptCodec",
+    "sillytavern-textgen": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernTextgenCodec",
 }
 
 
