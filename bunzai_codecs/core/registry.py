@@ -41,6 +41,7 @@ CODECS: dict[str, str | type[Codec]] = {
     "lumiverse-preset": "bunzai_codecs.formats.lumiverse.preset:LumiversePreset",
     "lumiverse-regex": "bunzai_codecs.formats.lumiverse.regex:LumiverseRegex",
     "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
+    "novelai-preset": "bunzai_codecs.formats.novelai.preset:NovelAIPresetCodec",
     "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
     "risu": "bunzai_codecs.formats.risu.charx:RisuCharxCodec",
     "risu-lorebook": "bunzai_codecs.formats.risu.lorebook:RisuLorebookCodec",
