@@ -59,6 +59,7 @@ CODECS: dict[str, str | type[Codec]] = {
     "sillytavern-instruct": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernInstructCodec",
     "sillytavern-kobold": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernKoboldCodec",
     "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-master": "bunzai_codecs.formats.sillytavern.master:SillyTavernMasterCodec",
     "sillytavern-novel": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernNovelCodec",
     "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
     "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
