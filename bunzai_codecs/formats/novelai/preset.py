@@ -35,7 +35,7 @@ from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import type_name
+from bunzai_codecs.formats._shared.wire import parse_number_text, type_name
 from bunzai_codecs.formats.sillytavern._flat import (
     KOBOLD_SAMPLERS,
     NOVEL_SAMPLERS,
@@ -109,7 +109,12 @@ def can_hold(name: Any) -> bool:
     NovelAI file and does not know (kept as written); never another app's sampler or number."""
     if not isinstance(name, str):
         return False
-    return name in SAMPLER_NAMES or not (name in _KNOWN or (name.isascii() and name.isdigit()))
+    return name in SAMPLER_NAMES or not (name in _KNOWN or _is_number(name))
+
+
+def _is_number(name: str) -> bool:
+    """A sampler id that is a number (SillyTavern's spelling, or a number no app has)."""
+    return parse_number_text(name) is not None
 
 
 def is_preset(t: Any) -> bool:

@@ -28,7 +28,7 @@ from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import type_name
+from bunzai_codecs.formats._shared.wire import js_number_text, type_name
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, int_like, keyed_items
 
@@ -46,6 +46,8 @@ KOBOLD_SAMPLERS = {
     5: "temperature",
     6: "repetitionPenalty",
 }
+#: the largest sampler id read as a number (larger ones are kept as text and never written)
+MAX_ID = 10**15 - 1
 #: NovelAI's sampler ids as SillyTavern numbers them (``order`` of its NovelAI presets)
 NOVEL_SAMPLERS = {
     0: "temperature",
@@ -152,10 +154,12 @@ def read_order(v: Any, ids: dict[int, str], r: Reader, path: Path) -> list[str] 
     out: list[str] = []
     for i, x in enumerate(r.arr(v, path, "an array of sampler ids")):
         n = int_like(x)
-        if n is not None:
+        if n is not None and abs(n) <= MAX_ID:
             out.append(ids.get(n, str(n)))
         elif isinstance(x, str):
             out.append(x)
+        elif isinstance(x, int | float) and not isinstance(x, bool):
+            out.append(js_number_text(x))  # no app has such an id: kept as its text, never written as one
         else:
             raise Malformed(f"expected a sampler id, found {type_name(x)}", path=json_path((*path, i)))
     return out
@@ -193,6 +197,11 @@ def write_value(v: Any, kind: str) -> Any:
     return v
 
 
+def _id_text(name: Any) -> bool:
+    """A sampler id kept as its text (a number the id table lacks, within ``MAX_ID``)."""
+    return isinstance(name, str) and name.isascii() and name.isdigit() and len(name) <= 15
+
+
 def write_order(names: list[str], ids: dict[int, str]) -> list[int]:
     """Sampler names as ids; a name the app has no id for is left out (see ``order_reshape``)."""
     back = {name: n for n, name in ids.items()}
@@ -200,7 +209,7 @@ def write_order(names: list[str], ids: dict[int, str]) -> list[int]:
     for name in names:
         if name in back:
             out.append(back[name])
-        elif name.isascii() and name.isdigit():
+        elif _id_text(name):
             out.append(int(name))
     return out
 
@@ -210,9 +219,7 @@ def holds_order(ids: dict[int, str]) -> Callable[[Any], bool]:
 
     def lost(v: Any) -> bool:
         names = set(ids.values())
-        return isinstance(v, list) and any(
-            not (isinstance(x, str) and (x in names or (x.isascii() and x.isdigit()))) for x in v
-        )
+        return isinstance(v, list) and any(not (x in names or _id_text(x)) for x in v)
 
     return lost
 
