@@ -330,3 +330,13 @@ def test_corpus_values(corpus: Path) -> None:
     assert body("st-1.18.0-presets/reasoning-DeepSeek.json")["reasoning"]["prefix"] == "<think>\n"
     assert body("st-1.18.0-presets/instruct-Mistral-V3-Tekken.json")["instruct"]["systemSameAsUser"] is True
     assert body("st-1.18.0-presets/sysprompt-Actor.json")["prompts"][0]["content"].startswith("You are an expert actor")
+
+
+def test_a_sampler_id_no_app_has_is_kept_as_text_and_never_written() -> None:
+    tree = json.loads(sample("sillytavern/kobold-Tidewater.json"))
+    tree["sampler_order"] = [6, 1e308, 18446744073709551615, 7]
+    e = read(json.dumps(tree).encode(), "k.json").primary
+    assert e.body.samplers.samplerOrder == ["repetitionPenalty", "1e+308", "18446744073709551615", "7"]  # type: ignore[attr-defined]
+    assert json.loads(write(e, "sillytavern-kobold", linked=[e]).data)["sampler_order"] == tree["sampler_order"]
+    fresh = CanonicalEntity(kind="preset", id=e.id, body=e.body)
+    assert json.loads(write(fresh, "sillytavern-textgen").data)["sampler_order"] == [6, 7]
