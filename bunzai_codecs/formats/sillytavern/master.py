@@ -216,10 +216,35 @@ def overlay(entity: CanonicalEntity, raw: dict[str, Any], name: str, ctx: EmitCo
         union_base = s.tree(base_union, layout, part_name)
         union_now = s.tree(entity.body, layout, part_name)
         out[key] = merge3(merged, union_base, union_now, list_key=keyed_items)
+    _added(entity, base_union, refs, out, ctx)
+    old_srw, new_srw = _srw(base_union), _srw(entity.body)
     if SRW in raw:
-        old_srw, new_srw = _srw(base_union), _srw(entity.body)
         out[SRW] = merge3(raw[SRW], old_srw or {}, new_srw or {})
+    elif new_srw is not None and new_srw != old_srw:
+        out[SRW] = {**new_srw, "show": False}
     return out
+
+
+def _added(
+    entity: CanonicalEntity,
+    base_union: PresetBody,
+    refs: list[CanonicalEntity],
+    out: dict[str, Any],
+    ctx: EmitContext,
+) -> None:
+    """Sections the twin lacks that an edit calls for: a newly linked template of a section's
+    format, or a template the primary's body now holds and did not."""
+    body = entity.body
+    assert isinstance(body, PresetBody)
+    for s in SECTIONS:
+        if s.key in out:
+            continue
+        ref = next((x for x in refs if x.id not in ctx.embedded and x.twin(s.codec.id) is not None), None)
+        if ref is not None and isinstance(ref.body, PresetBody):
+            ctx.embed(ref)
+            out[s.key] = _named(s.codec.native(ref, ctx, regex=False), ref.body.name)
+        elif s.holds(body) and s.tree(body, None, body.name) != s.tree(base_union, None, body.name):
+            out[s.key] = s.tree(body, None, body.name)
 
 
 def fresh(entity: CanonicalEntity, ctx: EmitContext) -> dict[str, Any]:

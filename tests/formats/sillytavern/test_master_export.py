@@ -198,3 +198,35 @@ def test_another_app_gets_the_bundle_and_each_part_beside_it() -> None:
     assert [b.format for b in out.beside] == ["risu-preset"] * 5
     out = write(d.primary, "sillytavern-preset", linked=d.entities)
     assert [b.format for b in out.beside] == list(PARTS.values())  # SillyTavern's own template formats
+
+
+def test_an_edit_calling_for_a_section_the_file_lacks_adds_it() -> None:
+    tree = _tree()
+    del tree["reasoning"], tree["srw"]
+    d = read(json.dumps(tree).encode(), NAME)
+
+    def change(b: dict[str, Any]) -> None:
+        b["reasoning"] = {"prefix": "<r>", "suffix": "</r>"}
+        b["systemPrompts"]["assistantPrefill"] = "So,"
+
+    edit(d.primary, change)
+    out = json.loads(write(d.primary, FMT, linked=d.entities).data)
+    assert out["reasoning"] == {
+        "name": "ST-formatting-2025-03-14",
+        "prefix": "<r>",
+        "suffix": "</r>",
+        "separator": "",
+    }
+    assert out["srw"] == {"value": "So,", "show": False}
+    assert {k: v for k, v in out.items() if k not in ("reasoning", "srw")} == tree
+
+
+def test_a_newly_linked_template_joins_the_file() -> None:
+    tree = _tree()
+    del tree["reasoning"]
+    d = read(json.dumps(tree).encode(), NAME)
+    think = read(sample("sillytavern/reasoning-Harbor-Think.json"), "r.json").primary
+    d.primary.links["knowledgeRefs"].append(think.id)
+    out = write(d.primary, FMT, linked=[*d.entities, think])
+    assert json.loads(out.data)["reasoning"] == json.loads(sample("sillytavern/reasoning-Harbor-Think.json"))
+    assert out.beside == []
