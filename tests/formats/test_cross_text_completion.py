@@ -102,7 +102,11 @@ def test_marinara_thinking_tags_are_the_reasoning_marks() -> None:
     params = json.loads(out["data"]["preset"]["parameters"])
     assert params["customThinkingTags"] == [{"open": "<think>", "close": "</think>"}]
     back = _back(e, "marinara-preset", "r.marinara.json")
-    assert (back.reasoning.prefix, back.reasoning.suffix, back.reasoning.separator) == ("<think>", "</think>", None)
+    assert (back.reasoning.prefix, back.reasoning.suffix, back.reasoning.separator) == (
+        "<think>",
+        "</think>",
+        None,
+    )
 
 
 def test_marinara_several_thinking_tags_stay_unread_and_are_kept() -> None:
@@ -114,7 +118,9 @@ def test_marinara_several_thinking_tags_stay_unread_and_are_kept() -> None:
     assert e.body.reasoning.prefix is None  # type: ignore[attr-defined]
     edited = edit(e, lambda b: b.update(name="Renamed"))
     out = json.loads(write(edited, "marinara-preset").data)
-    assert json.loads(out["data"]["preset"]["parameters"])["customThinkingTags"] == params["customThinkingTags"]
+    assert (
+        json.loads(out["data"]["preset"]["parameters"])["customThinkingTags"] == params["customThinkingTags"]
+    )
 
 
 # -- Lumiverse ----------------------------------------------------------------------------------------

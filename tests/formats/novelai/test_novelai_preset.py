@@ -61,7 +61,14 @@ def test_fields() -> None:
     assert (s["cfgScale"], s["topG"], s["mirostatEta"]) == (1, 0, 1)
     assert s["samplerOrder"] == ["unified", "minP", "topP"]
     assert s["disabledSamplers"] == [
-        "cfg", "temperature", "tailFreeSampling", "topK", "topA", "typicalP", "mirostat", "topG",
+        "cfg",
+        "temperature",
+        "tailFreeSampling",
+        "topK",
+        "topA",
+        "typicalP",
+        "mirostat",
+        "topG",
     ]
     assert e.warnings == []
 
@@ -98,7 +105,9 @@ def test_an_unknown_sampler_id_is_kept() -> None:
     e = _read(tree)
     assert e.body.samplers.samplerOrder[-1] == "future_sampler"  # type: ignore[index]
     fresh = CanonicalEntity(kind="preset", id=e.id, body=e.body)
-    assert {"id": "future_sampler", "enabled": True} in json.loads(write(fresh, FMT).data)["parameters"]["order"]
+    assert {"id": "future_sampler", "enabled": True} in json.loads(write(fresh, FMT).data)["parameters"][
+        "order"
+    ]
 
 
 def test_sillytavern_numbers_in_the_order_are_read() -> None:
@@ -111,12 +120,22 @@ def test_sillytavern_numbers_in_the_order_are_read() -> None:
 
 
 def test_fresh_export_is_deterministic_and_complete() -> None:
-    body = PresetBody.model_validate({"name": "Mine", "samplers": {"temperature": 0.8, "samplerOrder": ["temperature", "repetitionPenalty"]}})
+    body = PresetBody.model_validate(
+        {
+            "name": "Mine",
+            "samplers": {"temperature": 0.8, "samplerOrder": ["temperature", "repetitionPenalty"]},
+        }
+    )
     e = CanonicalEntity(kind="preset", id="preset-m", body=body)
     a, b = write(e, FMT).data, write(e, FMT).data
     assert a == b
     out = json.loads(a)
-    assert (out["presetVersion"], out["name"], out["remoteId"], out["model"]) == (3, "Mine", "", "llama-3-erato-v1")
+    assert (out["presetVersion"], out["name"], out["remoteId"], out["model"]) == (
+        3,
+        "Mine",
+        "",
+        "llama-3-erato-v1",
+    )
     assert len(out["id"]) == 36
     p = out["parameters"]
     assert (p["temperature"], p["max_length"], p["top_p"]) == (0.8, 150, 1)
@@ -129,7 +148,11 @@ def test_to_sillytavern_and_back() -> None:
     st = json.loads(write(nai, "sillytavern-novel").data)
     assert st["order"] == [9, 10, 2]
     assert (st["max_length"], st["max_context"]) == (90, 8000)
-    assert (st["math1_temp"], st["phrase_rep_pen"], st["repetition_penalty_frequency"]) == (0.35, "medium", 0.01)
+    assert (st["math1_temp"], st["phrase_rep_pen"], st["repetition_penalty_frequency"]) == (
+        0.35,
+        "medium",
+        0.01,
+    )
     back = read(json.dumps(st).encode(), "Harbor Fog.json").primary
     again = json.loads(write(back, FMT).data)["parameters"]
     for k, v in _tree()["parameters"].items():

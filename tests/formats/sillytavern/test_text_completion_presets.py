@@ -80,12 +80,18 @@ def test_samples_detect_as_their_kind(rel: str, fmt: str) -> None:
         ({"temp": 1, "rep_pen": 1}, {}),  # too little to say which API
         ({"temp": 1, "rep_pen": 1, "typical_p": 1}, {"sillytavern-textgen": 0.9}),
         ({"temp": 1, "rep_pen": 1, "typical": 1}, {"sillytavern-kobold": 0.9}),
-        ({"temperature": 1, "repetition_penalty": 1, "tail_free_sampling": 1, "phrase_rep_pen": "off"}, {"sillytavern-novel": 0.9}),
+        (
+            {"temperature": 1, "repetition_penalty": 1, "tail_free_sampling": 1, "phrase_rep_pen": "off"},
+            {"sillytavern-novel": 0.9},
+        ),
         ({"temperature": 1, "repetition_penalty": 1, "tail_free_sampling": 1}, {}),
         ({"input_sequence": "a", "output_sequence": "b", "name": "n"}, {"sillytavern-instruct": 0.6}),
         ({"input_sequence": 1, "output_sequence": "b", "name": "n"}, {}),
         ({"story_string": "{{description}}", "name": "n"}, {"sillytavern-context": 0.6}),
-        ({"story_string": "s", "example_separator": "", "chat_start": "", "single_line": False}, {"sillytavern-context": 0.95}),
+        (
+            {"story_string": "s", "example_separator": "", "chat_start": "", "single_line": False},
+            {"sillytavern-context": 0.95},
+        ),
     ],
 )
 def test_detection_scores(tree: dict[str, Any], expected: dict[str, float]) -> None:
@@ -111,12 +117,27 @@ def test_textgen_fields() -> None:
     b = _body("sillytavern/textgen-Lantern-Balanced.json")
     assert b["name"] == "textgen-Lantern-Balanced"  # the file name
     s = b["samplers"]
-    assert (s["temperature"], s["minP"], s["repetitionPenalty"], s["presencePenalty"]) == (0.95, 0.05, 1.05, 0.1)
-    assert (s["dynamicTemperature"], s["dynamicTemperatureMin"], s["dynamicTemperatureMax"]) == (True, 0.7, 1.3)
+    assert (s["temperature"], s["minP"], s["repetitionPenalty"], s["presencePenalty"]) == (
+        0.95,
+        0.05,
+        1.05,
+        0.1,
+    )
+    assert (s["dynamicTemperature"], s["dynamicTemperatureMin"], s["dynamicTemperatureMax"]) == (
+        True,
+        0.7,
+        1.3,
+    )
     assert s["drySequenceBreakers"] == ["\n", ":", '"', "*", "{{char}}"]  # a JSON text in the file
     assert (s["dryMultiplier"], s["dryPenaltyLastN"], s["xtcProbability"]) == (0.8, 1024, 0.5)
     assert s["samplerOrder"] == [
-        "repetitionPenalty", "topK", "topA", "tailFreeSampling", "typicalP", "topP", "temperature",
+        "repetitionPenalty",
+        "topK",
+        "topA",
+        "tailFreeSampling",
+        "typicalP",
+        "topP",
+        "temperature",
     ]
     assert (s["maxTokens"], s["maxContext"]) == (350, 16384)  # genamt, max_length
     assert "penaltyAlpha" not in s and "numBeams" not in s  # backend switches: escrow only
@@ -125,7 +146,12 @@ def test_textgen_fields() -> None:
 def test_kobold_fields_and_linked_regex() -> None:
     d = read(sample("sillytavern/kobold-Tidewater.json"), "kobold-Tidewater.json")
     s = d.primary.body.dump()["samplers"]
-    assert (s["typicalP"], s["tailFreeSampling"], s["topK"], s["repetitionPenaltySlope"]) == (1, 0.95, 100, 0.7)
+    assert (s["typicalP"], s["tailFreeSampling"], s["topK"], s["repetitionPenaltySlope"]) == (
+        1,
+        0.95,
+        100,
+        0.7,
+    )
     assert s["mirostatMode"] == 0 and s["grammar"] == ""
     assert [e.kind for e in d.entities] == ["preset", "regex"]
     assert d.primary.knowledge_refs == [d.entities[1].id]
@@ -137,8 +163,14 @@ def test_novel_fields_and_length_spellings() -> None:
     assert s["samplerOrder"] == ["temperature", "minP", "topK", "topP"]
     assert (s["frequencyPenalty"], s["phraseRepetitionPenalty"], s["mirostatEta"]) == (0.002, "light", 1)
     assert (s["maxTokens"], s["maxContext"]) == (150, 8000)  # NovelAI's spelling: max_length is the reply
-    saved = {"temperature": 1, "repetition_penalty": 1.2, "tail_free_sampling": 1, "phrase_rep_pen": "off",
-             "genamt": 200, "max_length": 4096}
+    saved = {
+        "temperature": 1,
+        "repetition_penalty": 1.2,
+        "tail_free_sampling": 1,
+        "phrase_rep_pen": "off",
+        "genamt": 200,
+        "max_length": 4096,
+    }
     s2 = read(json.dumps(saved).encode(), "Mine.json").primary.body.dump()["samplers"]
     assert (s2["maxTokens"], s2["maxContext"]) == (200, 4096)  # as SillyTavern saves one: genamt + max_length
 
@@ -147,7 +179,11 @@ def test_instruct_fields() -> None:
     i = _body("sillytavern/instruct-Harbor-ChatML.json")
     assert i["name"] == "Harbor ChatML"
     ins = i["instruct"]
-    assert (ins["inputSequence"], ins["outputSuffix"], ins["stopSequence"]) == ("<|im_start|>user", "<|im_end|>\n", "<|im_end|>")
+    assert (ins["inputSequence"], ins["outputSuffix"], ins["stopSequence"]) == (
+        "<|im_start|>user",
+        "<|im_end|>\n",
+        "<|im_end|>",
+    )
     assert (ins["namesBehavior"], ins["wrap"], ins["activationRegex"]) == ("always", True, "harbor|chatml")
     assert ins["storyStringPrefix"] == "<|im_start|>system"
 
@@ -162,7 +198,9 @@ def test_legacy_instruct_reads_as_sillytavern_migrates_it() -> None:
 
 
 def test_legacy_instruct_edit_keeps_the_legacy_spelling() -> None:
-    e = edit(_read("sillytavern/instruct-legacy-Vicuna.json"), lambda b: b["instruct"].update(namesBehavior="none"))
+    e = edit(
+        _read("sillytavern/instruct-legacy-Vicuna.json"), lambda b: b["instruct"].update(namesBehavior="none")
+    )
     out = json.loads(write(e, "sillytavern-instruct").data)
     assert (out["names"], out["names_force_groups"]) == (False, False)
     assert "names_behavior" not in out and out["separator_sequence"] == "\n"
@@ -215,7 +253,9 @@ def test_samples_round_trip(rel: str, fmt: str) -> None:
 
 def test_an_edit_changes_its_key_only() -> None:
     rel = "sillytavern/textgen-Lantern-Balanced.json"
-    e = edit(_read(rel), lambda b: b["samplers"].update(temperature=0.5, samplerOrder=["temperature", "topP"]))
+    e = edit(
+        _read(rel), lambda b: b["samplers"].update(temperature=0.5, samplerOrder=["temperature", "topP"])
+    )
     before, after = json.loads(sample(rel)), json.loads(write(e, "sillytavern-textgen").data)
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     assert changed == {"temp", "sampler_order"}
@@ -240,7 +280,12 @@ def test_fresh_exports_carry_every_key_with_neutral_values() -> None:
     kb = json.loads(write(e, "sillytavern-kobold").data)
     assert (kb["temp"], kb["typical"], kb["sampler_order"]) == (0.7, 1, [6, 0, 1, 3, 4, 2, 5])
     nv = json.loads(write(e, "sillytavern-novel").data)
-    assert (nv["temperature"], nv["max_context"], nv["max_length"], nv["order"]) == (0.7, 8000, 150, [1, 5, 0, 2, 3, 4])
+    assert (nv["temperature"], nv["max_context"], nv["max_length"], nv["order"]) == (
+        0.7,
+        8000,
+        150,
+        [1, 5, 0, 2, 3, 4],
+    )
     ins = json.loads(write(e, "sillytavern-instruct").data)
     assert list(ins)[-1] == "name" and ins["input_sequence"] == "" and ins["names_behavior"] == "force"
     rs = json.loads(write(e, "sillytavern-reasoning").data)
@@ -251,7 +296,15 @@ def test_kobold_and_textgen_share_the_kobold_sampler_order() -> None:
     kb = _read("sillytavern/kobold-Tidewater.json")
     back = read(write(kb, "sillytavern-textgen").data, "t.json").primary.body.dump()["samplers"]
     want = kb.body.dump()["samplers"]
-    for k in ("temperature", "topP", "topK", "typicalP", "tailFreeSampling", "repetitionPenaltyRange", "samplerOrder"):
+    for k in (
+        "temperature",
+        "topP",
+        "topK",
+        "typicalP",
+        "tailFreeSampling",
+        "repetitionPenaltyRange",
+        "samplerOrder",
+    ):
         assert back[k] == want[k], k
 
 
@@ -271,7 +324,11 @@ def test_a_sampler_order_the_app_has_no_id_for_is_an_expected_loss() -> None:
     [
         ("sillytavern/kobold-Tidewater.json", lambda t: t.update(sampler_order="6,0,1"), "$.sampler_order"),
         ("sillytavern/novel-Quiet-Harbor.json", lambda t: t.update(order=[0, {"id": 1}]), "$.order[1]"),
-        ("sillytavern/textgen-Lantern-Balanced.json", lambda t: t.update(sampler_order=[6, None]), "$.sampler_order[1]"),
+        (
+            "sillytavern/textgen-Lantern-Balanced.json",
+            lambda t: t.update(sampler_order=[6, None]),
+            "$.sampler_order[1]",
+        ),
     ],
 )
 def test_wrong_structures_are_malformed_with_the_path(rel: str, change: Any, path: str) -> None:
@@ -291,7 +348,9 @@ def test_wrong_scalars_are_warnings_and_the_twin_keeps_them() -> None:
     e = read(data, "c.json").primary
     c = e.body.dump()["context"]
     assert "storyStringRole" not in c and "trimSentences" not in c
-    assert any("story_string_role" in w for w in e.warnings) and any("trim_sentences" in w for w in e.warnings)
+    assert any("story_string_role" in w for w in e.warnings) and any(
+        "trim_sentences" in w for w in e.warnings
+    )
     assert json.loads(write(e, "sillytavern-context").data) == tree
 
 
@@ -322,14 +381,22 @@ def test_corpus_values(corpus: Path) -> None:
         return read((base / rel).read_bytes(), rel.rsplit("/", 1)[-1]).primary.body.dump()
 
     assert body("st-2024-09-presets/kobold-Godlike.json")["samplers"]["samplerOrder"] == [
-        "repetitionPenalty", "temperature", "typicalP", "tailFreeSampling", "topP", "topA", "topK",
+        "repetitionPenalty",
+        "temperature",
+        "typicalP",
+        "tailFreeSampling",
+        "topP",
+        "topA",
+        "topK",
     ]
     golden = body("st-1.18.0-presets/novel-Erato-Golden-Arrow.json")["samplers"]
     assert golden["samplerOrder"] == ["unified", "topP"]
     assert (golden["unifiedLinear"], golden["unifiedQuad"]) == (0.3, 0.19)
     assert body("st-1.18.0-presets/reasoning-DeepSeek.json")["reasoning"]["prefix"] == "<think>\n"
     assert body("st-1.18.0-presets/instruct-Mistral-V3-Tekken.json")["instruct"]["systemSameAsUser"] is True
-    assert body("st-1.18.0-presets/sysprompt-Actor.json")["prompts"][0]["content"].startswith("You are an expert actor")
+    assert body("st-1.18.0-presets/sysprompt-Actor.json")["prompts"][0]["content"].startswith(
+        "You are an expert actor"
+    )
 
 
 def test_a_sampler_id_no_app_has_is_kept_as_text_and_never_written() -> None:
@@ -337,6 +404,8 @@ def test_a_sampler_id_no_app_has_is_kept_as_text_and_never_written() -> None:
     tree["sampler_order"] = [6, 1e308, 18446744073709551615, 7]
     e = read(json.dumps(tree).encode(), "k.json").primary
     assert e.body.samplers.samplerOrder == ["repetitionPenalty", "1e+308", "18446744073709551615", "7"]  # type: ignore[attr-defined]
-    assert json.loads(write(e, "sillytavern-kobold", linked=[e]).data)["sampler_order"] == tree["sampler_order"]
+    assert (
+        json.loads(write(e, "sillytavern-kobold", linked=[e]).data)["sampler_order"] == tree["sampler_order"]
+    )
     fresh = CanonicalEntity(kind="preset", id=e.id, body=e.body)
     assert json.loads(write(fresh, "sillytavern-textgen").data)["sampler_order"] == [6, 7]
