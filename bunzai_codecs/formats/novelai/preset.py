@@ -226,6 +226,8 @@ class NovelAIPresetCodec(Codec):
             "`mirostat_lr` is mirostatEta; `math1_*` are unified sampling; `cfg_uc` is the negative prompt",
             "the model, ids, token-id lists (banned words, stop sequences, logit bias) and "
             "`repetition_penalty_default_whitelist` ride the escrow twin",
+            "a fresh export writes every parameter, as NovelAI exports a preset: one the body lacks is "
+            "written as the sampler switched off and reads back as that value",
         ],
         reshapes=[
             Reshape("samplers.samplerOrder", _loses_some, "NovelAI has no id for some samplers"),

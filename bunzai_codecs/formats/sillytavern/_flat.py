@@ -214,7 +214,7 @@ def write_order(names: list[str], ids: dict[int, str]) -> list[int]:
     return out
 
 
-def holds_order(ids: dict[int, str]) -> Callable[[Any], bool]:
+def order_loses(ids: dict[int, str]) -> Callable[[Any], bool]:
     """Whether a sampler order (canonical names) has a name the app has no id for."""
 
     def lost(v: Any) -> bool:
@@ -226,7 +226,7 @@ def holds_order(ids: dict[int, str]) -> Callable[[Any], bool]:
 
 def order_reshape(path: str, ids: dict[int, str], app: str) -> Reshape:
     """The coverage reshape of a sampler order an app numbers with ``ids``."""
-    return Reshape(path, holds_order(ids), f"{app} has no id for some samplers of this order")
+    return Reshape(path, order_loses(ids), f"{app} has no id for some samplers of this order")
 
 
 # -- the codec shape -------------------------------------------------------------------------------
@@ -372,6 +372,7 @@ __all__ = [
     "Key",
     "keys",
     "only_keys",
+    "order_loses",
     "order_reshape",
     "paths",
     "read_keys",

@@ -143,6 +143,8 @@ class SillyTavernInstructCodec(FlatPreset):
         notes=[
             "no instruct switch, chat template name or Jinja template (RisuAI's): SillyTavern switches "
             "instruct mode on outside the template",
+            "a fresh export writes every key, as SillyTavern saves a template: a value the body lacks "
+            "is written as SillyTavern's default (an empty sequence, its switches' defaults)",
             "legacy `system_sequence_prefix`/`system_sequence_suffix` ride the escrow twin; a legacy "
             "`system_prompt` is read as the `main` prompt, and a fresh export writes none (SillyTavern "
             "keeps system prompts as templates of their own)",
@@ -202,7 +204,11 @@ class SillyTavernContextCodec(FlatPreset):
     coverage = Coverage.of(
         "name",
         *paths(CONTEXT),
-        notes=["the legacy `allow_jailbreak` switch rides the escrow twin"],
+        notes=[
+            "a fresh export writes every key, as SillyTavern saves a template: a value the body lacks "
+            "is written as SillyTavern's default",
+            "the legacy `allow_jailbreak` switch rides the escrow twin",
+        ],
     )
 
     def score(self, t: dict[str, Any]) -> float:

@@ -306,6 +306,8 @@ class SillyTavernMasterCodec(Codec):
                 "`srw.value` is the assistant prefill (SillyTavern's Start Reply With); `srw.show` rides "
                 "the escrow twin",
                 "what the sections' own formats leave in escrow stays in the twin here too",
+                "a fresh export writes each template the body holds as a whole section: a value the body "
+                "lacks is written as SillyTavern's default, as in the template's own format",
             ]
         )
     )

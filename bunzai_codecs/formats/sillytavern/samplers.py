@@ -202,6 +202,8 @@ def _samplers_coverage(table: tuple[Key, ...], ids: dict[int, str], app: str, *n
         notes=[
             "the preset name is the file name, not part of the file: it is kept only when the export is "
             "saved as `<name>.json` (a linked preset written beside a file is `<stem>.preset.json`)",
+            "a fresh export writes every key, as SillyTavern saves a preset: a sampler the body lacks is "
+            "written switched off (its neutral value) and reads back as that value",
             *notes,
         ],
         reshapes=[order_reshape("samplers.samplerOrder", ids, app)],
