@@ -58,7 +58,8 @@ INSTRUCT = keys(
         ("story_string_suffix", "storyStringSuffix", "str", ""),
     ),
 )
-#: an older template's instruct switch (SillyTavern no longer saves it with the template)
+#: an older template's instruct switch (SillyTavern no longer saves it with the template; read, and
+#: written back only to a file that had it)
 INSTRUCT_ENABLED = keys("instruct", (("enabled", "enabled", "bool", None),))
 #: keys SillyTavern's import checks for an instruct template, and the ones only instruct templates have
 INSTRUCT_SIGNATURE = ("input_sequence", "output_sequence")
@@ -175,11 +176,13 @@ class SillyTavernInstructCodec(FlatPreset):
         sp = r.text(top.get("system_prompt"), (*at, "system_prompt"))
         if sp is not None:
             body["prompts"] = [system_prompt(MAIN, sp)]
-        return body, (legacy_names, legacy_separator, "system_prompt" in top)
+        return body, (legacy_names, legacy_separator, "system_prompt" in top, "enabled" in top)
 
     def write(self, body: PresetBody, layout: Any) -> dict[str, Any]:
-        legacy_names, legacy_separator, has_system = layout or (False, False, False)
-        out = write_keys(body, INSTRUCT + INSTRUCT_ENABLED)
+        legacy_names, legacy_separator, has_system, has_enabled = layout or (False, False, False, False)
+        # an older template's own switch is written back, never added: it would turn instruct mode
+        # on or off when the template is picked
+        out = write_keys(body, INSTRUCT + INSTRUCT_ENABLED if has_enabled else INSTRUCT)
         ins = body.instruct
         if legacy_names:
             out.pop("names_behavior", None)

@@ -409,3 +409,22 @@ def test_a_sampler_id_no_app_has_is_kept_as_text_and_never_written() -> None:
     )
     fresh = CanonicalEntity(kind="preset", id=e.id, body=e.body)
     assert json.loads(write(fresh, "sillytavern-textgen").data)["sampler_order"] == [6, 7]
+
+
+def test_an_instruct_switch_is_read_and_never_added() -> None:
+    old = {
+        "name": "n",
+        "input_sequence": "a",
+        "output_sequence": "b",
+        "enabled": True,
+        "wrap": True,
+        "macro": True,
+    }
+    e = read(json.dumps(old).encode(), "i.json").primary
+    assert e.body.instruct.enabled is True  # type: ignore[attr-defined]
+    assert json.loads(write(e, "sillytavern-instruct").data) == old
+    risu = PresetBody.model_validate({"name": "R", "instruct": {"enabled": False, "chatTemplate": "chatml"}})
+    out = json.loads(
+        write(CanonicalEntity(kind="preset", id="preset-r", body=risu), "sillytavern-instruct").data
+    )
+    assert "enabled" not in out  # picking the template must not switch instruct mode
