@@ -16,8 +16,8 @@ import pytest
 from bunzai_codecs import read, write
 from bunzai_codecs.cli import main
 from bunzai_codecs.core import png
-from bunzai_codecs.formats.risu import risum
 from bunzai_codecs.core.media import default_portrait_png, digest, pixels_key, sniff_mime
+from bunzai_codecs.formats.risu import risum
 from tests.conftest import corpus_root
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -37,6 +37,8 @@ from bunzai_codecs.core.diff import Change, diff
 from bunzai_codecs.core.entity import ENTITY_KINDS, CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.fidelity import media_changes
+from bunzai_codecs.formats.novelai.preset import can_hold
+from bunzai_codecs.formats.sillytavern._flat import KOBOLD_SAMPLERS, NOVEL_SAMPLERS, order_loses
 
 # CI runs the same examples every time (derandomize): a rare lossy point nobody listed fails the
 # thorough profile on someone's machine, not a random CI run
@@ -109,6 +111,8 @@ CCV3_MEDIA = [
     Lossy("media.portrait.name", ADDED, "a primary asset without a name is written as main"),
     Lossy("media.assets[].name", ADDED, "(same)"),
 ]
+
+NEUTRAL = "a fresh export writes every key: one the body lacks reads back as the app's neutral value"
 
 #: codec id -> the lossy points its coverage notes document
 LOSSY: dict[str, list[Lossy]] = {
@@ -419,6 +423,21 @@ LOSSY: dict[str, list[Lossy]] = {
             "ST stores system_prompt on every prompt: absent is written as false",
         ),
     ],
+    # SillyTavern's text-completion presets and templates, NovelAI's preset: a fresh export writes
+    # every key, a value the body lacks as the app's neutral setting (formats/sillytavern/_flat.py)
+    "sillytavern-textgen": [Lossy("samplers", ADDED, NEUTRAL)],
+    "sillytavern-kobold": [Lossy("samplers", ADDED, NEUTRAL)],
+    "sillytavern-novel": [Lossy("samplers", ADDED, NEUTRAL)],
+    "sillytavern-instruct": [Lossy("instruct", ADDED, NEUTRAL)],
+    "sillytavern-context": [Lossy("context", ADDED, NEUTRAL)],
+    "sillytavern-sysprompt": [],
+    "sillytavern-reasoning": [],
+    "sillytavern-master": [
+        Lossy("samplers", ADDED, NEUTRAL + " (each template the body holds is a whole section)"),
+        Lossy("instruct", ADDED, "(same)"),
+        Lossy("context", ADDED, "(same)"),
+    ],
+    "novelai-preset": [Lossy("samplers", ADDED, NEUTRAL)],
     "rolecall-regex": [
         Lossy(
             "rules[].runOnEdit",
@@ -691,6 +710,19 @@ def _toggle_text_breaks_the_line(body: dict[str, Any]) -> bool:
     return any(ch in t for t in texts for ch in "=,")
 
 
+ORDER_LOST = "a sampler order naming a sampler the app has no id for: it is left out of the order"
+
+
+def _orders(body: dict[str, Any]) -> list[Any]:
+    s = body.get("samplers", {})
+    return [*(s.get("samplerOrder") or []), *(s.get("disabledSamplers") or [])]
+
+
+def _order_lacks(ids: dict[int, str]) -> Callable[[dict[str, Any]], bool]:
+    lacks = order_loses(ids)
+    return lambda body: lacks(_orders(body))
+
+
 #: codec id -> [(why, predicate)]: bodies the format cannot express by design. They are still
 #: encoded and decoded (no crash, a readable file), but not compared.
 UNREPRESENTABLE: dict[str, list[tuple[str, Callable[[dict[str, Any]], bool]]]] = {
@@ -710,6 +742,17 @@ UNREPRESENTABLE: dict[str, list[tuple[str, Callable[[dict[str, Any]], bool]]]] =
             _toggle_text_breaks_the_line,
         )
     ],
+    "sillytavern-textgen": [(ORDER_LOST, _order_lacks(KOBOLD_SAMPLERS))],
+    "sillytavern-kobold": [(ORDER_LOST, _order_lacks(KOBOLD_SAMPLERS))],
+    "sillytavern-master": [(ORDER_LOST, _order_lacks(KOBOLD_SAMPLERS))],
+    "sillytavern-novel": [
+        (ORDER_LOST, _order_lacks(NOVEL_SAMPLERS)),
+        (
+            "the order lists the samplers switched on only",
+            lambda b: bool(b.get("samplers", {}).get("disabledSamplers")),
+        ),
+    ],
+    "novelai-preset": [(ORDER_LOST, lambda b: any(not can_hold(x) for x in _orders(b)))],
 }
 
 

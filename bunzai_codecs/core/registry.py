@@ -41,6 +41,7 @@ CODECS: dict[str, str | type[Codec]] = {
     "lumiverse-preset": "bunzai_codecs.formats.lumiverse.preset:LumiversePreset",
     "lumiverse-regex": "bunzai_codecs.formats.lumiverse.regex:LumiverseRegex",
     "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
+    "novelai-preset": "bunzai_codecs.formats.novelai.preset:NovelAIPresetCodec",
     "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
     "risu": "bunzai_codecs.formats.risu.charx:RisuCharxCodec",
     "risu-lorebook": "bunzai_codecs.formats.risu.lorebook:RisuLorebookCodec",
@@ -54,10 +55,18 @@ CODECS: dict[str, str | type[Codec]] = {
     "rolecall-preset": "bunzai_codecs.formats.rolecall.preset:RoleCallPreset",
     "rolecall-regex": "bunzai_codecs.formats.rolecall.regex:RoleCallRegex",
     "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
+    "sillytavern-context": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernContextCodec",
+    "sillytavern-instruct": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernInstructCodec",
+    "sillytavern-kobold": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernKoboldCodec",
     "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
+    "sillytavern-master": "bunzai_codecs.formats.sillytavern.master:SillyTavernMasterCodec",
+    "sillytavern-novel": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernNovelCodec",
     "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
     "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
+    "sillytavern-reasoning": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernReasoningCodec",
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
+    "sillytavern-sysprompt": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernSyspromptCodec",
+    "sillytavern-textgen": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernTextgenCodec",
 }
 
 

@@ -2,7 +2,11 @@
 
 Models a chat-completion preset: the prompts assembled into a request (in list order), their
 folders, the questions a preset asks its user (choices), sampler values in API units, API options,
-utility prompts and format templates. Connection data (models, URLs, keys) is never canonical. A
+utility prompts and format templates. The same body holds what text-completion apps keep in presets
+of their own: sampler values and their order (SillyTavern's Text Completion, KoboldAI and NovelAI
+presets, NovelAI's own), the instruct template that wraps each message in a model's sequences, the
+context template (SillyTavern's story string), a system prompt (the ``main`` prompt) and the
+reasoning block's prefix and suffix. Connection data (models, URLs, keys) is never canonical. A
 preset's regex scripts are a linked regex set, not stored here.
 """
 
@@ -12,7 +16,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bunzai_codecs.entities.base import Body, GenerationType, Num, Opaque, known
+from bunzai_codecs.entities.base import Body, GenerationType, MessageRole, Num, Opaque, known
 
 #: role of a prompt message (open: Risu cache items carry ``all``)
 PromptRole = Annotated[str, known("system", "user", "assistant")]
@@ -58,6 +62,34 @@ PromptPostProcessing = Annotated[
 
 #: how prompt groups are wrapped when assembled
 WrapFormat = Annotated[str, known("xml", "markdown", "none")]
+
+#: a sampler, in a sampler order (canonical names of the ``PresetSamplers`` they govern; a sampler
+#: id an app has and bunzai cannot name is kept as the app wrote it, as text)
+SamplerName = Annotated[
+    str,
+    known(
+        "temperature",
+        "topK",
+        "topP",
+        "topA",
+        "minP",
+        "typicalP",
+        "tailFreeSampling",
+        "repetitionPenalty",
+        "mirostat",
+        "unified",
+        "cfg",
+        "topG",
+    ),
+]
+
+#: NovelAI's phrase repetition penalty strength
+PhraseRepetitionPenalty = Annotated[
+    str, known("off", "very_light", "light", "medium", "aggressive", "very_aggressive")
+]
+
+#: when an instruct template puts speakers' names before their messages
+InstructNamesBehavior = Annotated[str, known("none", "force", "always")]
 
 
 class PresetPrompt(Body):
@@ -230,6 +262,128 @@ class PresetSamplers(Body):
     stopSequences: list[str] | None = None
     """Strings that end the reply when generated."""
 
+    minTokens: Num | None = None
+    """Minimum reply length, in tokens."""
+
+    typicalP: Num | None = None
+    """Typical sampling: the locally typical probability mass kept, 0..1 (1 = off)."""
+
+    tailFreeSampling: Num | None = None
+    """Tail free sampling threshold, 0..1 (1 = off)."""
+
+    topG: Num | None = None
+    """Top-G sampling: only the G most likely token groups are kept (NovelAI; 0 = off)."""
+
+    epsilonCutoff: Num | None = None
+    """Epsilon sampling cutoff, in units of 1e-4 (0 = off)."""
+
+    etaCutoff: Num | None = None
+    """Eta sampling cutoff, in units of 1e-4 (0 = off)."""
+
+    topNSigma: Num | None = None
+    """Top-nσ: tokens more than n standard deviations below the top logit are dropped (0 = off)."""
+
+    minKeep: Num | None = None
+    """Fewest tokens every truncating sampler must keep."""
+
+    repetitionPenaltyRange: Num | None = None
+    """How many recent tokens the repetition penalty looks at (0 = the whole context)."""
+
+    repetitionPenaltySlope: Num | None = None
+    """How the repetition penalty fades over its range (its curve's slope)."""
+
+    repetitionPenaltyDecay: Num | None = None
+    """Tokens over which the repetition penalty decays to nothing (0 = no decay)."""
+
+    encoderRepetitionPenalty: Num | None = None
+    """Penalty (or, below 1, reward) for tokens that appear in the prompt (1 = off)."""
+
+    noRepeatNgramSize: Num | None = None
+    """No n-gram of this many tokens may repeat (0 = off)."""
+
+    phraseRepetitionPenalty: PhraseRepetitionPenalty | None = None
+    """NovelAI's phrase repetition penalty: ``off``, ``very_light``, ``light``, ``medium``,
+    ``aggressive`` or ``very_aggressive``. Unknown values are kept."""
+
+    temperatureLast: bool | None = None
+    """Apply temperature after the truncating samplers, whatever the sampler order says."""
+
+    dynamicTemperature: bool | None = None
+    """Dynamic temperature: the temperature varies between ``dynamicTemperatureMin`` and
+    ``dynamicTemperatureMax`` with the entropy of the token distribution."""
+
+    dynamicTemperatureMin: Num | None = None
+    """Lowest temperature of dynamic temperature."""
+
+    dynamicTemperatureMax: Num | None = None
+    """Highest temperature of dynamic temperature."""
+
+    dynamicTemperatureExponent: Num | None = None
+    """Exponent of the entropy-to-temperature curve of dynamic temperature."""
+
+    smoothingFactor: Num | None = None
+    """Quadratic ("smoothing") sampling factor (0 = off)."""
+
+    smoothingCurve: Num | None = None
+    """Curve of quadratic sampling (1 = plain quadratic)."""
+
+    mirostatMode: Num | None = None
+    """Mirostat version: 0 off, 1 or 2 (NovelAI switches Mirostat on in its sampler order)."""
+
+    mirostatTau: Num | None = None
+    """Mirostat target entropy (tau)."""
+
+    mirostatEta: Num | None = None
+    """Mirostat learning rate (eta; NovelAI's ``mirostat_lr``)."""
+
+    dryMultiplier: Num | None = None
+    """DRY ("don't repeat yourself") penalty multiplier (0 = off)."""
+
+    dryBase: Num | None = None
+    """DRY base: how fast the penalty grows with the length of the repeated sequence."""
+
+    dryAllowedLength: Num | None = None
+    """DRY: longest repeated sequence that is not penalised."""
+
+    dryPenaltyLastN: Num | None = None
+    """DRY: how many recent tokens are scanned for repeats (0 = the whole context)."""
+
+    drySequenceBreakers: list[str] | None = None
+    """DRY: strings that end a repeated sequence (newline, ``:``, quotes...)."""
+
+    xtcThreshold: Num | None = None
+    """XTC ("exclude top choices"): probability above which top tokens may be removed."""
+
+    xtcProbability: Num | None = None
+    """XTC: chance per token that the top choices are removed (0 = off)."""
+
+    unifiedLinear: Num | None = None
+    """NovelAI unified sampling, linear term (``math1_temp``)."""
+
+    unifiedQuad: Num | None = None
+    """NovelAI unified sampling, quadratic term (``math1_quad``)."""
+
+    unifiedConf: Num | None = None
+    """NovelAI unified sampling, confidence (entropy scale) term (``math1_quad_entropy_scale``)."""
+
+    cfgScale: Num | None = None
+    """Classifier-free guidance scale (1 = off)."""
+
+    negativePrompt: str | None = None
+    """Classifier-free guidance negative prompt: text the reply is steered away from."""
+
+    grammar: str | None = None
+    """A GBNF grammar the reply must follow, verbatim (never run by bunzai)."""
+
+    bannedTokens: str | None = None
+    """Tokens or strings the model may never produce, as the app writes them (one per line)."""
+
+    samplerOrder: list[SamplerName] | None = None
+    """The order the samplers are applied in (only those switched on, first applied first)."""
+
+    disabledSamplers: list[SamplerName] | None = None
+    """Samplers a preset lists in its order but switches off (NovelAI)."""
+
 
 class PresetGeneration(Body):
     """Request shape settings."""
@@ -344,6 +498,141 @@ class PresetBehavior(Body):
     """Text appended to a continued message."""
 
 
+class PresetInstruct(Body):
+    """An instruct template: the sequences that wrap each message for an instruction-tuned model in
+    text completion (SillyTavern's Instruct Template, RisuAI's instruct chat template)."""
+
+    enabled: bool | None = None
+    """True: text-completion prompts are built with this template (Risu ``useInstructPrompt``)."""
+
+    chatTemplate: str | None = None
+    """Name of a chat template the app has built in (Risu ``instructChatTemplate``: ``chatml``,
+    ``llama3``, ``jinja``...), verbatim."""
+
+    jinjaTemplate: str | None = None
+    """A Jinja chat template, verbatim (Risu ``JinjaTemplate``; never run by bunzai)."""
+
+    inputSequence: str | None = None
+    """Put before each user message."""
+
+    inputSuffix: str | None = None
+    """Put after each user message."""
+
+    outputSequence: str | None = None
+    """Put before each model message."""
+
+    outputSuffix: str | None = None
+    """Put after each model message (SillyTavern's legacy ``separator_sequence``)."""
+
+    systemSequence: str | None = None
+    """Put before each system message."""
+
+    systemSuffix: str | None = None
+    """Put after each system message."""
+
+    firstInputSequence: str | None = None
+    """Replaces ``inputSequence`` for the first user message. Empty = the usual one."""
+
+    lastInputSequence: str | None = None
+    """Replaces ``inputSequence`` for the last user message. Empty = the usual one."""
+
+    firstOutputSequence: str | None = None
+    """Replaces ``outputSequence`` for the first model message. Empty = the usual one."""
+
+    lastOutputSequence: str | None = None
+    """Replaces ``outputSequence`` for the model message being generated. Empty = the usual one."""
+
+    lastSystemSequence: str | None = None
+    """Replaces ``systemSequence`` for the last system message. Empty = the usual one."""
+
+    storyStringPrefix: str | None = None
+    """Put before the story string (the context template's rendered card fields)."""
+
+    storyStringSuffix: str | None = None
+    """Put after the story string."""
+
+    stopSequence: str | None = None
+    """A string that ends the reply when generated."""
+
+    userAlignmentMessage: str | None = None
+    """A user message sent first when the chat would start with a model message."""
+
+    wrap: bool | None = None
+    """True: each sequence is separated from the message by a newline."""
+
+    macro: bool | None = None
+    """True: macros (``{{char}}``...) in the sequences are replaced."""
+
+    namesBehavior: InstructNamesBehavior | None = None
+    """When speakers' names are put before their messages: ``none``, ``force`` (in groups and for
+    personas) or ``always``. Unknown values are kept."""
+
+    activationRegex: str | None = None
+    """A regular expression, verbatim: a model whose name matches it selects this template."""
+
+    skipExamples: bool | None = None
+    """True: example dialogue is not wrapped in the sequences."""
+
+    systemSameAsUser: bool | None = None
+    """True: system messages are wrapped like user messages."""
+
+    sequencesAsStopStrings: bool | None = None
+    """True: the sequences also stop the reply when generated."""
+
+
+class PresetContext(Body):
+    """A context template: how the card fields become the "story string" at the top of a
+    text-completion prompt, and what separates the parts (SillyTavern's Context Template)."""
+
+    storyString: str | None = None
+    """The story string template, verbatim (Handlebars: ``{{#if description}}...{{/if}}``)."""
+
+    exampleSeparator: str | None = None
+    """Put before each example dialogue (replaces its ``<START>``)."""
+
+    chatStart: str | None = None
+    """Put between the story string and examples and the chat."""
+
+    useStopStrings: bool | None = None
+    """True: the separators also stop the reply when generated."""
+
+    namesAsStopStrings: bool | None = None
+    """True: the participants' names followed by a colon stop the reply."""
+
+    storyStringPosition: Num | None = None
+    """Where the story string goes, as SillyTavern numbers it: 0 at the top of the prompt, 1 in the
+    chat at ``storyStringDepth``, 2 before the prompt."""
+
+    storyStringDepth: Num | None = None
+    """For a story string in the chat: messages counted from the end."""
+
+    storyStringRole: MessageRole | None = None
+    """For a story string in the chat: the message role it is sent as."""
+
+    alwaysForceName2: bool | None = None
+    """True: the character's name always ends the prompt, so the model answers as them."""
+
+    trimSentences: bool | None = None
+    """True: an unfinished last sentence is cut from the reply."""
+
+    singleLine: bool | None = None
+    """True: the reply ends at its first line break."""
+
+
+class PresetReasoning(Body):
+    """How a model's reasoning is marked in its reply (SillyTavern's reasoning formatting, Marinara's
+    custom thinking tags)."""
+
+    prefix: str | None = None
+    """Text that opens the reasoning block (``<think>``)."""
+
+    suffix: str | None = None
+    """Text that closes the reasoning block (``</think>``)."""
+
+    separator: str | None = None
+    """Text between the reasoning block and the reply."""
+
+
 class PresetBody(Body):
     """A prompt preset: the prompts that build a request plus its generation settings."""
 
@@ -382,3 +671,12 @@ class PresetBody(Body):
 
     behavior: PresetBehavior = Field(default_factory=PresetBehavior)
     """Group wrapping, name prefixes, empty-message and continue behaviour."""
+
+    instruct: PresetInstruct = Field(default_factory=PresetInstruct)
+    """Instruct template: the sequences around each message in text completion."""
+
+    context: PresetContext = Field(default_factory=PresetContext)
+    """Context template: the story string and the separators of a text-completion prompt."""
+
+    reasoning: PresetReasoning = Field(default_factory=PresetReasoning)
+    """The marks around a model's reasoning."""

@@ -1164,6 +1164,124 @@ def png_payload_cases() -> Iterator[Case]:
         yield Case("png", f"persona: {label}", "p.png", tiny_png(text("persona", b)))
 
 
+# -- text-completion presets, formatting templates, master exports ---------------------------------
+
+
+def _preset_controls() -> tuple[bytes, bytes]:
+    """A SillyTavern master export and a NovelAI preset, each written by the codec's own writer."""
+    from bunzai_codecs import write
+    from bunzai_codecs.core.entity import CanonicalEntity
+    from bunzai_codecs.entities import PresetBody
+
+    body = PresetBody.model_validate(
+        {
+            "name": "Hostile",
+            "prompts": [{"id": "main", "content": "Stay in the harbor."}],
+            "samplers": {
+                "temperature": 0.9,
+                "samplerOrder": ["temperature", "topP"],
+                "drySequenceBreakers": ["\n"],
+            },
+            "instruct": {"inputSequence": "<u>", "outputSequence": "<a>", "namesBehavior": "force"},
+            "context": {"storyString": "{{description}}", "storyStringRole": "system"},
+            "reasoning": {"prefix": "<t>", "suffix": "</t>", "separator": "\n"},
+            "systemPrompts": {"assistantPrefill": "Hm."},
+        }
+    )
+    e = CanonicalEntity(kind="preset", id="preset-hostile", body=body)
+    return write(e, "sillytavern-master").data, write(e, "novelai-preset").data
+
+
+def preset_cases() -> Iterator[Case]:
+    """SillyTavern's text-completion presets and templates, its master export and NovelAI's preset:
+    the structures their readers walk (sections, sampler orders, the breakers' JSON text) broken."""
+    import json  # orjson refuses integers past 64 bits, which these inputs need
+
+    master_data, nai_data = _preset_controls()
+    master, nai = orjson.loads(master_data), orjson.loads(nai_data)
+    yield Case("preset", "master export (control)", "ST-formatting.json", master_data)
+    yield Case("preset", "NovelAI preset (control)", "p.preset", nai_data)
+
+    def with_section(key: str, value: Any) -> bytes:
+        return json.dumps({**master, key: value}).encode()
+
+    def with_preset(**changes: Any) -> bytes:
+        return with_section("preset", {**master["preset"], **changes})
+
+    deep = "[" * 100_000 + "]" * 100_000
+    for label, data in [
+        ("master: instruct a list", with_section("instruct", [master["instruct"]])),
+        ("master: context a string", with_section("context", "story")),
+        ("master: sysprompt null", with_section("sysprompt", None)),
+        ("master: srw a list", with_section("srw", [1])),
+        (
+            "master: instruct sequences objects",
+            with_section("instruct", {**master["instruct"], "input_sequence": {"a": 1}, "wrap": "yes"}),
+        ),
+        ("master: sysprompt content nested", with_section("sysprompt", {"name": "n", "content": [[["x"]]]})),
+        ("master: preset sampler_order a string", with_preset(sampler_order="6,0,1")),
+        ("master: preset sampler_order of nulls", with_preset(sampler_order=[None, True])),
+        (
+            "master: preset sampler_order odd ids",
+            with_preset(sampler_order=[2**64 - 1, -(2**63), 1e308, "²", "7"]),
+        ),
+        ("master: breakers not JSON", with_preset(dry_sequence_breakers='["\\n", ')),
+        ("master: breakers nested 100k deep", with_preset(dry_sequence_breakers=deep)),
+        ("master: breakers a JSON list of numbers", with_preset(dry_sequence_breakers="[1, 2]")),
+        ("master: context role 9", with_section("context", {**master["context"], "story_string_role": 9})),
+    ]:
+        yield Case("preset", label, "ST-formatting.json", data)
+
+    params = nai["parameters"]
+    for label, tree in [
+        ("NovelAI: parameters a list", {**nai, "parameters": [params]}),
+        (
+            "NovelAI: order item id a number",
+            {**nai, "parameters": {**params, "order": [{"id": 3, "enabled": True}]}},
+        ),
+        (
+            "NovelAI: order items of every type",
+            {**nai, "parameters": {**params, "order": [1, "top_p", None, {"id": "x"}]}},
+        ),
+        (
+            "NovelAI: order numbers and odd ids",
+            {**nai, "parameters": {**params, "order": [2**64 - 1, -3, 9, 1e308]}},
+        ),
+        ("NovelAI: order an object", {**nai, "parameters": {**params, "order": {"id": "top_p"}}}),
+        ("NovelAI: every parameter a string", {**nai, "parameters": {k: "x" for k in params}}),
+    ]:
+        yield Case("preset", label, "p.preset", json.dumps(tree).encode())
+    for label, tree in [
+        (
+            "kobold: sampler_order an object",
+            {"temp": 1, "rep_pen": 1, "typical": 1, "sampler_order": {"0": 6}},
+        ),
+        (
+            "novel: order of strings",
+            {
+                "temperature": 1,
+                "repetition_penalty": 1,
+                "tail_free_sampling": 1,
+                "phrase_rep_pen": 3,
+                "order": ["a", "²"],
+            },
+        ),
+        (
+            "instruct: legacy names a string",
+            {
+                "name": "n",
+                "input_sequence": "a",
+                "output_sequence": "b",
+                "names": "yes",
+                "separator_sequence": 5,
+                "system_prompt": {},
+            },
+        ),
+        ("reasoning: all numbers", {"name": 1, "prefix": 2, "suffix": 3, "separator": 4}),
+    ]:
+        yield Case("preset", label, "x.json", json.dumps(tree).encode())
+
+
 # -- type confusion inside containers ------------------------------------------------------------
 
 
@@ -1205,6 +1323,7 @@ def cases() -> Iterator[Case]:
     yield from byaf_cases()
     yield from exif_cases()
     yield from naidata_cases()
+    yield from preset_cases()
     yield from random_cases()
     yield from shape_cases()
     yield from payload_cases()

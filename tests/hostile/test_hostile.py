@@ -28,7 +28,19 @@ def test_no_crash(case: Case) -> None:
 
 def test_the_generator_covers_every_category() -> None:
     cats = {c.category for c in CASES}
-    assert {"zip", "png", "json", "random", "risum", "risup", "charx", "byaf", "exif", "naidata"} <= cats
+    assert {
+        "zip",
+        "png",
+        "json",
+        "random",
+        "risum",
+        "risup",
+        "charx",
+        "byaf",
+        "exif",
+        "naidata",
+        "preset",
+    } <= cats
     assert any(c.startswith("shape:") for c in cats)
     # wrong-shaped JSON inside every kind of container, not only in plain JSON files
     inside = {c.name.split("[", 1)[1].split("]", 1)[0].split()[0] for c in CASES if "] " in c.name}
@@ -51,7 +63,9 @@ def test_bombs_and_traversal_are_rejected_not_decoded() -> None:
 
 
 @pytest.mark.parametrize(
-    "category", ["risum", "risup", "charx", "byaf", "exif", "naidata"], ids=lambda c: f"{c}-controls"
+    "category",
+    ["risum", "risup", "charx", "byaf", "exif", "naidata", "preset"],
+    ids=lambda c: f"{c}-controls",
 )
 def test_the_controls_decode(category: str) -> None:
     """Each container family starts from a valid file built with the codec's own writer: the broken
@@ -91,6 +105,11 @@ def test_the_controls_decode(category: str) -> None:
         ("naidata", "bad base64: punctuation"),
         ("naidata", "naidata in a zTXt bomb"),
         ("png", "chara: v2 data a list"),
+        ("preset", "master: preset sampler_order a string"),
+        ("preset", "master: preset sampler_order of nulls"),
+        ("preset", "NovelAI: order item id a number"),
+        ("preset", "NovelAI: order an object"),
+        ("preset", "kobold: sampler_order an object"),
     ],
 )
 def test_named_hostile_inputs_are_rejected(category: str, name: str) -> None:

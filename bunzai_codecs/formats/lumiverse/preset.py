@@ -33,7 +33,8 @@ groupNudge`` -> ``systemPrompts.*``, ``sendIfEmpty`` -> ``behavior.sendIfEmpty``
 ``completionSettings`` ``assistantPrefill, assistantImpersonation`` -> ``systemPrompts.*``,
 ``namesBehavior, continuePrefill, continuePostfix`` -> ``behavior.*``, ``enableWebSearch,
 squashSystemMessages`` and ``enableFunctionCalling`` (``functionCalling``) -> ``apiOptions.*``;
-``advancedSettings.seed`` -> ``generation.seed``; ``preset.name``/``description`` -> ``name``/
+``advancedSettings.seed`` -> ``generation.seed``, ``advancedSettings.customStopStrings`` ->
+``samplers.stopSequences``; ``preset.name``/``description`` -> ``name``/
 ``description``. Twin only: ``cover_url``, ids, ``promptVariables``, ``sendInlineMedia``,
 ``useSystemPrompt`` and every other setting.
 
@@ -87,6 +88,7 @@ SETTINGS: tuple[tuple[str, str, str, str, str], ...] = (
     ("completionSettings", "squashSystemMessages", "apiOptions", "squashSystemMessages", "bool"),
     ("completionSettings", "enableFunctionCalling", "apiOptions", "functionCalling", "bool"),
     ("advancedSettings", "seed", "generation", "seed", "num"),
+    ("advancedSettings", "customStopStrings", "samplers", "stopSequences", "strs"),
 )
 GROUPS = ("promptBehavior", "completionSettings", "samplerOverrides", "advancedSettings")
 _BLOCK_KEYS = frozenset(
@@ -167,7 +169,10 @@ def export_to_body(tree: Any, r: Reader) -> dict[str, Any]:
         if v is None:
             continue
         at = ("preset", group, key)
-        val = r.num(v, at) if typ == "num" else r.boolean(v, at, None) if typ == "bool" else r.text(v, at)
+        if typ == "strs":
+            val: Any = r.str_list(v, at)
+        else:
+            val = r.num(v, at) if typ == "num" else r.boolean(v, at, None) if typ == "bool" else r.text(v, at)
         if val is not None:
             body.setdefault(section, {})[name] = val
     return body
@@ -208,7 +213,7 @@ def body_to_export(body: PresetBody) -> dict[str, Any]:
     for group, key, section, name, _ in SETTINGS:
         v = getattr(getattr(body, section), name)
         if v is not None:
-            groups[group][key] = v
+            groups[group][key] = list(v) if isinstance(v, list) else v
     preset.update(groups)
     return {"type": TYPE, "schemaVersion": 2, "preset": preset}
 

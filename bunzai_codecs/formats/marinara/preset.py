@@ -8,8 +8,8 @@ strings. The seed scores it 0.95 (type tag, an object at ``data.preset``, an arr
 
 Sections become prompts in ``sectionOrder`` (the canonical prompt id is the section
 ``identifier``); groups follow ``groupOrder``. ``parameters`` supplies samplers and API options;
-on export the mapped keys are merged back into the original JSON string, so the keys bunzai does
-not map (``strictRoleFormatting``, ``customParameters``...) survive an edit. Like Marinara's
+on export the mapped keys are merged back into the original JSON string (a single pair of
+``customThinkingTags`` is the reasoning prefix and suffix), so the keys bunzai does not map (``strictRoleFormatting``, ``customParameters``...) survive an edit. Like Marinara's
 importer, a section, group or choice boolean is true only when it is ``true`` or ``"true"``: a
 missing ``enabled`` is a disabled section. ``conversationPrompt``, ``gamePrompt``, variable
 storage, ``isDefault`` and timestamps ride the escrow twin.
@@ -249,10 +249,24 @@ def body_from(raw: Any) -> dict[str, Any]:
         elif not isinstance(v, str):
             raise bad(f"{key} must be a string", where)
         body.setdefault(section, {})[name] = v
+    reasoning = thinking_tags(params.get("customThinkingTags"))
+    if reasoning is not None:
+        body["reasoning"] = reasoning
     wrap = opt_text(p, "wrapFormat", pp)
     if wrap is not None:
         body["behavior"] = {"wrapFormat": wrap}
     return body
+
+
+def thinking_tags(v: Any) -> dict[str, str] | None:
+    """One pair of custom thinking tags as the reasoning prefix and suffix (several pairs, or an odd
+    shape, stay in the parameters string unread)."""
+    if not (isinstance(v, list) and len(v) == 1 and isinstance(v[0], dict)):
+        return None
+    opening, closing = v[0].get("open"), v[0].get("close")
+    if isinstance(opening, str) and isinstance(closing, str):
+        return {"prefix": opening, "suffix": closing}
+    return None
 
 
 def _prompt(r: dict[str, Any], pid: str, path: Path) -> dict[str, Any]:
@@ -387,6 +401,11 @@ def rows(body: dict[str, Any], parts: _Parts) -> dict[str, Any]:
         v = body.get(section, {}).get(name)
         if v is not None:
             params[key] = v
+    reasoning = body.get("reasoning", {})
+    if reasoning.get("prefix") is not None or reasoning.get("suffix") is not None:
+        params["customThinkingTags"] = [
+            {"open": reasoning.get("prefix") or "", "close": reasoning.get("suffix") or ""}
+        ]
     preset["parameters"] = params
     wrap = body.get("behavior", {}).get("wrapFormat")
     if wrap is not None or ps["preset"].has("wrapFormat"):
@@ -511,7 +530,11 @@ class MarinaraPresetCodec(Codec):
         "apiOptions.showThoughts",
         "systemPrompts.assistantPrefill",
         "behavior.wrapFormat",
+        "reasoning.prefix",
+        "reasoning.suffix",
         notes=[
+            "one pair of custom thinking tags (`customThinkingTags`) is the reasoning prefix and suffix; "
+            "a list of several rides the escrow twin",
             "conversationPrompt, gamePrompt, variableGroups/variableValues, isDefault, timestamps "
             "and unmapped parameters (enabledParameters, strictRoleFormatting, customParameters...) "
             "ride the escrow twin; an edit merges mapped parameters back into the original string",

@@ -17,6 +17,10 @@ Field map (Risu -> canonical):
 - ``reasonEffort`` -1/0/1/2 -> minimal/low/medium/high; ``verbosity`` 0/1/2 -> low/medium/high and
   ``-1000`` (the slider switched off: none chosen) -> ``auto``, SillyTavern's word for the same;
   ``thinkingTokens``; ``promptSettings.assistantPrefill``.
+- ``useInstructPrompt``, ``instructChatTemplate``, ``JinjaTemplate`` -> ``instruct.enabled``,
+  ``instruct.chatTemplate``, ``instruct.jinjaTemplate`` (the text-completion chat template);
+  ``localStopStrings`` -> ``samplers.stopSequences``.
+- a prompt with id ``main`` (the system prompt) is written as a plain item of type2 ``main``.
 - ``regex`` -> a linked regex set (its twin: the rows, under this codec's id).
 - the ~60 other keys (connection, model, provider blocks, ``image``...) ride the twin.
 
@@ -73,6 +77,14 @@ PLAIN = {
     "top_a": "topA",
     "repetition_penalty": "repetitionPenalty",
 }
+#: instruct (text completion) template keys -> canonical ``instruct`` fields
+INSTRUCT = {
+    "useInstructPrompt": "enabled",
+    "instructChatTemplate": "chatTemplate",
+    "JinjaTemplate": "jinjaTemplate",
+}
+#: the canonical id of the system prompt (SillyTavern's main prompt)
+MAIN = "main"
 #: legacy formatingOrder items: order name -> (marker slot | None, text field)
 LEGACY = {
     "main": (None, "mainPrompt"),
@@ -204,9 +216,18 @@ def preset_body(tree: dict[str, Any]) -> dict[str, Any]:
     if _is_num(tt) and tt != UNSET:
         api["thinkingTokens"] = tt
     body["apiOptions"] = api
+    stops = tree.get("localStopStrings")
+    if isinstance(stops, list) and all(isinstance(x, str) for x in stops):
+        samplers["stopSequences"] = list(stops)
     ps = tree.get("promptSettings")
     if isinstance(ps, dict) and isinstance(ps.get("assistantPrefill"), str):
         body["systemPrompts"] = {"assistantPrefill": ps["assistantPrefill"]}
+    instruct: dict[str, Any] = {}
+    for key, field in INSTRUCT.items():
+        v = tree.get(key)
+        if isinstance(v, bool if field == "enabled" else str):
+            instruct[field] = v
+    body["instruct"] = instruct
     return body
 
 
@@ -219,7 +240,8 @@ def _prompt_out(p: PresetPrompt) -> dict[str, Any]:
     if typ in TEXT_TYPES:
         item["text"] = p.content
         item["role"] = ROLE_OUT.get(p.role or "system", p.role or "system")
-        item.setdefault("type2", extras.pop("type2", "normal"))
+        # the system prompt (SillyTavern's ``main``) is Risu's main prompt
+        item.setdefault("type2", extras.pop("type2", "main" if p.id == MAIN else "normal"))
     elif p.role is not None:
         item["role"] = ROLE_OUT.get(p.role, p.role)
     if typ == "chat":
@@ -236,7 +258,9 @@ def _prompt_out(p: PresetPrompt) -> dict[str, Any]:
 
 
 def _is_legacy(body: PresetBody) -> bool:
-    return bool(body.prompts) and all(p.id in LEGACY for p in body.prompts)
+    """Prompts as a legacy preset decodes them (ids and names from ``formatingOrder``): written back
+    in that form; any other prompts, a system prompt named otherwise included, as a promptTemplate."""
+    return bool(body.prompts) and all(p.id in LEGACY and p.name == p.id for p in body.prompts)
 
 
 def to_native(body: PresetBody) -> dict[str, Any]:
@@ -274,6 +298,12 @@ def to_native(body: PresetBody) -> dict[str, Any]:
         t["thinkingTokens"] = a.thinkingTokens
     if body.choices:
         t["customPromptTemplateToggle"] = toggles.toggles_of(body.choices)
+    if s.stopSequences is not None:
+        t["localStopStrings"] = list(s.stopSequences)
+    for key, field in INSTRUCT.items():
+        v = getattr(body.instruct, field)
+        if v is not None:
+            t[key] = v
     if body.systemPrompts.assistantPrefill is not None:
         t["promptSettings"] = {
             "assistantPrefill": body.systemPrompts.assistantPrefill,
@@ -326,6 +356,10 @@ class RisuPresetCodec(Codec):
         "apiOptions.verbosity",
         "apiOptions.thinkingTokens",
         "systemPrompts.assistantPrefill",
+        "samplers.stopSequences",
+        "instruct.enabled",
+        "instruct.chatTemplate",
+        "instruct.jinjaTemplate",
         notes=[
             "every prompt is enabled and placed in list order: Risu has no per-prompt switch or depth",
             "promptTemplate items have no ids: a prompt's id is its position",
@@ -335,7 +369,10 @@ class RisuPresetCodec(Codec):
             "its line; types toggle, one (select) and input (text/textarea) only, so a multi-select choice "
             "becomes a select; options are labels whose id and value are their index; no default, "
             "separator, random pick or other extras; `=` in a label and `,` in an option split them",
-            "connection, model and provider settings (about 60 keys) ride the escrow twin only",
+            "connection, model and provider settings (about 60 keys) ride the escrow twin only, and so do the"
+            " provider blocks' own samplers (`ooba`, `NAISettings`, `ainconfig`)",
+            "an instruct template is a built-in chat template's name or a Jinja template: SillyTavern's "
+            "sequences, context template and reasoning marks have no place",
         ],
     )
 

@@ -364,7 +364,9 @@ def body_to_preset(body: PresetBody, layout: OrderLayout | None) -> dict[str, An
         if typ == "post" and val == "none":
             val = ""
         out[key] = val
-    if body.prompts or (layout is not None and layout.has_prompts):
+    # a fresh preset always has its prompt lists (as SillyTavern saves one): they are what says
+    # "chat-completion preset" when a preset has no prompts and few chat-completion settings
+    if body.prompts or layout is None or layout.has_prompts:
         pool, order = write_prompts(body.prompts, layout)
         out["prompts"] = pool
         if order is not None:
