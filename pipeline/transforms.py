@@ -33,7 +33,17 @@ from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, Not
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.fidelity import FidelityRow, RowError, check_decoded, decode_row, reject_row
 from bunzai_codecs.formats.vaud.codec import dumps
-from pipeline.io import FileRef, InputSpec, Output, Storage, checksum, list_files, read_bounded, write_bytes
+from pipeline.io import (
+    FileRef,
+    InputSpec,
+    Output,
+    Storage,
+    checksum,
+    list_files,
+    read_bounded,
+    staged_path,
+    write_bytes,
+)
 from pipeline.memory import tune_gc
 from pipeline.shards import record
 
@@ -248,6 +258,9 @@ class _ListFiles(beam.DoFn):
             except Exception:  # the output is checked where it is written
                 pass
 
+    def display_data(self) -> dict[str, Any]:  # the job page (Dataflow) shows what is read
+        return {"inputs": " ".join(self.inputs)}
+
     def _is_output(self, fs: Any, path: str) -> bool:
         """A file under the output folder (``--input . --output out``): never read back as input."""
         return fs is self.out_fs and (path + "/").startswith(self.out_root)
@@ -268,7 +281,11 @@ class _ListFiles(beam.DoFn):
                 yield FileRef(spec.uri_for(root, p), index, p, info.get("size"), checksum(info))
         except Exception as exc:  # a missing path, a bucket we may not list, an unreadable zip
             yield TaggedOutput(REJECTS, reject(url, "list", exc))
-        for err in errors:
+        if n == 0 and len(errors) == 1 and isinstance(errors[0], FileNotFoundError):
+            # nothing found because the glob's folder is not there: the input does not exist
+            yield TaggedOutput(REJECTS, reject(url, "list", errors[0]))
+            errors = []
+        for err in errors:  # a folder below the input that could not be listed
             yield TaggedOutput(REJECTS, reject(getattr(err, "filename", None) or url, "list", err))
         yield TaggedOutput(PATTERNS, (index, n))
 
@@ -287,9 +304,8 @@ class ListFiles(beam.PTransform):
         self.output = output
 
     def expand(self, indexes: Any) -> Any:
-        return indexes | beam.ParDo(_ListFiles(self.inputs, self.storage, self.output)).with_outputs(
-            REJECTS, PATTERNS, main="files"
-        )
+        dofn = _ListFiles(self.inputs, self.storage, self.output)
+        return indexes | beam.ParDo(dofn).with_outputs(REJECTS, PATTERNS, main="files")
 
 
 #: hash cells ``Spread`` groups the packed batches into: enough for a big fleet's parallelism
@@ -859,8 +875,8 @@ class _Export(beam.DoFn):
                     continue
                 rel = export_rel(fmt, e.id, ex.extension)
                 count("exports_written")
-                if not v.file.shared:  # nobody else can write this path: straight to it
-                    write_bytes(self.fs, f"{self.root}/{rel}", ex.data)
+                if not v.file.shared:  # nobody else can write this path: straight to it (staged)
+                    write_bytes(self.fs, f"{self.root}/{staged_path(self.staging, rel)}", ex.data)
                     yield TaggedOutput(WRITTEN, rel)
                     continue
                 staged = f"{self.root}/{self.staging}/exports/{uuid.uuid4().hex}"
