@@ -33,6 +33,7 @@ import orjson
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 from apache_beam.runners.runner import PipelineResult
 
+from bunzai_codecs.progress import Progress
 from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
 from pipeline.io import Output, list_files, staged_path, write_bytes
@@ -46,6 +47,7 @@ from pipeline.options import (
     runner_name,
     submits_only,
 )
+from pipeline.progress import watching
 from pipeline.report import MANIFEST, now, summary
 
 EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -267,15 +269,21 @@ def _execute(run: _Run) -> int:
             _err(str(exc))
             return EXIT_FAILED
     p, built = prepare(cfg, options)
+    display = None if cfg.quiet or remote else Progress(PROG, unit="inputs")
     try:
-        result = p.run()
-        url = console_url(result, options)
-        if handover:
-            sys.stdout.write(submitted(result, built, url))
-            return EXIT_OK
-        if url:
-            print(f"{PROG}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
-        result.wait_until_finish()
+        with watching(display):
+            try:
+                result = p.run()
+                url = console_url(result, options)
+                if handover:
+                    sys.stdout.write(submitted(result, built, url))
+                    return EXIT_OK
+                if url:
+                    print(f"{PROG}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
+                result.wait_until_finish()
+            finally:
+                if display is not None:
+                    display.close()
     except KeyboardInterrupt:
         clean_up(built, run.existed)
         _err(f"interrupted; nothing was committed: {cfg.output} is as it was")

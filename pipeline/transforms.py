@@ -45,6 +45,7 @@ from pipeline.io import (
     write_bytes,
 )
 from pipeline.memory import tune_gc
+from pipeline.progress import note as note_progress
 from pipeline.shards import record
 
 NAMESPACE = "bunzai"
@@ -65,8 +66,10 @@ STAGES = ("list", "read", "detect", "decode", "validate", "export", "roundtrip")
 #: every counter the stages bump (namespace ``bunzai``)
 COUNTERS = {
     "inputs_listed": "files the listing found",
+    "inputs_queued": "distinct listed files, queued to be read",
     "inputs_unchanged": "inputs --since found unchanged (not decoded again)",
     "inputs_read": "inputs read",
+    "inputs_done": "inputs whose work (read to export, in the fused per-input chain) is over",
     "bytes_read": "bytes read",
     "inputs_detected": "inputs a codec recognised",
     "inputs_decoded": "inputs decoded into entities",
@@ -91,6 +94,7 @@ def count(name: str, n: int = 1) -> None:
     if c is None:
         c = _COUNTERS[name] = Metrics.counter(NAMESPACE, name)
     c.inc(n)
+    note_progress(name, n)  # the live display of a local run (pipeline/progress.py)
 
 
 # -- records -------------------------------------------------------------------------------------
@@ -465,6 +469,7 @@ class _Pack(beam.DoFn):
         self.buf: list[Pending] = []
 
     def process(self, p: Pending) -> Iterator[tuple[int, bytes]]:
+        count("inputs_queued")
         self.buf.append(p)
         if len(self.buf) >= PACK:
             yield self._batch()
@@ -533,6 +538,12 @@ class _ReadBytes(beam.DoFn):
                 self.fss.append(exc)
 
     def process(self, pending: Pending, shared_sizes: Any = None) -> Iterator[Any]:
+        yield from self._process(pending, shared_sizes)
+        # resumed once the stages fused after this one have consumed every output: the input's
+        # whole chain (detect to export) is over
+        count("inputs_done")
+
+    def _process(self, pending: Pending, shared_sizes: Any) -> Iterator[Any]:
         ref, prev = pending.ref, pending.prev
         shared = True if shared_sizes is None else ref.size is None or ref.size in shared_sizes
         status = "new" if prev is None else "changed"
