@@ -112,7 +112,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     listing = (
         p
         | "Inputs" >> beam.Create(list(range(len(cfg.inputs))))
-        | "List" >> ListFiles(cfg.inputs, cfg.storage, cfg.output)
+        | "List" >> ListFiles(cfg.inputs, cfg.storage, cfg.output, cfg.max_file_bytes)
     )
     if reuse is not None:
         paired = listing.files | "PairWithPrevious" >> PairWithPrevious(

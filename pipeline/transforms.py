@@ -30,9 +30,10 @@ from bunzai_codecs.bundle import VAUD, write
 from bunzai_codecs.core import inflate, registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, NotRecognized
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.sniff import MAX_INPUT_BYTES, Sniff
 from bunzai_codecs.fidelity import FidelityRow, RowError, check_decoded, decode_row, reject_row
 from bunzai_codecs.formats.vaud.codec import dumps
+from pipeline.archives import archive_input, chain_url, member_protocol
 from pipeline.io import (
     FileRef,
     InputSpec,
@@ -247,10 +248,13 @@ class ExportCandidate:
 
 
 class _ListFiles(beam.DoFn):
-    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None) -> None:
+    def __init__(
+        self, inputs: tuple[str, ...], storage: Storage, output: str | None, max_bytes: int = MAX_INPUT_BYTES
+    ) -> None:
         self.inputs = inputs
         self.storage = storage
         self.output = output
+        self.max_bytes = max_bytes
 
     def setup(self) -> None:
         self.out_fs: Any = None
@@ -276,6 +280,10 @@ class _ListFiles(beam.DoFn):
         n = 0
         try:
             fs, path = self.storage.fs(url)
+            proto = archive_input(url, fs, path, self.max_bytes)
+            if proto is not None:  # a plain archive: a folder of inputs (pipeline/archives.py)
+                spec = InputSpec.parse(chain_url(proto, url))
+                fs, path = self.storage.fs(spec.url)
             root = spec.root_path(fs)
             for p, info in list_files(fs, path, on_error=errors.append):
                 if self._is_output(fs, p):
@@ -298,17 +306,26 @@ class ListFiles(beam.PTransform):
     """Input indexes -> ``FileRef`` per file (main), ``rejects``, ``patterns`` ((index, matched)).
 
     Globs are expanded on the workers, one input per element, streamed: the listing of one folder
-    (or one S3 page) is in memory at a time. Files under ``output`` are never listed.
+    (or one S3 page) is in memory at a time. Files under ``output`` are never listed. An input that
+    is a plain ``.zip`` / ``.tar`` / ``.tar.gz`` archive, not a card container, lists its members
+    (pipeline/archives.py); ``max_bytes`` bounds the read that tells the two apart.
     """
 
-    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None = None) -> None:
+    def __init__(
+        self,
+        inputs: tuple[str, ...],
+        storage: Storage,
+        output: str | None = None,
+        max_bytes: int = MAX_INPUT_BYTES,
+    ) -> None:
         super().__init__()
         self.inputs = inputs
         self.storage = storage
         self.output = output
+        self.max_bytes = max_bytes
 
     def expand(self, indexes: Any) -> Any:
-        dofn = _ListFiles(self.inputs, self.storage, self.output)
+        dofn = _ListFiles(self.inputs, self.storage, self.output, self.max_bytes)
         return indexes | beam.ParDo(dofn).with_outputs(REJECTS, PATTERNS, main="files")
 
 
@@ -536,6 +553,17 @@ class _ReadBytes(beam.DoFn):
                 self.fss.append(self.storage.fs(url)[0])
             except Exception as exc:  # listing rejected this input already; nothing of it arrives
                 self.fss.append(exc)
+        #: input index -> the filesystem of its members, for an input the listing read as an archive
+        self.archives: dict[int, Any] = {}
+
+    def _fs(self, ref: FileRef) -> Any:
+        url = self.inputs[ref.root]
+        proto = member_protocol(ref.uri, url)
+        if proto is None:
+            return self.fss[ref.root]
+        if ref.root not in self.archives:
+            self.archives[ref.root] = self.storage.fs(chain_url(proto, url))[0]
+        return self.archives[ref.root]
 
     def process(self, pending: Pending, shared_sizes: Any = None) -> Iterator[Any]:
         yield from self._process(pending, shared_sizes)
@@ -562,7 +590,7 @@ class _ReadBytes(beam.DoFn):
             yield from self._fail(pending, status, exc)
             return
         try:
-            data = read_bounded(self.fss[ref.root], ref.path, self.max_bytes, ref.size)
+            data = read_bounded(self._fs(ref), ref.path, self.max_bytes, ref.size)
         except OverflowError:
             exc = LimitExceeded(f"input is over --max-file-bytes ({self.max_bytes})", uri=ref.uri)
             yield from self._fail(pending, status, exc)
