@@ -1,6 +1,6 @@
 """``bunzai audit``: compare a fidelity run with a committed baseline and fail on any regression.
 
-    bunzai audit --report out/fidelity/report.json --baseline audit/baseline.tsv [--write-baseline]
+    bunzai audit --report out/audit/report.json --baseline audit/baseline.tsv [--write-baseline]
     python -m jobs.audit ...           (the same)
 
 The run is read from the ``rows-*.jsonl`` files beside ``report.json`` (``bunzai fidelity`` and the
