@@ -237,36 +237,43 @@ def test_a_run_that_does_not_balance_is_not_committed(
 
 # -- a run that dies --------------------------------------------------------------------------------------
 
-#: the job run in a subprocess, with one DoFn made to announce itself (a marker file) and hang there
+#: the job run in a subprocess, with one DoFn made to announce itself (a marker file) and hang
+#: there once it has done its work ``after`` times
 HANG = """
 import sys, time, importlib
-module, cls, marker = sys.argv[1:4]
+module, cls, after, marker = sys.argv[1:5]
 target = getattr(importlib.import_module(module), cls)
+real, calls = target.process, [0]
 def hang(self, *args, **kwargs):
-    open(marker, "w").close()
-    time.sleep(3600)
-    yield from ()
+    calls[0] += 1
+    if calls[0] > int(after):
+        open(marker, "w").close()
+        time.sleep(3600)
+    yield from real(self, *args, **kwargs)
 target.process = hang
 from jobs.normalize import run
-sys.exit(run(sys.argv[4:]))
+sys.exit(run(sys.argv[5:]))
 """
 
 
 @pytest.mark.parametrize(
-    ("module", "cls"),
+    ("module", "cls", "after"),
     [
-        ("pipeline.transforms", "_Validate"),  # mid-run: some inputs read and decoded
-        ("pipeline.commit", "_Verdict"),  # everything staged, the commit about to start
+        ("pipeline.transforms", "_Validate", 2),  # mid-run: some inputs read, decoded and exported
+        ("pipeline.shards", "_MergeShard", 1),  # a shard of the new run written, others not yet
+        ("pipeline.commit", "_Verdict", 0),  # everything staged, the commit about to start
     ],
 )
 def test_a_killed_run_leaves_the_previous_run_byte_identical(
-    previous: tuple[Path, Path, dict[str, str]], tmp_path: Path, module: str, cls: str
+    previous: tuple[Path, Path, dict[str, str]], tmp_path: Path, module: str, cls: str, after: int
 ) -> None:
     src, out, before = previous
+    quiet = src / "books" / "quiet.vaud.json"  # the new run's files differ from the previous run's
+    quiet.write_bytes(quiet.read_bytes().replace(b"Never fires.", b"Fires now and then."))
     marker = tmp_path / "reached"
-    argv = [*PINNED, "--quiet", "--input", str(src), "--output", str(out), *ARGS]
+    argv = [*PINNED, "--quiet", "--input", str(src), "--output", str(out), *ARGS, "--shard-bytes", "2000"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", HANG, module, cls, str(marker), *argv],
+        [sys.executable, "-c", HANG, module, cls, str(after), str(marker), *argv],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -281,15 +288,18 @@ def test_a_killed_run_leaves_the_previous_run_byte_identical(
     finally:
         proc.kill()
         proc.wait()
-    after = digests(out)
-    assert {k: v for k, v in after.items() if not k.startswith(STAGING + "/")} == before
+    after_kill = digests(out)
+    assert {k: v for k, v in after_kill.items() if not k.startswith(STAGING + "/")} == before
     if cls == "_Verdict":  # everything was staged: the new run's files were all there, unused
-        assert any(k.startswith(STAGING + "/") and "/out/exports/" in k for k in after)
+        assert any(k.startswith(STAGING + "/") and "/out/exports/" in k for k in after_kill)
 
     # a re-run into the folder completes, and leaves what an uninterrupted run leaves
-    rerun = normalize("--input", str(src), "--output", str(out), *ARGS)
+    rerun = normalize("--input", str(src), "--output", str(out), *ARGS, "--shard-bytes", "2000")
     assert not (out / STAGING).exists()
-    same_outputs(normalize("--input", str(src), "--output", str(tmp_path / "reference"), *ARGS), rerun)
+    reference = normalize(
+        "--input", str(src), "--output", str(tmp_path / "reference"), *ARGS, "--shard-bytes", "2000"
+    )
+    same_outputs(reference, rerun)
 
 
 def test_a_commit_cut_short_leaves_no_manifest_and_a_rerun_repairs_it(
