@@ -20,7 +20,10 @@ from pipeline.options import UsageError, parse
         (["--exports", "all"], "unknown option --exports (did you mean --export?)"),
         (["--outptu=x"], "unknown option --outptu (did you mean --output?)"),
         (["--fidelty", "off"], "unknown option --fidelty (did you mean --fidelity?)"),
-        (["--direct_num_worker=2"], "unknown option --direct_num_worker (did you mean --direct_num_workers?)"),
+        (
+            ["--direct_num_worker=2"],
+            "unknown option --direct_num_worker (did you mean --direct_num_workers?)",
+        ),
         (["--inp", "x"], "unknown option --inp"),  # no abbreviations: --inp is not --input
         (["cards/"], "unexpected argument 'cards/': inputs are given with --input URL"),
         (["--runner=NoSuchRunner"], "--runner: unknown runner 'NoSuchRunner'"),
@@ -62,7 +65,13 @@ def test_no_worker_discards_the_jobs_options() -> None:
     ['--fidelity=full', ...]": the workers parse the options they are shipped without bunzai's
     options class. Beam gets none of the job's options now, so none can be discarded."""
     _, options = parse(
-        ["--direct_running_mode=multi_processing", "--direct_num_workers=2", "--export", "all", "--fidelity=off"]
+        [
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+            "--export",
+            "all",
+            "--fidelity=off",
+        ]
     )
     shipped = options.get_all_options()
     assert shipped["direct_num_workers"] == 2
