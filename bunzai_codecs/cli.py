@@ -250,7 +250,7 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
             progress.advance(rejected=int(rejected), checks=len(rows))
             if args.verbose:
                 worst = max((r.status for r in rows), key=_STATUS_ORDER.index)
-                print(f"{key}: {len(rows)} checks, worst {worst}", file=sys.stderr)
+                progress.write(f"{key}: {len(rows)} checks, worst {worst}")
     rows_file = out / "rows-00000-of-00001.jsonl"
     _write_file(rows_file, b"".join(chunks))
     report = builder.report({"roots": labels})

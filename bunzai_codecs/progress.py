@@ -129,6 +129,14 @@ class Progress:
                 self.counts[k] = self.counts.get(k, 0) + v
             self._show()
 
+    def write(self, text: str) -> None:
+        """A line of the command's own (``--verbose``), printed above the bar rather than through it."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.write(text, file=self.stream)
+            else:
+                print(text, file=self.stream)
+
     def close(self) -> None:
         with self._lock:
             if self._closed:

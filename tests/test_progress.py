@@ -79,6 +79,16 @@ def test_on_a_terminal_a_bar() -> None:
     assert "job: 100%|" in text and "4/4" in text and "read 4" in text
 
 
+def test_the_commands_own_lines_go_above_the_bar() -> None:
+    for tty in (True, False):
+        out = io.StringIO()
+        with Progress("job", total=2, stream=out, tty=tty, interval=100.0) as p:
+            p.advance()
+            p.write("a.json: 3 checks, worst lossless")
+            p.advance()
+        assert "a.json: 3 checks, worst lossless\n" in out.getvalue()
+
+
 def test_a_closed_stream_never_fails_the_work() -> None:
     out = io.StringIO()
     p = Progress("job", total=2, stream=out, interval=0.0, tty=False)
