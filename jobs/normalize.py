@@ -229,6 +229,16 @@ class _Run:
     cfg: NormalizeConfig
     options: PipelineOptions
     existed: bool | None = None
+    #: whether the output held a manifest (a complete run) before this run
+    had_manifest: bool | None = None
+
+
+def _has_manifest(output: Output) -> bool | None:
+    try:
+        fs, root = output.open()
+        return bool(fs.exists(f"{root}/{MANIFEST}"))
+    except Exception:
+        return None
 
 
 def _failed(run: _Run, built: Built, exc: BaseException) -> int:
@@ -250,6 +260,13 @@ def _failed(run: _Run, built: Built, exc: BaseException) -> int:
         )
         return EXIT_UNBALANCED
     clean_up(built, run.existed)
+    if run.had_manifest and _has_manifest(built.output) is False:
+        # the window pipeline/commit.py leaves: it failed while moving its files into place
+        _err(
+            f"the run failed while committing: {failure_line(exc)}; {built.output.url} has no "
+            "manifest.json now (incomplete): run again into it to rewrite it whole"
+        )
+        return EXIT_FAILED
     _err(f"the run failed: {failure_line(exc)}; nothing was committed: {built.output.url} is as it was")
     return EXIT_FAILED
 
@@ -261,6 +278,7 @@ def _execute(run: _Run) -> int:
     if not remote:
         try:
             run.existed = check_output(Output(cfg.output, cfg.storage))
+            run.had_manifest = _has_manifest(Output(cfg.output, cfg.storage))
             check_inputs(cfg)
         except InputProblem as exc:
             _err(str(exc))

@@ -321,7 +321,9 @@ def test_a_commit_cut_short_leaves_no_manifest_and_a_rerun_repairs_it(
 
     with faults(cut):
         assert job("--input", str(src), "--output", f"faulty://{out}", *ARGS) == 4
-    assert "Input/output error" in one_line(capsys.readouterr().err)
+    line = one_line(capsys.readouterr().err)
+    assert "failed while committing" in line and "Input/output error" in line, line
+    assert "has no manifest.json now" in line
     assert not (out / "manifest.json").exists()
     rerun = normalize("--input", str(src), "--output", str(out), *ARGS)
     assert not (out / STAGING).exists()
