@@ -28,6 +28,7 @@ from typing import Any
 import apache_beam as beam
 import orjson
 
+from pipeline.blobs import add_blobs
 from pipeline.commit import STAGING, Commit
 from pipeline.io import Output
 from pipeline.options import NormalizeConfig
@@ -234,6 +235,17 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         count_streams += [
             pc | f"CountFidelity{i}" >> beam.FlatMap(fidelity_counts) for i, pc in enumerate(fidelity_dicts)
         ]
+    # -- the blob store: each big media file / escrow blob once (pipeline/blobs.py) --------------
+    blobs_staged, blobs_kept, blob_pairs = add_blobs(
+        valid,
+        carried["stored"] if reuse is not None else None,
+        output,
+        staging,
+        reuse.root if reuse else None,
+    )
+    written.append(blobs_staged)
+    kept.append(blobs_kept)
+    count_streams.append(blob_pairs)
     if candidates:
         settled = (
             tuple(candidates)

@@ -23,6 +23,8 @@ import apache_beam as beam
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.fidelity_report import ReportBuilder, render_html, report_json
+from pipeline.blobs import LAYOUT as BLOB_LAYOUT
+from pipeline.blobs import blob_counts, blob_rows
 from pipeline.io import Output, copy_file, is_local, list_files, move_file, staged_path, write_bytes
 from pipeline.shards import ShardInfo
 from pipeline.transforms import STAGES, ExportCandidate, uri_digest
@@ -33,7 +35,7 @@ KEPT = "kept"
 #: example inputs per (stage, error) of the rejects, in the manifest and the summary
 REJECT_EXAMPLES = 5
 #: folders the job owns in the output; files there that this run did not write are removed
-MANAGED = ("canonical", "fidelity", "rejects", "inventory", "exports")
+MANAGED = ("canonical", "fidelity", "rejects", "inventory", "exports", "blobs")
 #: uris listed per balance problem in the manifest
 SAMPLE = 20
 
@@ -539,10 +541,12 @@ def build_manifest(
             },
             "exports": {"total": sum(exports.values()), "byFormat": exports},
             "fidelity": fidelity,
+            "blobs": blob_counts(c),
         },
         "outputs": {
             "shards": {k: shard_list[k] for k in sorted(shard_list)},
             "exports": "exports/<format>/<entity-id><extension>",
+            "blobs": BLOB_LAYOUT,
             # --fidelity off: no fidelity rows, shards or report
             "fidelityReport": list(FIDELITY_REPORT) if options.get("fidelity", "full") != "off" else [],
             "pruned": pruned,
@@ -671,6 +675,7 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
         rows.append(("(no fidelity rows or report)", "--fidelity off"))
     if ex:
         rows.append((output.display("exports/"), f"{counts['exports']['total']} export files"))
+    rows += blob_rows(counts.get("blobs"), output)
     rows.append((output.display(MANIFEST), "manifest"))
     lines += _table(rows)
     return "\n".join(lines) + "\n"

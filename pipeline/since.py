@@ -31,6 +31,7 @@ from apache_beam.pvalue import TaggedOutput
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.lint import ID_PATTERN
+from pipeline.blobs import stored_of
 from pipeline.io import Storage, join, read_lines
 from pipeline.options import NormalizeConfig, UsageError, moved_notes
 from pipeline.shards import record
@@ -172,6 +173,8 @@ def _carry_canonical(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
     if uri not in skip:
         yield record(eid, [eid, uri], line)
         yield TaggedOutput("accounted", uri)
+        for ref in stored_of(line):  # the blobs it names (pipeline/blobs.py)
+            yield TaggedOutput("stored", ref)
 
 
 def _carry_rows(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
@@ -193,7 +196,8 @@ class CarryForward(beam.PTransform):
 
     ``skip`` (a PCollection of uris: refreshed and deleted inputs) is a side input: every previous
     line whose uri is not in it is carried. Returns ``canonical`` / ``fidelity`` / ``rejects``
-    shard records, ``accounted`` (uris of carried entities), ``rows`` (carried fidelity rows) and
+    shard records, ``accounted`` (uris of carried entities), ``stored`` (``(sha256, bytes)`` of the
+    blobs carried lines name), ``rows`` (carried fidelity rows) and
     ``reject_dicts`` (carried rejects), for the manifest's counts.
     """
 
@@ -210,7 +214,7 @@ class CarryForward(beam.PTransform):
             pbegin
             | "ReadCanonical" >> ReadShards(prev.urls(CANONICAL), st)
             | "KeepCanonical"
-            >> beam.FlatMap(_carry_canonical, skip).with_outputs("accounted", main="records")
+            >> beam.FlatMap(_carry_canonical, skip).with_outputs("accounted", "stored", main="records")
         )
         rows = (
             pbegin
@@ -225,6 +229,7 @@ class CarryForward(beam.PTransform):
         return {
             "canonical": canon.records,
             "accounted": canon.accounted,
+            "stored": canon.stored,
             "fidelity": rows.records,
             "rows": rows.parsed,
             "rejects": rejects.records,

@@ -32,8 +32,8 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, NotRecognized
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES, Sniff
 from bunzai_codecs.fidelity import FidelityRow, RowError, check_decoded, decode_row, reject_row
-from bunzai_codecs.formats.vaud.codec import dumps
 from pipeline.archives import archive_input, chain_url, member_protocol
+from pipeline.blobs import lean_line
 from pipeline.io import (
     FileRef,
     InputSpec,
@@ -211,8 +211,10 @@ class DecodedInput:
 class ValidEntity:
     #: the entity with this run's provenance and its lint warnings
     entity: CanonicalEntity
-    #: its canonical JSONL line (vaud-json), without the newline
+    #: its canonical JSONL line (lean vaud-json: big bytes in the blob store), without the newline
     line: bytes
+    #: the bytes the line keeps in the dataset's blob store, by sha256 (``pipeline/blobs.py``)
+    blobs: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -754,14 +756,15 @@ class _Validate(beam.DoFn):
                 original=e.original,
                 source=src,
                 warnings=[*e.warnings, *notes],
+                media=e.media,
             )
             try:
-                line = dumps(stamped)
+                line, blobs = lean_line(stamped)
             except Exception as exc:  # escrow that is not JSON: a codec bug
                 recs.append(reject(uri, "validate", exc, prefix=f"{e.kind} {e.id}: "))
                 yield TaggedOutput(REJECTS, recs[-1])
                 continue
-            out.accepted.append(ValidEntity(stamped, line))
+            out.accepted.append(ValidEntity(stamped, line, blobs))
         count("entities_valid", len(out.accepted))
         inv = inventory_row(
             f.ref,

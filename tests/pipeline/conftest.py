@@ -54,6 +54,12 @@ class Run:
             for ln in data.splitlines()
         ]
 
+    def blob(self, key: str) -> bytes:
+        """The bytes of a blob of the dataset's blob store (``fetch`` for ``from_tree``)."""
+        fs, root = Storage(self.storage_options).fs(self.output)
+        data: bytes = fs.cat_file(f"{root.rstrip('/')}/blobs/{key[:2]}/{key}")
+        return data
+
 
 def normalize(*args: str, storage_options: dict[str, Any] | None = None) -> Run:
     argv = [*PINNED, *args]

@@ -69,12 +69,14 @@ STAGES = [
     "WriteRejects",
     "WriteInventory",
     "CommitExports",
+    "StoreBlobs",  # each big media file / escrow blob staged once (pipeline/blobs.py)
+    "Blobs",
     "Balance",
     "PartialSum0",
     "Sum",
     "Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
 ]
-SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarriedExports"]
+SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarriedExports", "CarriedBlobs"]
 #: stage -> the DoFn class each must run on the workers
 DOFNS = {
     "List": "_ListFiles",
@@ -87,6 +89,8 @@ DOFNS = {
     "WriteCanonical": "_MergeShard",
     "WriteInventory": "_StageRuns",
     "CommitExports": "_Commit",
+    "StoreBlobs": "_StoreBlobs",
+    "Blobs": "_Settle",
     "Commit": "_WriteManifest",
     "CarryForward": "_ReadLines",
 }

@@ -96,7 +96,7 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     # canonical: vaud-json lines stamped with where this run read them, lint warnings riding along
     canonical = run.lines("canonical")
     for tree in canonical:
-        e = from_tree(tree)
+        e = from_tree(tree, fetch=run.blob)
         assert e.source is not None and e.source.uri in rows
         assert (
             e.source.sha256 == rows[e.source.uri]["sha256"]
