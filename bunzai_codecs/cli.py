@@ -400,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plugins(sub)
     for name, sp in sub.choices.items():
         sp.set_defaults(_parser=sp)  # main() reports a usage error with the subcommand's usage
-        if name != "normalize":  # normalize takes every argument as is (its own --debug included)
+        if name not in ("normalize", "export"):  # the jobs take every argument as is (--debug too)
             sp.add_argument(
                 "--debug",
                 action="store_true",
@@ -451,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     _check_format_ids(args)
     debug = bool(getattr(args, "debug", False))
-    if debug and args.command == "normalize":
+    if debug and args.command in ("normalize", "export"):
         args.args = [*args.args, "--debug"]
     prog = f"bunzai {args.command}"
     try:

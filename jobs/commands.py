@@ -16,6 +16,12 @@ def _normalize(args: argparse.Namespace) -> int:
     return run(args.args)
 
 
+def _export(args: argparse.Namespace) -> int:
+    from jobs.export import run
+
+    return run(args.args)
+
+
 def _audit(args: argparse.Namespace) -> int:
     from jobs import audit
 
@@ -32,6 +38,16 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("args", nargs=argparse.REMAINDER)
     p.set_defaults(fn=_normalize)
+
+    e = subparsers.add_parser(
+        "export",
+        help="write the entities of a canonical dataset (normalize's output) in app formats",
+        description="Run `bunzai export --help` for the options (any Beam option is accepted too).",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    e.add_argument("args", nargs=argparse.REMAINDER)
+    e.set_defaults(fn=_export)
 
     from jobs import audit
 

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -138,8 +138,12 @@ class Watch:
     """While open: ``BUNZAI_PROGRESS_DIR`` is set to a fresh folder and a thread feeds ``display``
     from it. Closing stops the thread, shows the last counts, and removes the folder."""
 
-    def __init__(self, display: Progress) -> None:
+    def __init__(
+        self, display: Progress, show: Callable[[Progress, dict[str, int]], None] | None = None
+    ) -> None:
         self.display = display
+        #: how the counters are shown (default: normalize's)
+        self.show = show
         self.folder = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -159,7 +163,7 @@ class Watch:
 
     def poll(self) -> None:
         with contextlib.suppress(Exception):  # a display problem never stops the run
-            show(self.display, read_counts(self.folder))
+            (self.show or show)(self.display, read_counts(self.folder))
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -180,12 +184,14 @@ class Watch:
 
 
 @contextlib.contextmanager
-def watching(display: Progress | None) -> Iterator[Any]:
-    """``Watch(display)`` when there is a display, else nothing."""
+def watching(
+    display: Progress | None, show: Callable[[Progress, dict[str, int]], None] | None = None
+) -> Iterator[Any]:
+    """``Watch(display, show)`` when there is a display, else nothing."""
     if display is None or display.quiet:
         yield None
         return
-    with Watch(display) as w:
+    with Watch(display, show) as w:
         yield w
 
 

@@ -1,0 +1,194 @@
+"""``bunzai export DATASET_URL --to FORMAT[,FORMAT] -o OUT_URL``: entities of a canonical dataset in
+app formats, from the dataset alone (pipeline/export_job.py). Also ``python -m jobs.export``.
+
+Same conventions as ``bunzai normalize``: an unknown argument is refused (exit 2), any Beam option
+is accepted (``--runner=DataflowRunner`` with the bunzai image runs it on Dataflow), progress on
+stderr, and the output folder changes only when the run is complete: everything is staged in
+``OUT/.bunzai-staging/<run>/`` first. Exit codes: 0 done (entities a format refuses are rejects,
+listed); 2 usage error; 3 the dataset is missing or not a complete dataset, or nothing matches the
+filters (nothing written); 4 the run failed (nothing committed); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import apache_beam as beam
+import orjson
+
+from bunzai_codecs.progress import Progress
+from jobs.normalize import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    OutputProblem,
+    _job_id,
+    beam_logs,
+    check_output,
+    console_url,
+    failure_line,
+    remove_if_empty,
+)
+from pipeline.commit import STAGING
+from pipeline.export_job import (
+    MANIFEST,
+    PROG,
+    DatasetProblem,
+    ExportBuilt,
+    ExportConfig,
+    build_export,
+    canonical_shards,
+    help_text,
+    parse,
+)
+from pipeline.io import Output, staged_path
+from pipeline.memory import tune_malloc
+from pipeline.options import UsageError, is_remote, submits_only
+from pipeline.progress import watching
+
+
+def _err(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+def show(display: Progress, counts: dict[str, int]) -> None:
+    """The export's counters as the display shows them."""
+    display.set(
+        done=counts.get("export_lines", 0),
+        total=None,
+        status="",
+        selected=counts.get("entities_selected", 0),
+        written=counts.get("exports_written", 0),
+        rejects=counts.get("rejects", 0),
+    )
+
+
+def summary(manifest: dict[str, Any], output: Output) -> str:
+    lines = [f"{PROG}: {manifest['selected']} entities selected from {manifest['options']['dataset']}"]
+    for fmt, n in manifest["exports"]["byFormat"].items():
+        lines.append(f"  {fmt:<28} {n:>7} files  {output.display(fmt)}/")
+    rej = manifest["rejects"]
+    if rej["total"]:
+        lines.append(f"  rejects: {rej['total']} ({output.display('rejects')}/)")
+        for stage, errors in rej["byStageError"].items():
+            for error, n in errors.items():
+                lines.append(f"    {stage:<10} {error:<22} {n:>7}")
+        for uri, stage, error, message in rej["examples"]:
+            lines.append(f"    e.g. {uri}: {stage} {error}: {message.splitlines()[0] if message else ''}")
+    lines.append(f"  manifest: {output.display(MANIFEST)}")
+    return "\n".join(lines) + "\n"
+
+
+def _clean_up(built: ExportBuilt, existed: bool | None) -> None:
+    with contextlib.suppress(Exception):
+        fs, root = built.output.open()
+        path = f"{root}/{built.staging}"
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+    remove_if_empty(built.output, STAGING)
+    if existed is False:
+        remove_if_empty(built.output, "")
+
+
+def _refused(built: ExportBuilt) -> dict[str, Any] | None:
+    try:
+        fs, root = built.output.open()
+        m: dict[str, Any] = orjson.loads(fs.cat_file(f"{root}/{staged_path(built.staging, MANIFEST)}"))
+    except Exception:
+        return None
+    return m
+
+
+def _execute(cfg: ExportConfig, options: Any) -> int:
+    remote = is_remote(options)
+    existed: bool | None = None
+    try:
+        shards = canonical_shards(cfg)
+    except DatasetProblem as exc:
+        _err(str(exc))
+        return EXIT_INPUT
+    if not shards:
+        _err(f"{cfg.dataset} holds no canonical lines: nothing to export")
+        return EXIT_INPUT
+    if not remote:
+        try:
+            existed = check_output(Output(cfg.output, cfg.storage))
+        except OutputProblem as exc:
+            _err(str(exc).replace("--output", "-o"))
+            return EXIT_FAILED
+    p = beam.Pipeline(options=options)
+    built = build_export(p, cfg, shards)
+    display = None if cfg.quiet or remote else Progress(PROG, unit="lines")
+    try:
+        with watching(display, show=show):
+            try:
+                result = p.run()
+                url = console_url(result, options)
+                if submits_only(options):
+                    ident = _job_id(result)
+                    what = (
+                        f"submitted Dataflow job {ident}"
+                        if ident
+                        else "translated the job (not submitted here)"
+                    )
+                    sys.stdout.write(
+                        f"{PROG}: {what}; results go to {cfg.output} (manifest.json appears last)\n"
+                    )
+                    return EXIT_OK
+                if url:
+                    print(f"{PROG}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
+                result.wait_until_finish()
+            finally:
+                if display is not None:
+                    display.close()
+    except KeyboardInterrupt:
+        _clean_up(built, existed)
+        _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if cfg.debug:
+            traceback.print_exc()
+        refused = _refused(built)
+        _clean_up(built, existed)
+        if refused is not None:
+            _err(f"{refused['commit']['message']}; nothing was written: {cfg.output} is as it was")
+            return EXIT_INPUT
+        _err(f"the run failed: {failure_line(exc)}; nothing was committed: {cfg.output} is as it was")
+        return EXIT_FAILED
+    fs, root = built.output.open()
+    manifest = orjson.loads(fs.cat_file(f"{root}/{MANIFEST}"))
+    sys.stdout.write(summary(manifest, built.output))
+    return EXIT_OK
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        sys.stdout.write(help_text())
+        return EXIT_OK
+    debug = "--debug" in args
+    tune_malloc()
+    with beam_logs(debug):
+        try:
+            cfg, options = parse(args)
+            return _execute(cfg, options)
+        except UsageError as exc:
+            _err(str(exc))
+            sys.stderr.write(
+                f"usage: {PROG} DATASET_URL --to FMT[,FMT] -o OUT_URL [--kind K] [--format F] [--id ID]\n"
+            )
+            return EXIT_USAGE
+
+
+def main() -> None:
+    raise SystemExit(run())
+
+
+if __name__ == "__main__":
+    main()

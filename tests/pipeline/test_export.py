@@ -1,0 +1,197 @@
+"""``bunzai export``: entities written from a canonical dataset alone (lines + blobs, no inputs)
+equal what ``convert`` of the original file writes, and round-trip wherever ``convert`` does."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bunzai_codecs import read, write
+from bunzai_codecs.core import registry
+from bunzai_codecs.core.errors import BunzaiError
+from bunzai_codecs.fidelity import compare_native
+from jobs.export import run as export_job
+from tests.conftest import corpus_root
+
+from .conftest import PINNED, SAMPLES, normalize
+
+pytestmark = pytest.mark.slow  # runs the pipeline
+
+VAUD = "vaud-json"
+#: a vaud-json line names where it was read and carries normalize's lint warnings: not the file's
+_STAMPED = ("source", "warnings")
+
+
+def _files(root: Path) -> Iterator[Path]:
+    for p in sorted(root.rglob("*")):
+        hidden = any(part.startswith(".") for part in p.relative_to(root).parts)
+        if p.is_file() and not hidden and p.name != "EXPECT.tsv" and p.suffix != ".md":
+            yield p
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Path, Path]]:
+    """A dataset normalized from a copy of samples/ (+ the corpus), the copy removed afterwards;
+    returns the dataset and copy -> original."""
+    tmp = tmp_path_factory.mktemp("export")
+    src = tmp / "in"
+    originals: dict[Path, Path] = {}
+    roots = [("samples", SAMPLES)]
+    corpus = corpus_root()
+    if corpus is not None:
+        roots.append(("corpus", corpus))
+    for name, root in roots:
+        for p in _files(root):
+            dest = src / name / p.relative_to(root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest)
+            originals[dest] = p
+    run = normalize("--input", str(src), "--output", str(tmp / "ds"), "--fidelity", "off")
+    assert run.manifest["counts"]["entities"]["total"] > 0
+    shutil.rmtree(src)  # the export has only the dataset
+    return tmp / "ds", originals
+
+
+def _meaning(fmt: str, data: bytes) -> bytes:
+    if fmt != VAUD:
+        return data
+    lines = [orjson.loads(ln) for ln in data.splitlines() if ln.strip()]
+    return b"\n".join(orjson.dumps({k: v for k, v in t.items() if k not in _STAMPED}) for t in lines)
+
+
+def test_export_equals_convert_of_the_original_and_round_trips_where_convert_does(
+    dataset: tuple[Path, dict[Path, Path]], tmp_path: Path
+) -> None:
+    ds, originals = dataset
+    lines = [
+        orjson.loads(ln)
+        for part in sorted((ds / "canonical").glob("*.jsonl"))
+        for ln in part.read_bytes().splitlines()
+    ]
+    formats = sorted({t["source"]["format"] for t in lines})
+    out = tmp_path / "out"
+    assert export_job([*PINNED, "-q", str(ds), "--to", ",".join(formats), "-o", str(out)]) == 0
+    manifest = orjson.loads((out / "manifest.json").read_bytes())
+    assert manifest["commit"] == {"ok": True}
+
+    compared = same_format = round_trips = 0
+    seen: set[str] = set()
+    for t in lines:
+        fmt, eid = t["source"]["format"], t["id"]
+        codec = registry.get(fmt)
+        if fmt != VAUD and codec.kind != t["kind"]:
+            continue  # a lorebook a card carried: its file is the card's
+        if eid in seen:
+            continue  # identical files share the id; the export is the smallest uri's
+        seen.add(eid)
+        exported = list((out / fmt).glob(f"{eid}.*"))
+        assert len(exported) == 1, (eid, fmt, exported)
+        got = exported[0].read_bytes()
+        original = originals[Path(t["source"]["uri"])]
+        data = original.read_bytes()
+        decoded = read(data, original.name, uri=str(original))
+        entity = next(e for e in decoded.entities if e.id == eid)
+        want = write(entity, fmt, linked=decoded.entities)
+        assert exported[0].name == f"{eid}{want.extension}"
+        assert compare_native(_meaning(fmt, want.data), _meaning(fmt, got)) == [], (original, fmt)
+        compared += 1
+        # where convert round-trips the file, export does too
+        if entity is decoded.primary and decoded.primary.source is not None:
+            same_format += 1
+            try:
+                convert_kept = compare_native(_meaning(fmt, data), _meaning(fmt, want.data)) == []
+            except BunzaiError:
+                convert_kept = False
+            if convert_kept:
+                round_trips += 1
+                assert compare_native(_meaning(fmt, data), _meaning(fmt, got)) == [], original
+    assert compared >= 60 and same_format > 0 and round_trips > same_format // 2, (
+        compared,
+        same_format,
+        round_trips,
+    )
+
+
+def test_filters_pick_entities_and_an_empty_selection_writes_nothing(
+    dataset: tuple[Path, dict[Path, Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ds, _ = dataset
+    lines = [
+        orjson.loads(ln)
+        for part in (ds / "canonical").glob("*.jsonl")
+        for ln in part.read_bytes().splitlines()
+    ]
+    books = sorted(
+        {t["id"] for t in lines if t["kind"] == "lorebook" and t["source"]["format"] == "sillytavern"}
+    )
+    assert books  # cards' embedded lorebooks
+    out = tmp_path / "books"
+    args = [*PINNED, "-q", str(ds), "--to", "sillytavern-lorebook,sillytavern", "-o", str(out)]
+    assert export_job([*args, "--kind", "lorebook", "--format", "sillytavern"]) == 0
+    written = sorted(p.name.split(".")[0] for p in (out / "sillytavern-lorebook").iterdir())
+    assert written == books and not (out / "sillytavern").exists()
+    # one id
+    one = tmp_path / "one"
+    assert export_job([*PINNED, "-q", str(ds), "--to", "vaud-json", "-o", str(one), "--id", books[0]]) == 0
+    assert [p.name for p in (one / VAUD).iterdir()] == [f"{books[0]}.vaud.json"]
+    # a re-run into the same folder with another filter leaves only that run's files
+    assert export_job([*args, "--kind", "character", "--format", "sillytavern"]) == 0
+    assert not (out / "sillytavern-lorebook").exists() and any((out / "sillytavern").iterdir())
+    # nothing matches: exit 3, nothing written
+    capsys.readouterr()
+    empty = tmp_path / "empty"
+    assert (
+        export_job([*PINNED, "-q", str(ds), "--to", "sillytavern", "-o", str(empty), "--kind", "persona"])
+        == 3
+    )
+    assert "no entity of the dataset matches" in capsys.readouterr().err
+    assert not empty.exists()
+
+
+def test_usage_errors_and_a_missing_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert export_job([str(tmp_path), "--to", "sillytavern", "-o", str(tmp_path / "o"), "--kid", "x"]) == 2
+    assert "did you mean --kind?" in capsys.readouterr().err
+    assert export_job([str(tmp_path), "--to", "nope", "-o", str(tmp_path / "o")]) == 2
+    assert (
+        export_job([str(tmp_path), "--to", "sillytavern", "-o", str(tmp_path / "o"), "--format", "nope"]) == 2
+    )
+    assert (
+        export_job([*PINNED, str(tmp_path / "none"), "--to", "sillytavern", "-o", str(tmp_path / "o")]) == 3
+    )
+    assert "not a complete dataset" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_export_translates_for_dataflow(tmp_path: Path) -> None:
+    """``--runner=DataflowRunner --dry_run``: Beam builds the job it would submit (no network)."""
+    pytest.importorskip("apache_beam.runners.dataflow.internal.apiclient")
+    import apache_beam as beam
+
+    from pipeline.export_job import build_export, parse
+
+    from .graphs import DRY_RUN
+
+    argv = [
+        *DRY_RUN,
+        "gs://bunzai-results/2024-06-02",
+        "--to",
+        "all",
+        "-o",
+        "gs://bunzai-exports/x",
+        "--kind",
+        "character",
+    ]
+    cfg, options = parse(argv)
+    assert cfg.kinds == ("character",) and cfg.root == "gs://bunzai-results/2024-06-02"
+    p = beam.Pipeline(options=options)
+    build_export(p, cfg, ["gs://bunzai-results/2024-06-02/canonical/part-00000-of-00001.jsonl"])
+    p.run()  # translated, not submitted
+    proto = p.runner.proto_pipeline  # type: ignore[attr-defined]
+    top = {t.unique_name.split("/")[0] for t in proto.components.transforms.values()}
+    assert {"ReadCanonical", "Select", "BySource", "Write", "CommitExports", "Commit"} <= top
+    with pytest.raises(Exception, match="this machine's disk"):
+        parse([*DRY_RUN, str(tmp_path), "--to", "all", "-o", "gs://bunzai-exports/x"])
