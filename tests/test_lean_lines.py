@@ -64,7 +64,7 @@ def test_small_bytes_stay_inline() -> None:
     e = _entities("sillytavern/tidepool.png")[0]  # a PNG card with a picture of a few hundred bytes
     assert e.media and all(len(v) <= INLINE_MAX for v in e.media.values())
     line, store = _lean(e)
-    assert store == {} and STORED.encode() not in line and line == dumps(e)
+    assert store == {} and STORED not in orjson.loads(line) and line == dumps(e)
     assert from_tree(orjson.loads(line)).media == e.media  # self-contained: no fetch needed
     big, store = _lean(e, inline_max=100)
     assert set(e.media) <= set(store) and len(big) < len(line)  # the picture, and the card chunks
