@@ -397,7 +397,7 @@ class _Writer:
         arch = twin["archive"]
         members = [(m[0], m[1]) for m in arch.get("members", []) if isinstance(m, list) and len(m) == 2]
         methods = dict(members)
-        self.package_id = str(twin["raw"].get("PackageId") or "")
+        self.package_id = str(twin["raw"].get("PackageId") or "") or derived_uuid(primary.id, "package")
         pool = [primary, *(x for x in self.ctx.linked.values() if x is not primary and x.id != primary.id)]
         mine: dict[str, CanonicalEntity] = {}
         for x in pool:
@@ -432,7 +432,7 @@ class _Writer:
     def single(self, entity: CanonicalEntity, twin: dict[str, Any] | None) -> bytes:
         raw = twin.get("raw") if twin is not None else None
         if isinstance(raw, dict):
-            self.package_id = str(raw.get("PackageId") or "")
+            self.package_id = str(raw.get("PackageId") or "") or derived_uuid(entity.id, "package")
             self.character(entity, {}, set())
             return archive.write_zip([archive.ZipMemberSpec(n, d, m) for n, (d, m) in self.files.items()])
         body = entity.body
