@@ -38,6 +38,7 @@ from bunzai_codecs.bundle import Export, read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.files import OutputError, write_atomic
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
 
 VAUD = "vaud-json"
@@ -236,24 +237,19 @@ def existing(p: Plan) -> list[Path]:
     return [f.path for f in p.files if f.path.exists()]
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Atomic: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_planned(p: Plan, *, force: bool = False) -> list[Path]:
     """Write every planned file; raises ``ConvertUsageError`` (writing nothing) when one of them
     exists and ``force`` is not set."""
+    folders = [f.path for f in p.files if f.path.is_dir()]
+    if folders:
+        raise OutputError(f"{folders[0]}: is a folder; give a file name (or a folder ending in /)")
     if not force:
         there = existing(p)
         if there:
             more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
             raise ConvertUsageError(f"{there[0]} exists{more}: pass --force to overwrite")
     for f in p.files:
-        write_file(f.path, f.export.data)
+        write_atomic(f.path, f.export.data)
     return p.paths
 
 
@@ -330,6 +326,5 @@ __all__ = [
     "safe_stem",
     "select",
     "unexpected",
-    "write_file",
     "write_planned",
 ]
