@@ -239,6 +239,13 @@ def test_a_single_character_export_without_package_json() -> None:
     assert wren.links == {}
 
 
+@pytest.mark.parametrize(("rel", "build"), [(PACKAGE, gen.lantern_harbor), (SINGLE, gen.wren)])
+def test_the_samples_are_what_the_generator_writes(rel: str, build: Any, tmp_path: Path) -> None:
+    out = tmp_path / "built.voxpkg"
+    gen.write_zip(out, build())
+    assert out.read_bytes() == sample(rel), f"samples/{rel} is stale: run make_voxta_samples.py"
+
+
 # -- same-format round trips ---------------------------------------------------------------------------
 
 
