@@ -642,3 +642,17 @@ def test_placeholders_and_dates() -> None:
     assert write_date(None) == write_date(1e18) == "0001-01-01T00:00:00+00:00"
     assert derived_uuid("a") == derived_uuid("a") != derived_uuid("b")
     assert UUID.match(derived_uuid("a"))
+
+
+def test_a_character_without_package_id_gives_a_new_book_a_uuid_package_id() -> None:
+    """A character.json without ``PackageId`` (Voxta's library export of one character may have
+    none): a book newly linked to it must still get a UUID ``PackageId``, never an empty one."""
+    name = f"Characters/{gen.WREN}/character.json"
+    assert "PackageId" not in gen.WREN_JSON  # the single-character sample has none
+    d = read(sample(SINGLE), "wren.voxpkg")
+    _, book = foreign()
+    d.primary.links = {KNOWLEDGE_REFS: [book.id]}
+    out = members(write(d.primary, "voxta", linked=[*d.entities, book]).data)
+    new = json.loads(out[f"Books/{derived_uuid(book.id)}/book.json"])
+    assert UUID.match(new["PackageId"]), new["PackageId"]
+    assert "PackageId" not in json.loads(out[name])  # the character's own JSON is kept as it was
