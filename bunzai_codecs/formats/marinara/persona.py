@@ -1,4 +1,4 @@
-"""marinara-persona: Marinara-Engine user personas (docs/canonical-model.md#personabody, docs/formats/marinara.md#persona).
+"""marinara-persona: Marinara-Engine user personas (docs/canonical-model.md#personabody, docs/formats/marinara.md#persona-fields).
 
 Three shapes of the same persona row:
 
