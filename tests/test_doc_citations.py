@@ -41,9 +41,14 @@ ANCHORED = re.compile(r"([\w./-]*?)([\w-]+\.md)#([\w-]+)")
 def repo_files() -> Iterator[Path]:
     for p in sorted(ROOT.rglob("*")):
         rel = p.relative_to(ROOT)
-        if any(part in SKIP_DIRS for part in rel.parts) or rel.parts[:3] == ("tests", "fuzz", "corpus"):
+        folders = rel.parts[:-1]
+        if (
+            any(f in SKIP_DIRS or f.endswith(".egg-info") for f in folders)
+            or any(f.startswith(".") and f not in (".ci", ".github") for f in folders)  # tool caches
+            or rel.parts[:3] == ("tests", "fuzz", "corpus")
+        ):
             continue
-        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES):
+        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES or folders == (".ci",)):
             yield p
 
 
