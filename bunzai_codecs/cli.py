@@ -312,6 +312,12 @@ _STATUS_ORDER = ["decoded", "lossless", "expected", "unexpected", "error", "reje
 def cmd_schema(args: argparse.Namespace) -> int:
     from bunzai_codecs.support import write_schemas
 
+    if args.markdown:
+        from bunzai_codecs.modeldoc import canonical_model_markdown
+
+        sys.stdout.write(canonical_model_markdown())
+        return EXIT_OK
+
     for p in write_schemas(Path(args.dir)):
         print(p)
     return EXIT_OK
@@ -395,6 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("schema", help="write the JSON Schema of each entity kind")
     s.add_argument("dir", nargs="?", default="docs/schema")
+    s.add_argument(
+        "--markdown", action="store_true", help="print docs/canonical-model.md instead (writes no files)"
+    )
     s.set_defaults(fn=cmd_schema)
 
     _add_plugins(sub)
