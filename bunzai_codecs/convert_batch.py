@@ -106,6 +106,8 @@ def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[tuple
 
     for arg in paths:
         p = Path(arg)
+        if p.is_dir() and skipped is not None and p.resolve().is_relative_to(skipped):
+            raise InputsError(f"{p}: is inside the output folder {skip}: give another -o")
         if p.is_dir():
             found = [(f, f.parent.relative_to(p).as_posix()) for f in _walk(p) if keep(f)]
             if not found:

@@ -234,6 +234,14 @@ def test_batch_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
         rc, err = _run(capsys, "convert", *inputs, "--to", "sillytavern", "-o", str(out))
         assert (rc, err.strip()) == (code, line)
         assert not out.exists()  # nothing was converted, not even the folder made
+    # an input folder inside the output folder (or the same): its files would all be skipped
+    inside = _copy("sillytavern/tidepool.png", tmp_path / "o2" / "x" / "tidepool.png").parent
+    for o in (inside.parent, inside):
+        rc, err = _run(capsys, "convert", str(inside), "--to", "sillytavern", "-o", str(o))
+        assert (rc, err.strip()) == (3, f"{inside}: is inside the output folder {o}: give another -o")
+        assert _files(inside.parent) == {
+            "x/tidepool.png": (SAMPLES / "sillytavern/tidepool.png").read_bytes()
+        }
     a_file = tmp_path / "a-file"
     a_file.write_bytes(b"mine")
     rc, err = _run(capsys, "convert", str(src), "--to", "sillytavern", "-o", str(a_file))
