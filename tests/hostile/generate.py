@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from tests.formats.helpers import png_chunk
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 MIB = 1024 * 1024
@@ -37,12 +39,6 @@ class Case:
 
 
 # -- building blocks --------------------------------------------------------------------------
-
-
-def png_chunk(ctype: bytes, data: bytes) -> bytes:
-    return (
-        struct.pack(">I", len(data)) + ctype + data + struct.pack(">I", zlib.crc32(ctype + data) & 0xFFFFFFFF)
-    )
 
 
 def tiny_png(*extra: bytes) -> bytes:
