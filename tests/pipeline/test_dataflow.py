@@ -139,6 +139,7 @@ def _display_data(proto: beam_runner_api_pb2.Pipeline) -> dict[str, dict[str, st
     return out
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> None:
     p, result = _translate(full_argv())
@@ -169,6 +170,7 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
     assert p.options.view_as(SetupOptions).sdk_location == "container"
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> None:
     """What the job page shows (sdkPipelineOptions, display data): the public options, never the
@@ -205,6 +207,7 @@ def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> 
     assert as_dict["worker_pools"][0]["sdk_harness_container_images"][0]["container_image"] == IMAGE
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_cli_dry_run_without_any_network(tmp_path: Path) -> None:
     """``bunzai normalize`` with the Dataflow flags, in a network namespace with no interface up,
@@ -247,6 +250,7 @@ def _local_full_graph() -> beam.Pipeline:
     return build_graph(["--runner=FnApiRunner", *full_argv()])
 
 
+@pytest.mark.slow  # builds the whole graph
 def test_every_transform_and_dofn_pickles(pickle_library: str) -> None:
     p = _local_full_graph()
     nodes = applied_transforms(p)
@@ -267,6 +271,7 @@ def test_every_transform_and_dofn_pickles(pickle_library: str) -> None:
     assert set(DOFNS.values()) <= checked, set(DOFNS.values()) - checked
 
 
+@pytest.mark.slow  # builds the whole graph
 def test_graph_survives_runner_api_round_trip(pickle_library: str) -> None:
     """As Beam ships it: every payload pickled into the portable graph, then loaded back."""
     p = _local_full_graph()
