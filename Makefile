@@ -31,6 +31,11 @@ lint: $(STAMP)
 # tests/conftest.py) and keeps an xdist_group's tests on one worker. PYTEST_ARGS="-n0" runs serially.
 PYTEST_ARGS ?= -n auto --dist loadgroup
 
+# Every test process (each xdist worker, each CLI subprocess) compiles the project and pytest
+# rewrites the tests' asserts: with bytecode caching off (PYTHONDONTWRITEBYTECODE, set in some
+# containers) that is ~10 s of CPU per worker each time. The tests keep it on; __pycache__/ is ignored.
+test check: export PYTHONDONTWRITEBYTECODE :=
+
 test: $(STAMP) lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory audit
