@@ -13,6 +13,7 @@ import hashlib
 import os
 import random
 import shutil
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -221,10 +222,28 @@ class SharedRuns:
         """The hand-made inputs (``write_inputs``), written once."""
         return self._once("inputs", write_inputs)
 
+    @property
+    def zip(self) -> Path:
+        """The hand-made inputs in one zip archive (members in name order, hidden ones included),
+        written once."""
+
+        def make(folder: Path) -> None:
+            folder.mkdir()
+            with zipfile.ZipFile(folder / "dump.zip", "w") as z:
+                for p in sorted(self.inputs.rglob("*")):
+                    if p.is_file():
+                        z.write(p, p.relative_to(self.inputs).as_posix())
+
+        return self._once("zip", make) / "dump.zip"
+
     def run(self, *args: str) -> Run:
         """``normalize`` over the shared ``inputs`` (then any ``--input`` in ``args``) with ``args``,
         into a folder of its own; made once per session for each ``args``."""
-        argv = ("--input", str(self.inputs), *args)
+        return self.run_argv("--input", str(self.inputs), *args)
+
+    def run_argv(self, *argv: str) -> Run:
+        """``normalize`` with ``argv`` (everything but ``--output``) into a folder of its own; made
+        once per session for each ``argv``."""
         key = "run-" + hashlib.sha256("\0".join(argv).encode()).hexdigest()[:16]
         record = self.root / f"{key}.json"
 
