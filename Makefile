@@ -72,6 +72,7 @@ format: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/bunzai schema docs/schema
 	$(BIN)/bunzai formats --markdown > docs/FORMAT-SUPPORT.md
+	$(BIN)/bunzai schema --markdown > docs/canonical-model.md
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info out
