@@ -48,46 +48,54 @@ needs_dataflow = pytest.mark.skipif(
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the graph's named stages (pipeline/graph.py), as the job must hold them; with --since, also these
+#: the graph's steps (pipeline/graph.py) and their named stages, as the job must hold them; with
+#: --since, also these
 STAGES = [
-    "Inputs",
-    "List",
-    "PairWithPrevious",
-    "Pack",
-    "Spread",
-    "ReadBytes",
-    "Detect",
-    "Decode",
-    "Validate",
-    "CanonicalRecords",
-    "RoundTrip",
-    "Export",
-    "InventoryRecords0",
-    "FreshRejects",
-    "WriteCanonical",
-    "WriteFidelity",
-    "WriteRejects",
-    "WriteInventory",
-    "CommitExports",
-    "Balance",
-    "PartialSum0",
-    "Sum",
-    "Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
+    "ListInputs",
+    "ListInputs/Inputs",
+    "ListInputs/Files",
+    "ListInputs/PairWithPrevious",
+    "ListInputs/Pack",
+    "ListInputs/Spread",
+    "Normalize",
+    "Normalize/ReadBytes",
+    "Normalize/Detect",
+    "Normalize/Decode",
+    "Normalize/Validate",
+    "Normalize/CanonicalRecords",
+    "Normalize/RoundTrip",
+    "Normalize/Export",
+    "WriteOutputs",
+    "WriteOutputs/WriteCanonical",
+    "WriteOutputs/WriteFidelity",
+    "WriteOutputs/WriteRejects",
+    "WriteOutputs/WriteInventory",
+    "WriteOutputs/CommitExports",
+    "Finish",
+    "Finish/Balance",
+    "Finish/Count",
+    "Finish/Count/Sum",
+    "Finish/Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
 ]
-SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarriedExports"]
+SINCE_STAGES = [
+    "ListInputs/ReadPrevInventory",
+    "CarryForward",
+    "CarryForward/NotCarried",
+    "CarryForward/CarriedExports",
+]
 #: stage -> the DoFn class each must run on the workers
 DOFNS = {
-    "List": "_ListFiles",
-    "ReadBytes": "_ReadBytes",
-    "Detect": "_Detect",
-    "Decode": "_Decode",
-    "Validate": "_Validate",
-    "RoundTrip": "_RoundTrip",
-    "Export": "_Export",
-    "WriteCanonical": "_MergeShard",
-    "WriteInventory": "_StageRuns",
-    "CommitExports": "_Commit",
-    "Commit": "_WriteManifest",
+    "ListInputs/Files": "_ListFiles",
+    "Normalize/ReadBytes": "_ReadBytes",
+    "Normalize/Detect": "_Detect",
+    "Normalize/Decode": "_Decode",
+    "Normalize/Validate": "_Validate",
+    "Normalize/RoundTrip": "_RoundTrip",
+    "Normalize/Export": "_Export",
+    "WriteOutputs/WriteCanonical": "_MergeShard",
+    "WriteOutputs/WriteInventory": "_StageRuns",
+    "WriteOutputs/CommitExports": "_Commit",
+    "Finish/Commit": "_WriteManifest",
     "CarryForward": "_ReadLines",
 }
 
@@ -116,7 +124,8 @@ def _translate(argv: list[str]) -> tuple[beam.Pipeline, Any]:
 
 
 def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[str]]:
-    """Top-level stage -> class names of the DoFns its ParDos run (their pickled payloads, loaded)."""
+    """Stage (every prefix of a ParDo's name) -> class names of the DoFns its ParDos run (their
+    pickled payloads, loaded)."""
     out: dict[str, set[str]] = {}
     for t in proto.components.transforms.values():
         if t.spec.urn != common_urns.primitives.PAR_DO.urn:
@@ -125,7 +134,9 @@ def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[str]]:
         if payload.do_fn.urn != "beam:dofn:pickled_python_info:v1":
             continue
         fn = pickler.loads(payload.do_fn.payload)[0]
-        out.setdefault(t.unique_name.split("/")[0], set()).add(type(fn).__name__)
+        parts = t.unique_name.split("/")
+        for i in range(1, len(parts) + 1):
+            out.setdefault("/".join(parts[:i]), set()).add(type(fn).__name__)
     return out
 
 
@@ -147,10 +158,9 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
     assert type(runner).__name__ == "DataflowRunner"
     assert result.job.proto.type_.name == "JOB_TYPE_BATCH"
 
-    root = proto.components.transforms[proto.root_transform_ids[0]]
-    top = [proto.components.transforms[t].unique_name for t in root.subtransforms]
+    names = {t.unique_name for t in proto.components.transforms.values()}
     for stage in [*STAGES, *SINCE_STAGES]:
-        assert stage in top, f"{stage} missing from the translated job: {top}"
+        assert stage in names, f"{stage} missing from the translated job: {sorted(names)}"
 
     dofns = _dofn_classes(proto)
     for stage, cls in DOFNS.items():
@@ -195,9 +205,9 @@ def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> 
     assert not any("storage" in k for k in options)
     # the job page shows where the run reads and writes as the display data of its steps
     shown = _display_data(job.proto_pipeline)
-    listing = next(v for k, v in shown.items() if k.startswith("List/") and "inputs" in v)
+    listing = next(v for k, v in shown.items() if k.startswith("ListInputs/Files/") and "inputs" in v)
     assert listing["inputs"] == "gs://card-archive/uploads/** zip://**::s3://card-archive/dumps/2024-06.zip"
-    commit = next(v for k, v in shown.items() if k.startswith("Commit/Manifest") and "output" in v)
+    commit = next(v for k, v in shown.items() if k.startswith("Finish/Commit/Manifest") and "output" in v)
     assert commit["output"] == "gs://bunzai-results/2024-06-02"
     assert commit["export"] == ",".join(export_formats("all"))
     dumped = orjson.dumps(as_dict, default=str).decode()
@@ -273,7 +283,13 @@ def test_graph_survives_runner_api_round_trip(pickle_library: str) -> None:
     proto = p.to_runner_api()
     back = beam.Pipeline.from_runner_api(proto, p.runner, p.options)
     labels = {n.full_label for n in applied_transforms(back)}
-    assert {"List", "ReadBytes", "Export", "CarryForward", "Commit/Manifest"} <= labels
+    assert {
+        "ListInputs/Files",
+        "Normalize/ReadBytes",
+        "Normalize/Export",
+        "CarryForward",
+        "Finish/Commit/Manifest",
+    } <= labels
     assert set().union(*_dofn_classes(proto).values()) >= set(DOFNS.values())
 
 
