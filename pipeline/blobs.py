@@ -12,12 +12,14 @@ How a blob gets to its place, per digest:
   fresh line it notes ``kept`` when the output folder already holds the file (an earlier run into
   the same folder: it is not written again), else writes it once to the run's staging folder
   (``staged``; a worker skips a digest it, or another worker, already staged);
-- a line carried forward by ``--since`` names its digests (``stored_of``): ``kept`` when the file
-  is already in place, else ``previous`` (the previous run's folder has it: copied at the end);
-- ``SettleBlobs`` reduces those small records to one per digest (``kept`` wins, then ``staged``,
-  then ``previous``), copies the ``previous`` ones into the staging folder, and gives the commit
-  the paths to move (``staged``) and to leave in place (``kept``). The commit's prune removes every
-  file under ``blobs/`` that no line of the run names. Nothing reaches ``blobs/`` before the commit.
+- a line carried forward by ``--since`` names its digests (``stored_of``, in ``CarryForward``):
+  ``previous``;
+- ``SettleBlobs`` (in ``WriteOutputs``) reduces those small records to one per digest (``kept``
+  wins, then ``staged``, then ``previous``), leaves a ``previous`` one in place when the output
+  folder holds it (``--since`` into the previous run's own folder) and copies it into the staging
+  folder otherwise, and gives the commit the paths to move (``staged``) and to leave in place
+  (``kept``). The commit's prune removes every file under ``blobs/`` that no line of the run names.
+  Nothing reaches ``blobs/`` before the commit.
 
 The manifest counts them under ``counts.blobs``: ``count`` and ``bytes`` of every blob the lines
 name, ``new`` / ``newBytes`` written by this run, ``carried`` / ``carriedBytes`` taken from the
@@ -124,24 +126,6 @@ class StoreBlobs(beam.PTransform):
         return valid | beam.ParDo(_StoreBlobs(self.output, self.staging))
 
 
-class _CarriedRefs(beam.DoFn):
-    """A carried line's blobs (``(sha256, bytes)``): ``kept`` when already in this output folder,
-    else ``previous``."""
-
-    def __init__(self, output: Output) -> None:
-        self.output = output
-
-    def setup(self) -> None:
-        self.fs, self.root = self.output.open()
-        self.seen: dict[str, str] = {}
-
-    def process(self, ref: tuple[str, int]) -> Iterator[Ref]:
-        key, size = ref
-        if key not in self.seen:
-            self.seen[key] = KEPT if self.fs.exists(f"{self.root}/{blob_rel(key)}") else PREVIOUS
-            yield key, (size, self.seen[key])
-
-
 def _best(places: Iterable[tuple[int, str]]) -> tuple[int, str]:
     return min(places, key=lambda p: (_RANK[p[1]], p[0]))
 
@@ -158,6 +142,8 @@ class _Settle(beam.DoFn):
     def process(self, item: tuple[str, tuple[int, str]]) -> Iterator[Any]:
         key, (size, where) = item
         rel = blob_rel(key)
+        if where == PREVIOUS and self.fs.exists(f"{self.root}/{rel}"):
+            where = KEPT  # --since into the previous run's own folder: the file stays where it is
         if where == PREVIOUS:
             if self.previous_root is None:  # cannot happen: only carried lines say previous
                 raise RuntimeError(f"blob {key} has no previous run to come from")
@@ -211,26 +197,11 @@ def blob_rows(counts: dict[str, Any] | None, output: Output) -> list[tuple[str, 
     return [(output.display(f"{BLOBS_DIR}/"), what)]
 
 
-def add_blobs(
-    valid: Any, carried: Any, output: Output, staging: str, previous_root: str | None
-) -> tuple[Any, Any, Any]:
-    """The graph's hook: blobs of this run's lines (and of the lines ``--since`` carried: ``carried``
-    is ``CarryForward``'s ``stored`` output, or None) -> ``(staged paths, kept paths, count pairs)``."""
-    refs = [valid | "StoreBlobs" >> StoreBlobs(output, staging)]
-    if carried is not None:
-        refs.append(carried | "CarriedBlobs" >> beam.ParDo(_CarriedRefs(output)))
-    settled = (
-        tuple(refs) | "AllBlobRefs" >> beam.Flatten() | "Blobs" >> SettleBlobs(output, staging, previous_root)
-    )
-    return settled.staged, settled[KEPT], settled.counts
-
-
 __all__ = [
     "BLOBS_DIR",
     "LAYOUT",
     "SettleBlobs",
     "StoreBlobs",
-    "add_blobs",
     "blob_counts",
     "blob_rel",
     "blob_rows",

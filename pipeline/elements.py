@@ -129,8 +129,10 @@ class DecodedInput:
 class ValidEntity:
     #: the entity with this run's provenance and its lint warnings
     entity: CanonicalEntity
-    #: its canonical JSONL line (vaud-json), without the newline
+    #: its canonical JSONL line (lean vaud-json: big bytes in the blob store), without the newline
     line: bytes
+    #: the bytes the line keeps in the dataset's blob store, by sha256 (``pipeline/blobs.py``)
+    blobs: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -36,6 +36,10 @@ from bunzai_codecs.formats.vaud.codec import from_tree
 from bunzai_codecs.lint import ID_PATTERN
 from pipeline.blobs import blob_rel
 from pipeline.commit import STAGING, RunRefused
+from pipeline.counters import count
+from pipeline.datasets import reject_record
+from pipeline.elements import reject
+from pipeline.export import CommitExports, ExportCandidate, export_formats_for
 from pipeline.io import Output, Storage, is_local, join, list_files, move_file, staged_path, write_bytes
 from pipeline.options import (
     UsageError,
@@ -51,7 +55,6 @@ from pipeline.options import (
     split_secrets,
 )
 from pipeline.since import ReadShards
-from pipeline.transforms import ExportCandidate, count, export_formats_for, reject, reject_record
 
 PROG = "bunzai export"
 MANIFEST = "manifest.json"
@@ -423,7 +426,6 @@ class ExportBuilt:
 
 
 def build_export(p: beam.Pipeline, cfg: ExportConfig, shard_urls: list[str]) -> ExportBuilt:
-    from pipeline.report import CommitExports
     from pipeline.shards import ShardSpec, WriteShards
 
     output = Output(cfg.output, cfg.storage)

@@ -17,6 +17,8 @@ import apache_beam as beam
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from pipeline.balance import SAMPLE
+from pipeline.blobs import LAYOUT as BLOB_LAYOUT
+from pipeline.blobs import blob_counts
 from pipeline.counts import REJECT_EXAMPLES
 from pipeline.elements import STAGES
 from pipeline.fidelity import FIDELITY_REPORT
@@ -141,10 +143,12 @@ def build_manifest(
             },
             "exports": {"total": sum(exports.values()), "byFormat": exports},
             "fidelity": fidelity,
+            "blobs": blob_counts(c),
         },
         "outputs": {
             "shards": {k: shard_list[k] for k in sorted(shard_list)},
             "exports": "exports/<format>/<entity-id><extension>",
+            "blobs": BLOB_LAYOUT,
             # --fidelity off: no fidelity rows, shards or report
             "fidelityReport": list(FIDELITY_REPORT) if options.get("fidelity", "full") != "off" else [],
             "pruned": pruned,

@@ -2,6 +2,7 @@
 exported, in one fused chain per input.
 
     Pending -> ReadBytes -> Detect -> Decode -> Validate -> CanonicalRecords
+                                                          -> StoreBlobs (the lines' big bytes, staged once)
                                                           -> RoundTrip (--fidelity full / native)
                                                           -> Export (--export)
 
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 
+from pipeline.blobs import StoreBlobs
 from pipeline.counts import export_attempt
 from pipeline.datasets import canonical_records
 from pipeline.decode import Decode, Detect
@@ -96,6 +98,7 @@ class Normalize(beam.PTransform):
             exported=exported,
             accounted={"fresh": valid | "EntitySources" >> beam.FlatMap(_entity_sources)},
             counts=counts,
+            blobs={"fresh": valid | "StoreBlobs" >> StoreBlobs(self.output, self.staging)},
         )
         return Normalized(made_results, read[UNCHANGED], read[REFRESHED])
 

@@ -6,6 +6,8 @@
     fidelity rows -> fidelity/report.{json,html} (folded per producer)
     export candidates -> CommitExports (one winner per path); exports staged straight to their
         paths pass as they are
+    blob references -> SettleBlobs (one per digest: staged, kept in place, or copied from the
+        previous run's folder; pipeline/blobs.py)
 
 Nothing here is in place yet: ``finish.Finish`` commits it. A new output is a new field of
 ``streams.Results`` written here (a dataset: a new entry of ``datasets.DATASETS``).
@@ -17,6 +19,8 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 
+from pipeline.blobs import KEPT as BLOBS_KEPT
+from pipeline.blobs import SettleBlobs
 from pipeline.counts import export_counts
 from pipeline.datasets import DATASETS
 from pipeline.export import CommitExports
@@ -76,6 +80,16 @@ class WriteOutputs(beam.PTransform):
             kept.append(settled.kept)
             counts.update(each("CountExports", {"committed": settled.staged}, beam.FlatMap, export_counts))
             counts.update(each("CountKept", {"kept": settled.kept}, beam.FlatMap, export_counts))
+        if res.blobs:  # the lines' big bytes, once per digest (pipeline/blobs.py)
+            previous_root = self.cfg.since.rsplit("/", 1)[0] if self.cfg.since else None
+            blobs = (
+                tuple(res.blobs.values())
+                | "AllBlobRefs" >> beam.Flatten()
+                | "Blobs" >> SettleBlobs(output, staging, previous_root)
+            )
+            staged.append(blobs.staged)
+            kept.append(blobs[BLOBS_KEPT])
+            counts["blobs"] = blobs.counts
         staged += res.exported.values()
         exported = each("CountExported", res.exported, beam.FlatMap, export_counts)
         counts.update({f"exported/{name}": pc for name, pc in exported.items()})

@@ -41,6 +41,8 @@ class Results(NamedTuple):
     accounted: Producers
     #: count pairs ``((key, ...), n)`` of what no stream above shows (deleted inputs, export attempts)
     counts: Producers
+    #: blob references ``(sha256, (bytes, where))`` of the canonical lines (``blobs.SettleBlobs``)
+    blobs: Producers
 
 
 def results(**streams: Producers) -> Results:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pipeline.blobs import blob_rows
 from pipeline.elements import STAGES
 from pipeline.fidelity import FIDELITY_REPORT
 from pipeline.io import Output
@@ -105,6 +106,7 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
         rows.append(("(no fidelity rows or report)", "--fidelity off"))
     if ex:
         rows.append((output.display("exports/"), f"{counts['exports']['total']} export files"))
+    rows += blob_rows(counts.get("blobs"), output)
     rows.append((output.display(MANIFEST), "manifest"))
     lines += _table(rows)
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.core.entity import CanonicalEntity, Source
-from bunzai_codecs.formats.vaud.codec import dumps
+from pipeline.blobs import lean_line
 from pipeline.counters import count
 from pipeline.elements import (
     INVENTORY,
@@ -66,14 +66,15 @@ class _Validate(beam.DoFn):
                 original=e.original,
                 source=src,
                 warnings=[*e.warnings, *notes],
+                media=e.media,
             )
             try:
-                line = dumps(stamped)
+                line, blobs = lean_line(stamped)
             except Exception as exc:  # escrow that is not JSON: a codec bug
                 recs.append(reject(uri, "validate", exc, prefix=f"{e.kind} {e.id}: "))
                 yield TaggedOutput(REJECTS, recs[-1])
                 continue
-            out.accepted.append(ValidEntity(stamped, line))
+            out.accepted.append(ValidEntity(stamped, line, blobs))
         count("entities_valid", len(out.accepted))
         inv = inventory_row(
             f.ref,
