@@ -22,7 +22,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
 from bunzai_codecs.fidelity import check_file
 from bunzai_codecs.formats.voxta.mapping import derived_uuid, from_voxta, read_date, write_date
-from tests.formats.helpers import edit, sample, tiny_png
+from tests.formats.helpers import edited, sample, tiny_png
 from tests.formats.voxta import make_voxta_samples as gen
 
 CODEC = registry.get("voxta")
@@ -275,7 +275,9 @@ def test_fidelity_rows_of_the_samples_are_clean() -> None:
 
 def test_an_edit_changes_only_its_member_in_the_same_json_style() -> None:
     d = read(sample(PACKAGE), "p.voxpkg")
-    tobin = edit(d.entities[3], lambda b: b["identity"].update(description="{{char}} retired to the coast."))
+    d.entities[3] = tobin = edited(
+        d.entities[3], lambda b: b["identity"].update(description="{{char}} retired to the coast.")
+    )
     out = write(d.primary, "voxta", linked=d.entities).data
     before, after = members(sample(PACKAGE)), members(out)
     assert names(out) == names(sample(PACKAGE))
@@ -298,7 +300,7 @@ def test_a_book_edit_rewrites_its_item_and_keeps_the_others() -> None:
             {"id": "new", "content": "The fish market opens at five.", "triggers": [{"text": "market"}]}
         )
 
-    edit(d.entities[1], change)
+    d.entities[1] = edited(d.entities[1], change)
     out = write(d.primary, "voxta", linked=d.entities).data
     before, after = members(sample(PACKAGE)), members(out)
     assert {n for n in before if before[n] != after[n]} == {HARBOR}
@@ -479,7 +481,7 @@ def test_two_books_claiming_one_folder_are_both_written() -> None:
     mira, harbor, _, tobin = d.entities
     copy_ = copy.deepcopy(harbor)
     copy_.id = "lorebook-00000000000000000000beef"
-    edit(copy_, lambda b: b.update(name="Saltmarsh Harbor (copy)"))
+    copy_ = edited(copy_, lambda b: b.update(name="Saltmarsh Harbor (copy)"))
     tobin.links = {KNOWLEDGE_REFS: [copy_.id]}
     out = members(write(mira, "voxta", linked=[*d.entities, copy_]).data)
     assert out[HARBOR] == dict(gen.lantern_harbor())[HARBOR]
