@@ -62,9 +62,15 @@ def diff(
     return out
 
 
-#: JSON text of a tree for the identity test of ``_same_tree``: any value that is not plain JSON
-#: (a str or int subclass, a datetime, a dataclass, bytes, a non-string key) raises instead
-_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+#: JSON text of a tree for the identity test of ``_same_tree``: keys sorted (the walk's order: two
+#: objects that differ only in key order are the same to it); any value that is not plain JSON (a
+#: str or int subclass, a datetime, a dataclass, bytes, a non-string key) raises instead
+_STRICT = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
 
 
 def _same_tree(a: Any, b: Any) -> bool:

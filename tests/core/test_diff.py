@@ -117,3 +117,19 @@ def test_the_fast_paths_report_what_the_full_walk_reports(
     c = {"x": [a, {"k": 1}], "y": b}
     d = {"x": [a, {"k": True}], "y": b}
     assert [(x.path, x.kind) for x in diff(c, d)] == [(x.path, x.kind) for x in _reference(c, d)]
+
+
+def _reordered(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _reordered(v[k]) for k in reversed(list(v))}
+    if isinstance(v, list):
+        return [_reordered(x) for x in v]
+    return v
+
+
+@settings(max_examples=200, deadline=None)
+@given(_trees, _trees)
+def test_key_order_never_matters(a: Any, b: Any) -> None:
+    want = [(c.path, c.kind) for c in _reference(a, b)]
+    assert [(c.path, c.kind) for c in diff(_reordered(a), b)] == want
+    assert [(c.path, c.kind) for c in diff(a, _reordered(b))] == want
