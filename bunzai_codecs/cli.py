@@ -3,8 +3,10 @@
 Every failure is one line on stderr, never a traceback (``--debug`` adds it), and an exit code:
 0 ok; 1 a check failed (``audit``: a regression; ``normalize``: the manifest does not balance;
 ``convert --strict``: something was lost unexpectedly);
-2 usage error (unknown option, format id or bad value; the subcommand's usage is printed); 3 an
-input was not found, not recognised or rejected, or a path holds no input file; 4 an output cannot
+2 usage error (unknown option, format id or bad value; the subcommand's usage is printed; ``convert``
+refusing to overwrite without ``--force`` or to write one file from two inputs); 3 an
+input was not found, not recognised or rejected, or a path holds no input file (a batch ``convert``:
+any input failed, the others are written); 4 an output cannot
 be written (a folder where a file is meant, a file where a folder is meant, permissions, a full
 disk, a store error; ``normalize``: the run failed and changed nothing); 5 an internal error (a bug:
 please report it); 130 interrupted.
@@ -179,9 +181,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
         unexpected,
         write_planned,
     )
+    from bunzai_codecs.convert_batch import is_batch
     from bunzai_codecs.core.media import sniff_mime
 
-    src = Path(args.input)
+    if is_batch(args.input):
+        return cmd_convert_batch(args)
+    src = Path(args.input[0])
     _moved_notes(args.source_format, args.to)
     image = None
     if args.image is not None:
@@ -212,6 +217,93 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.strict and unexpected(rows):
         return EXIT_LOSSY
     return EXIT_OK
+
+
+def cmd_convert_batch(args: argparse.Namespace) -> int:
+    """``convert PATH... -o OUTDIR``: see :mod:`bunzai_codecs.convert_batch`."""
+    from bunzai_codecs.convert_batch import (
+        InputsError,
+        Job,
+        Outcome,
+        Refused,
+        commit,
+        list_inputs,
+        run,
+        staging_folder,
+    )
+    from bunzai_codecs.core.media import sniff_mime
+    from bunzai_codecs.progress import Progress
+
+    parser = args._parser
+    if args.output is None:
+        parser.error("-o OUTDIR is required to convert several files (a folder, or a glob)")
+    if args.entity is not None:
+        parser.error("--entity names one input's entity: convert that file on its own (or use --kind)")
+    _moved_notes(args.source_format, args.to)
+    image = None
+    if args.image is not None:
+        image = _read(Path(args.image))
+        if not (sniff_mime(image) or "").startswith("image/"):
+            print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
+            return EXIT_USAGE
+    out = Path(args.output)
+    try:
+        inputs = list_inputs(args.input, skip=out)
+    except InputsError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INPUT
+    if out.exists() and not out.is_dir():
+        from bunzai_codecs.core.files import OutputError
+
+        raise OutputError(f"{out}: is a file, not a folder")
+    workers = args.jobs or os.cpu_count() or 1
+    with staging_folder(out) as staging:
+        jobs = [
+            Job(src, folder, staging / str(i), args.to, args.source_format, args.kind, image)
+            for i, (src, folder) in enumerate(inputs)
+        ]
+        with Progress("bunzai convert", unit="files", total=len(jobs), quiet=args.quiet) as progress:
+
+            def done(o: Outcome) -> None:
+                progress.advance(failed=int(o.error is not None))
+
+            outcomes = run(jobs, workers, done)
+        try:
+            written = commit(outcomes, out, force=args.force)
+        except Refused as exc:
+            print(f"bunzai convert: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    failed = [o for o in outcomes if o.error is not None]
+    if not args.quiet:
+        for o in outcomes:
+            for rel, summary in o.summaries:
+                print(f"{o.source} -> {out / rel}: {summary}", file=sys.stderr)
+    for o in failed:
+        print(o.error, file=sys.stderr)
+    if not args.quiet:
+        ok = len(outcomes) - len(failed)
+        print(
+            f"converted {ok} of {len(outcomes)} inputs, {len(failed)} failed: "
+            f"{len(written)} files written in {out}",
+            file=sys.stderr,
+        )
+    if any(o.internal for o in failed):
+        return EXIT_INTERNAL
+    if failed:
+        return EXIT_INPUT
+    if args.strict and any(o.unexpected for o in outcomes):
+        return EXIT_LOSSY
+    return EXIT_OK
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of processes, 1 or more")
+    return n
 
 
 def _moved_notes(*format_ids: str | None) -> None:
@@ -312,6 +404,12 @@ _STATUS_ORDER = ["decoded", "lossless", "expected", "unexpected", "error", "reje
 def cmd_schema(args: argparse.Namespace) -> int:
     from bunzai_codecs.support import write_schemas
 
+    if args.markdown:
+        from bunzai_codecs.modeldoc import canonical_model_markdown
+
+        sys.stdout.write(canonical_model_markdown())
+        return EXIT_OK
+
     for p in write_schemas(Path(args.dir)):
         print(p)
     return EXIT_OK
@@ -354,13 +452,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser(
         "convert",
-        help="export a file to another format (or its own: a round trip)",
+        help="export a file (or every file below folders and globs) to another format",
         description="Writes every entity of IN as FORMAT (linked ones the format cannot embed beside "
         "it), then reads the files back and says on stderr what was lost or changed, expected (the "
         "format has no place for it) or unexpected. OUT's suffix picks the container (card.png, "
-        "card.json); OUT/ or no -o names each file after its entity, keeping the input's container.",
+        "card.json); OUT/ or no -o names each file after its entity, keeping the input's container. "
+        "Several INs, a folder or a glob: a batch into -o OUTDIR, each file named after its input "
+        "(sub-folders kept), on -j processes, with a failure line per bad input (exit 3).",
     )
-    c.add_argument("input", metavar="IN")
+    c.add_argument("input", nargs="+", metavar="IN")
     c.add_argument("--to", required=True, metavar="FORMAT")
     c.add_argument("-o", "--output", metavar="OUT", help="output file, or folder (OUT/); default: .")
     c.add_argument("--from", dest="source_format", metavar="FORMAT", help="decode as this format")
@@ -373,6 +473,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true", help="overwrite existing files")
     c.add_argument("--strict", action="store_true", help="exit 1 when anything unexpected was lost")
     c.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
+    c.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help="a batch's processes (default: one per core; 1: in this process)",
+    )
     c.set_defaults(fn=cmd_convert)
 
     fi = sub.add_parser(
@@ -395,6 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("schema", help="write the JSON Schema of each entity kind")
     s.add_argument("dir", nargs="?", default="docs/schema")
+    s.add_argument(
+        "--markdown", action="store_true", help="print docs/canonical-model.md instead (writes no files)"
+    )
     s.set_defaults(fn=cmd_schema)
 
     _add_plugins(sub)

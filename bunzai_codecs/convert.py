@@ -20,9 +20,10 @@ those it can; a name without a suffix is written as given. In a folder, each ent
 itself (``<name><ext>``), made unique, with the extension of the bytes it holds, and the source's
 container is kept where the target has it. Linked entities the target cannot embed are written
 beside their entity as ``<stem>.<kind><ext>`` (one of the entity's own kind, as the other personas of
-a persona backup, as ``<stem>.<its name><ext>``); further entities of a multi-entity input next to
-the first as ``<stem>.<their name><ext>``. Nothing from an input is used as a path but its cleaned-up
-name (no separators, no leading dots).
+a persona backup, as ``<stem>.<its name><ext>``); further entities of a multi-entity input (a Voxta
+package's other characters) next to the first as ``<stem>.<their name><ext>``, unless an earlier
+file already holds them (``Export.embedded``: a package written again as a package). Nothing from an
+input is used as a path but its cleaned-up name (no separators, no leading dots).
 """
 
 from __future__ import annotations
@@ -174,10 +175,14 @@ def plan(
     *,
     cwd: Path | None = None,
     taken: set[str] | None = None,
+    named_as_source: bool = False,
 ) -> Plan:
     """Decode ``data`` (read from ``source``) and encode every file ``opts`` asks for (see the
     module docstring). ``taken`` is shared by a caller converting several inputs into one folder,
-    so no two planned files get one name. Raises ``ConvertUsageError`` or a ``BunzaiError``."""
+    so no two planned files get one name. ``named_as_source`` (a batch, into a folder): the first
+    file is named after ``source`` (:func:`source_stem`) instead of its entity, the others beside
+    it as ``<stem>.<their name><ext>``, as with ``-o FILE``. Raises ``ConvertUsageError`` or a
+    ``BunzaiError``."""
     codec = registry.get(opts.to)
     decoded = read(data, source.name, uri=str(source), format=opts.source_format)
     entities = select(decoded, opts.entity, opts.kind)
@@ -200,10 +205,20 @@ def plan(
         container = next((c.name for c in codec.container_list() if c.magic == "png"), None)
     result = Plan(source, decoded, opts.to)
     first_stem = ""
+    inside: set[str] = set()
     for i, e in enumerate(entities):
+        if e.id in inside:
+            continue  # the file of an earlier entity holds it (a Voxta package's other characters)
         export = write(e, opts.to, linked=decoded.entities, container=container, image=opts.image)
+        inside |= export.embedded
         stem = safe_stem(entity_name(e)) or safe_stem(source.name.split(".")[0]) or "export"
-        if not folder_mode and out is not None:
+        if named_as_source and folder_mode:
+            if i == 0:
+                first_stem = source_stem(source, decoded)
+                path = names.unique(folder, first_stem, _kept_suffix(source, codec, export.extension))
+            else:
+                path = names.unique(folder, f"{first_stem}.{stem}", export.extension)
+        elif not folder_mode and out is not None:
             if i == 0:
                 path = names.claim(Path(out))
                 first_stem = (
@@ -225,6 +240,18 @@ def plan(
             p = names.unique(folder, f"{own_stem}.{sub}", side.extension)
             result.files.append(Planned(p, side, main=False))
     return result
+
+
+def source_stem(source: Path, decoded: Decoded) -> str:
+    """``source``'s name without the suffix of the format it was read as (``aria.vaud.json`` ->
+    ``aria``, ``keeper.v2.json`` -> ``keeper.v2``), else without its last suffix."""
+    name = source.name
+    fmt = decoded.primary.source.format if decoded.primary.source else None
+    sufs = registry.get(fmt).suffixes if fmt and fmt in registry.CODECS else ()
+    for suf in sorted(sufs, key=len, reverse=True):
+        if len(name) > len(suf) and name.lower().endswith(suf.lower()):
+            return safe_stem(name[: -len(suf)]) or "export"
+    return safe_stem(name.rsplit(".", 1)[0] if "." in name[1:] else name) or "export"
 
 
 def existing(p: Plan) -> list[Path]:
@@ -320,6 +347,7 @@ __all__ = [
     "render_losses",
     "safe_stem",
     "select",
+    "source_stem",
     "unexpected",
     "write_planned",
 ]

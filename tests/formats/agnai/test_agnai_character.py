@@ -1,5 +1,5 @@
 """``agnai``: Agnai's native character JSON. Expectations are written from the facts
-(../shared/formats/agnai-marinara.md A1) and the Agnai seed, never from the codec's own output."""
+read from Agnai's source (docs/formats/agnai.md#character), never from the codec's own output."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from agnai_helpers import (
     PIP,
     decode,
     dumps,
-    edited,
     encode,
     score,
     tree,
@@ -29,6 +28,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
+from tests.formats.helpers import edited
 
 # --- detection ----------------------------------------------------------------------------------
 

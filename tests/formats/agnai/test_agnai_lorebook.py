@@ -1,5 +1,5 @@
 """``agnai-lorebook``: Agnai's memory book. Expectations come from the facts
-(../shared/formats/agnai-marinara.md A2) and the Agnai seed."""
+read from Agnai's source (docs/formats/agnai.md#lorebook-memorybook)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from agnai_helpers import (
     LANTERNFALL,
     MIRELLE,
     decode,
-    edited,
     encode,
     score,
     tree,
@@ -26,6 +25,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.diff import diff
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import LorebookBody
+from tests.formats.helpers import edited
 
 
 def _book(entries: list[dict[str, Any]], **book: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The shared Tavern mapper (_shared/tavern.py): CCv1/V2/V3 data fields <-> the canonical character.
 
-Expectations are written from formats/sillytavern.md and CANONICAL.md §1, not from the mapper's output.
+Expectations are written from the card specs (docs/formats/sillytavern.md#character-the-cards-data-_sharedtavernpy) and
+docs/canonical-model.md#characterbody, not from the mapper's output.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from st_helpers import sample
 
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import CharacterBody
@@ -26,6 +26,7 @@ from bunzai_codecs.formats._shared.tavern import (
     data_to_body,
 )
 from bunzai_codecs.formats._shared.wire import MapContext
+from tests.formats.helpers import sample
 
 
 def _body(data: dict[str, Any], **kw: Any) -> CharacterBody:
@@ -33,7 +34,7 @@ def _body(data: dict[str, Any], **kw: Any) -> CharacterBody:
 
 
 def test_v2_sample_maps_field_by_field() -> None:
-    card = json.loads(sample("lighthouse-keeper.v2.json"))
+    card = json.loads(sample("sillytavern/lighthouse-keeper.v2.json"))
     b, shape = card_to_body(card)
     body = CharacterBody.model_validate(b)
     assert shape == CardShape(wrapped=True, spec="chara_card_v2", spec_version="2.0", mirror=True)
@@ -72,7 +73,7 @@ def test_v2_sample_maps_field_by_field() -> None:
 
 
 def test_v3_sample_maps_every_v3_field() -> None:
-    b, shape = card_to_body(json.loads(sample("starship-captain.v3.json")))
+    b, shape = card_to_body(json.loads(sample("sillytavern/starship-captain.v3.json")))
     body = CharacterBody.model_validate(b)
     assert shape.v3 and not shape.mirror
     assert body.identity.nickname == "Cap"
@@ -194,7 +195,7 @@ def test_source_that_is_not_strings_stays_in_the_twin_with_a_warning() -> None:
 
 
 def test_fav_is_claimed_but_not_mapped() -> None:
-    """`fav` is ST UI state: escrow only (CANONICAL §1 esc), never in body.extensions."""
+    """`fav` is ST UI state: escrow only, never in body.extensions."""
     body = _body({"extensions": {"fav": True, "zzz": 1}})
     assert body.extensions == {"zzz": 1}
     assert "fav" not in body_to_data(body)["extensions"]
@@ -240,7 +241,7 @@ def test_default_icon_round_trips_as_no_assets() -> None:
 
 
 def test_st_hybrid_mirror_follows_data_on_write() -> None:
-    card = json.loads(sample("lighthouse-keeper.v2.json"))
+    card = json.loads(sample("sillytavern/lighthouse-keeper.v2.json"))
     body = CharacterBody.model_validate(card_to_body(card)[0])
     body.identity.name = "Maren Holt"
     out = body_to_card(body, card_shape(card))
