@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+import orjson
+
 from bunzai_codecs.bundle import Export, read_sniff, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec, Coverage, normalize_path
@@ -332,7 +334,7 @@ ROW_SCHEMA: dict[str, Any] = {
 
 
 def _pattern(path: str, canonical: bool) -> str:
-    return normalize_path(path) if canonical else _INDEX.sub("[]", path)
+    return _pattern_of(path) if canonical else _INDEX.sub("[]", path)
 
 
 def _group(items: Iterable[tuple[str, LossClass]], canonical: bool) -> list[PathLoss]:
@@ -568,6 +570,8 @@ def compare_native(before: bytes, after: bytes) -> list[Change]:
     ``png.chunks[3]`` (a non-text chunk) for PNG, ``zip['card.json'].data.name`` and
     ``zip['assets/a.png']`` for zips, ``$`` when the bytes differ and nothing finer applies.
     """
+    if before == after:  # the same bytes parse to the same trees: no difference in any view
+        return []
     a, b = Sniff(before), Sniff(after)
     if a.is_png:
         return _compare_png(a, b)
@@ -772,9 +776,17 @@ def _there_and_back(
     return _read_back(export, codec, name, lambda side: f"{inp.stem()}.{side.entity.kind}{side.extension}")
 
 
-def _read_back(export: Export, codec: Codec, name: str, side_name: Callable[[Export], str]) -> _Back:
-    """An export read back by its codec under ``name``; the exports beside it under ``side_name``."""
-    back = codec.decode(Sniff(export.data, name))
+def _read_back(
+    export: Export,
+    codec: Codec,
+    name: str,
+    side_name: Callable[[Export], str],
+    same: Decoded | None = None,
+) -> _Back:
+    """An export read back by its codec under ``name``; the exports beside it under ``side_name``.
+    ``same``: what ``codec`` decoded from these very bytes under this very name (the input, when a
+    same-format write gave its bytes back), used instead of decoding them again."""
+    back = same if same is not None else codec.decode(Sniff(export.data, name))
     linked = [(x, codec) for x in back.entities[1:]]
     for side in _beside(export.beside):
         side_codec = registry.get(side.format)
@@ -1050,13 +1062,28 @@ def _compare_bodies(
     coverage: Coverage | None,
     prefix: str = "",
 ) -> _Part:
-    old, new = before.body.dump(), after.body.dump()
+    old = before.body.dump()
+    new = _copy(old) if after is before else after.body.dump()
     if coverage is not None:  # across formats: a value spelled differently but read the same is kept
         new = _semantic(before.kind, old, new)
         coverage = coverage.for_body(old)  # a value the target holds only reshaped: expected
     media_diff, fates = media_changes(old, new, before.media, after.media, coverage)
     changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
     return _Part(changes + media_diff, coverage, prefix, fates)
+
+
+def _copy(dump: dict[str, Any]) -> dict[str, Any]:
+    """A second, separate dump equal to ``dump`` (the comparison edits both), made by orjson rather
+    than by serialising the model again (a stability check that reused the input's own decode)."""
+    import copy
+
+    try:
+        made = orjson.loads(orjson.dumps(dump))
+    except TypeError:  # not plain JSON (an integer beyond 64 bits)
+        return copy.deepcopy(dump)
+    # NaN and infinities do not survive JSON: a deep copy keeps them (as the same float objects a
+    # second dump would hold)
+    return cast(dict[str, Any], made) if made == dump else copy.deepcopy(dump)
 
 
 def body_losses(
@@ -1161,10 +1188,26 @@ def native_round_trip(
     own format, compared with ``data`` as that format means it. Every difference is unexpected."""
     e = decoded.primary
     fmt = source or _source_of(e)
-    inp = _Input(input, sha256, uri, name)
+    return _native_row(data, decoded, _Input(input, sha256, uri, name), fmt, _written(decoded, fmt))
+
+
+def _written(decoded: Decoded, fmt: str) -> Export | Exception:
+    """The primary entity of ``decoded`` written in its own format ``fmt`` with its linked
+    entities, or what stopped it: the native and the stability check share this one write."""
     try:
-        export = write(e, fmt, linked=decoded.entities)
-        changes = compare_native(data, export.data)
+        return write(decoded.primary, fmt, linked=decoded.entities)
+    except Exception as exc:
+        return exc
+
+
+def _native_row(
+    data: bytes, decoded: Decoded, inp: _Input, fmt: str, made: Export | Exception
+) -> FidelityRow:
+    e = decoded.primary
+    try:
+        if isinstance(made, Exception):
+            raise made
+        changes = compare_native(data, made.data)
     except Exception as exc:
         return _error_row(inp, e, fmt, fmt, "native", exc)
     groups: dict[str, list[tuple[str, LossClass]]] = {"removed": [], "changed": [], "added": []}
@@ -1198,12 +1241,27 @@ def canonical_stability(
     primary does not link to (a Voxta package's further characters, which the package written for
     its first one holds too) are matched, by kind and order, with what came back beyond the linked
     ones; one that did not come back is lost. One row per entity; every difference is unexpected."""
-    e = decoded.primary
-    fmt = source or _source_of(e)
+    fmt = source or _source_of(decoded.primary)
     inp = _Input(input, sha256, uri, name)
+    return _stability_rows(decoded, inp, fmt, _written(decoded, fmt))
+
+
+def _stability_rows(
+    decoded: Decoded, inp: _Input, fmt: str, made: Export | Exception, data: bytes | None = None
+) -> list[FidelityRow]:
+    """``canonical_stability``'s rows from the file written back (``made``). When that gave the
+    input's own bytes (``data``, read under ``inp.name``), reading them again gives what
+    ``decoded`` holds: it is compared instead of a second decode."""
+    e = decoded.primary
     try:
         codec = registry.get(fmt)
-        back = _there_and_back(e, decoded.entities, codec, inp, same_name=True)
+        if isinstance(made, Exception):
+            raise made
+        name = inp.name or f"{_file_stem(e) or inp.stem()}{made.extension}"
+        same = decoded if inp.name and data is not None and made.data == data else None
+        back = _read_back(
+            made, codec, name, lambda side: f"{inp.stem()}.{side.entity.kind}{side.extension}", same
+        )
     except Exception as exc:
         return [_error_row(inp, x, fmt, fmt, "stability", exc) for x in decoded.entities]
     rows = [_losses_row(inp, e, fmt, fmt, "stability", [_compare_bodies(e, back.primary, None)])]
@@ -1307,8 +1365,11 @@ def check_decoded(
     ``decoded`` (the pipeline's RoundTrip stage calls this): one native row, a stability row per
     entity, a cross row per entity and target. ``targets`` limits the cross-format targets."""
     kw: dict[str, Any] = {"input": input, "sha256": sha256, "uri": uri, "source": source, "name": name}
-    rows = [native_round_trip(data, decoded, **kw)]
-    rows += canonical_stability(decoded, **kw)
+    fmt = source or _source_of(decoded.primary)
+    inp = _Input(input, sha256, uri, name)
+    made = _written(decoded, fmt)  # one write for both same-format checks
+    rows = [_native_row(data, decoded, inp, fmt, made)]
+    rows += _stability_rows(decoded, inp, fmt, made, data)
     for e in decoded.entities:
         for t in cross_targets(e.kind, source):
             if targets is None or t.id in targets:

@@ -84,6 +84,21 @@ def _at_pattern(tree: Any, path: str, pattern: str) -> tuple[bool, Any]:
     return False, None
 
 
+#: ``normalize_path`` of the concrete paths a fidelity check classes: the same paths recur for every
+#: target an entity is converted to
+_pattern = functools.lru_cache(maxsize=1 << 16)(normalize_path)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _declares(paths: frozenset[str], excludes: frozenset[str], pattern: str) -> bool:
+    """Whether a coverage of ``paths`` less ``excludes`` holds ``pattern`` (before any reshape):
+    a row classes each pattern once per target, not once per entry."""
+    prefixes = _prefixes(pattern)
+    if excludes and any(p in excludes for p in prefixes):
+        return False
+    return any(p in paths for p in prefixes)
+
+
 @dataclass(frozen=True)
 class Reshape:
     """A value a format holds only in another shape: below ``path`` (a coverage pattern naming a
@@ -136,10 +151,7 @@ class Coverage:
         )
 
     def covers(self, path: str) -> bool:
-        prefixes = _prefixes(normalize_path(path))
-        if self.excludes and any(p in self.excludes for p in prefixes):
-            return False
-        if not any(p in self.paths for p in prefixes):
+        if not _declares(self.paths, self.excludes, _pattern(path)):
             return False
         return self.body is None or not self.expects(path, self.body)
 
