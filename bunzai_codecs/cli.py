@@ -74,8 +74,7 @@ def cmd_formats(args: argparse.Namespace) -> int:
         return EXIT_OK
     rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
     for c in sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id)):
-        kind = "any" if c.id == "vaud-json" else c.kind
-        rows.append((c.id, kind, " ".join(c.suffixes) or "-", c.label or c.family))
+        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
     _table(rows)
     return EXIT_OK
 

@@ -39,7 +39,6 @@ from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
 
-VAUD = "vaud-json"
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
 
 
@@ -180,14 +179,13 @@ def plan(
     codec = registry.get(opts.to)
     decoded = read(data, source.name, uri=str(source), format=opts.source_format)
     entities = select(decoded, opts.entity, opts.kind)
-    if opts.to != VAUD:
-        fit = [e for e in entities if e.kind == codec.kind]
-        if not fit:
-            have = ", ".join(f"{e.id} ({e.kind})" for e in decoded.entities)
-            raise ConvertUsageError(
-                f"{opts.to} holds {codec.kind} entities; this input's are {have} (pick one with --entity or --kind)"
-            )
-        entities = fit
+    fit = [e for e in entities if codec.holds(e.kind)]
+    if not fit:
+        have = ", ".join(f"{e.id} ({e.kind})" for e in decoded.entities)
+        raise ConvertUsageError(
+            f"{opts.to} holds {codec.kind} entities; this input's are {have} (pick one with --entity or --kind)"
+        )
+    entities = fit
     names = _Names(taken)
     out = opts.output
     folder_mode = out is None or out.endswith(("/", os.sep)) or Path(out).is_dir()

@@ -48,8 +48,6 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff, parse_json
 
-VAUD = "vaud-json"
-
 Check = Literal["decode", "native", "stability", "cross"]
 CHECKS: tuple[Check, ...] = ("decode", "native", "stability", "cross")
 Status = Literal["decoded", "rejected", "lossless", "expected", "unexpected", "error"]
@@ -119,7 +117,7 @@ class RowError:
     def of(cls, exc: BaseException) -> RowError:
         # NotImplementedError: a format bunzai reads but does not write (yet) — a fact, not a bug
         typed = isinstance(exc, BunzaiError | NotImplementedError)
-        internal = not typed or bool(getattr(exc, "internal", False))
+        internal = not typed or (isinstance(exc, BunzaiError) and exc.internal)
         msg = exc.message if isinstance(exc, BunzaiError) else str(exc)
         return cls(type(exc).__name__, " ".join(msg.split())[:500], internal)
 
@@ -800,7 +798,7 @@ def _carrier_coverage(carrier: Codec, kind: str) -> Coverage:
     it is of that kind; else what the carrier says it holds of an embedded ``kind``
     (``embedded_coverage``: a Tavern card's ``character_book`` is not the app's lorebook file);
     else its app's codec for the kind; else none."""
-    if carrier.kind == kind or carrier.id == VAUD:
+    if carrier.holds(kind):
         return carrier.coverage
     embedded = carrier.embedded_coverage.get(kind)
     if embedded is not None:
@@ -1284,14 +1282,14 @@ def export_row(
         )
     except Exception as exc:
         return _error_row(inp, e, fmt, target.id, "cross", exc)
-    parts = [_compare_bodies(e, back.primary, None if target.id == VAUD else target.coverage)]
+    parts = [_compare_bodies(e, back.primary, None if target.lossless else target.coverage)]
     parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
     return _losses_row(inp, e, fmt, target.id, "cross", parts)
 
 
 def cross_targets(kind: str, source: str) -> list[Codec]:
-    """Every codec of ``kind`` but the source itself and vaud-json (lossless by construction)."""
-    return [c for c in registry.for_kind(kind) if c.id not in (source, VAUD)]  # type: ignore[arg-type]
+    """Every codec of ``kind`` but the source itself and the lossless vaud-json (nothing to learn)."""
+    return [c for c in registry.for_kind(kind) if c.id != source and not c.lossless]  # type: ignore[arg-type]
 
 
 def check_decoded(

@@ -26,7 +26,7 @@ from apache_beam.pvalue import TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
 from bunzai_codecs import lint as lint_rules
-from bunzai_codecs.bundle import VAUD, write
+from bunzai_codecs.bundle import write
 from bunzai_codecs.core import inflate, registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, NotRecognized
@@ -93,7 +93,7 @@ def reject(uri: str, stage: str, exc: BaseException, *, prefix: str = "") -> dic
     (``InternalError``) or, for the read stage, the OS error's name."""
     if isinstance(exc, BunzaiError):
         rec = exc.to_record()
-        if getattr(exc, "internal", False):
+        if exc.internal:
             count("internal_errors")
     elif isinstance(exc, NotImplementedError):  # a codec that reads a format but cannot write it
         rec = {"error": "Unsupported", "message": f"not supported: {exc}".rstrip(": "), "path": None}
@@ -870,7 +870,7 @@ class _Export(beam.DoFn):
 
 def export_formats_for(kind: str, formats: tuple[str, ...]) -> list[str]:
     """The requested formats that hold entities of ``kind`` (vaud-json holds every kind)."""
-    return [f for f in formats if f == VAUD or registry.get(f).kind == kind]
+    return [f for f in formats if registry.get(f).holds(kind)]
 
 
 def export_rel(fmt: str, entity_id: str, extension: str) -> str:

@@ -650,7 +650,7 @@ def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
     body = book.body
     assert isinstance(body, LorebookBody)
     twin = book.twin(codec_id)
-    raw = twin.get("raw") if twin else None
+    raw = twin.raw if twin else None
     if not isinstance(raw, dict):
         return body_to_book(body)
     mapped = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree

@@ -320,7 +320,7 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     body = regex.body
     assert isinstance(body, RegexSetBody)
     twin = regex.twin(codec_id)
-    raw = twin.get("raw") if twin else None
+    raw = twin.raw if twin else None
     if not isinstance(raw, list):
         return body_to_scripts(body)
     mapped = basecache.recall(SCRIPTS_TAG, raw)  # what the card decoder mapped from this list

@@ -62,7 +62,7 @@ from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
-from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
+from bunzai_codecs.formats.sillytavern.card import CardTwin, SillyTavernCard
 
 LUMIVERSE = "lumiverse"
 CARD_JSON = "card.json"
@@ -91,7 +91,7 @@ def fingerprinted(tree: Any) -> bool:
 def is_module_set(entity: CanonicalEntity) -> bool:
     """A regex set that came from a Lumiverse zip's ``lumiverse_modules.json``."""
     twin = entity.twin(LUMIVERSE)
-    return bool(twin and twin.get("module") is True)
+    return isinstance(twin, CardTwin) and twin.module is True
 
 
 class LumiverseCard(SillyTavernCard):
@@ -196,15 +196,15 @@ class LumiverseCard(SillyTavernCard):
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         twin = entity.twin(self.id)
         want = ctx.options.get("container")
-        from_zip = twin is not None and "zip" in twin
+        from_zip = isinstance(twin, CardTwin) and twin.zip is not None
         if want == "zip" and not from_zip:
             raise Unsupported("a Lumiverse zip is written only for a card read from one; write json or png")
         if not from_zip or want in ("json", "png"):
             return super().encode(entity, ctx)
         assert twin is not None
-        raw = twin.get("raw")
-        blob = (twin.get("blobs") or {}).get("archive")
-        if not isinstance(raw, dict) or not isinstance(blob, bytes):
+        raw = twin.raw
+        blob = twin.blob("archive")
+        if not isinstance(raw, dict) or blob is None:
             raise Unsupported("the escrow twin of this Lumiverse zip is incomplete; export as json")
         z = archive.open_zip(blob)
         # the modules file's images are archive members, not card assets: new bytes for one of them
@@ -255,7 +255,7 @@ class LumiverseCard(SillyTavernCard):
             ctx.embed(rx)
             assert isinstance(rx.body, RegexSetBody)
             twin = rx.twin(self.id)
-            rows = twin.get("raw") if twin else None
+            rows = twin.raw if twin else None
             new = (
                 merge_scripts(rows, rx.body, module=True)
                 if isinstance(rows, list)

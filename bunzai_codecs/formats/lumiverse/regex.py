@@ -43,9 +43,8 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
@@ -269,11 +268,9 @@ class LumiverseRegex(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, RegexSetBody):
-            raise Unsupported(f"{self.id} holds regex sets, not {entity.kind}")
+        body = body_as(entity, RegexSetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict) and isinstance(raw.get("scripts"), list):
             scripts = merge_scripts(raw["scripts"], body, module=False)
             out: Any = raw if scripts is raw["scripts"] else {**raw, "scripts": scripts}

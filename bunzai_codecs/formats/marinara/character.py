@@ -31,7 +31,7 @@ import orjson
 from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import NotRecognized, Unsupported
+from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, MediaAsset, RegexSetBody
@@ -308,13 +308,11 @@ class MarinaraCharacterCodec(Codec):
         return Decoded([e, *linked])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, CharacterBody):
-            raise Unsupported(f"marinara-character holds characters, not {entity.kind}")
         # the envelope's avatar and sprites are data: URLs: every image with bytes is written as one
         body = media.wire(entity.body, entity.media, inline=lambda _p, _a: True)
         assert isinstance(body, CharacterBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if raw is not None:
             tree = self._overlay(body, raw)
             card = tree["data"]

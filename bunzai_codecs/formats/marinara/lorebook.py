@@ -486,7 +486,7 @@ class MarinaraLorebookCodec(Codec):
         if twin is None:
             tree = self.fresh(new, ctx.options.get("exportedAt", EPOCH))
         else:
-            tree = self.overlay(twin["raw"], new)
+            tree = self.overlay(twin.raw, new)
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
     def fresh(self, new: dict[str, Any], exported_at: str) -> dict[str, Any]:

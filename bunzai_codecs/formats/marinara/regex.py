@@ -315,7 +315,7 @@ class MarinaraRegexCodec(Codec):
         assert isinstance(body, RegexSetBody)
         new = body.dump()
         twin = entity.twin(self.id)
-        tree = self.overlay(twin["raw"], new) if twin is not None else self.fresh(new)
+        tree = self.overlay(twin.raw, new) if twin is not None else self.fresh(new)
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
     # a fresh export is a bare array of decoded rows (what the app's bundled seed file holds):

@@ -29,9 +29,9 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
@@ -250,13 +250,11 @@ class NovelAIPresetCodec(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
+        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin is not None else None
+        raw = twin.raw if twin is not None else None
         if isinstance(raw, dict):
-            old, layout = preset_to_body(raw, str(twin.get("name", "")) if twin else "", Reader())
+            old, layout = preset_to_body(raw, (twin.name or "") if twin else "", Reader())
             base = body_to_preset(PresetBody.model_validate(old), layout)
             fresh = body_to_preset(body, layout)
             out = merge3(raw, base, fresh)

@@ -120,8 +120,8 @@ class RisuPersonaCodec(Codec):
         body = entity.body
         assert isinstance(body, PersonaBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
-        image = ((twin or {}).get("blobs") or {}).get("png")
+        raw = twin.raw if twin else None
+        image = twin.blob("png") if twin else None
         if isinstance(raw, dict):
             base = PersonaBody.model_validate(persona_body(raw))
             tree = merge3(raw, to_native(base), to_native(body))

@@ -61,9 +61,9 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
@@ -535,11 +535,9 @@ class RoleCallLorebook(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, LorebookBody):
-            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        body = body_as(entity, LorebookBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict):
             stamp = raw.get("exportDate")
             when = stamp if isinstance(stamp, str) else EPOCH

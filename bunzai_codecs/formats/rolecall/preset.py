@@ -33,9 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
@@ -229,14 +228,12 @@ class RoleCallPreset(Codec):
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
+        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if twin is not None and isinstance(raw, dict):
             r = Reader()
-            old, layout = rc_to_body(raw, str(twin.get("name", "")), r)
+            old, layout = rc_to_body(raw, twin.name or "", r)
             base = body_to_rc(PresetBody.model_validate(old), layout)
             fresh = body_to_rc(body, layout)
             b, f = _regex_link.embedded_scripts(self, entity, ctx, _preset_scripts(raw, r))

@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, EmitContext, Reshape
+from bunzai_codecs.core.codec import Codec, EmitContext, Reshape, body_as
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
@@ -325,22 +325,21 @@ class FlatPreset(Codec):
         """The native tree ``encode`` writes: the twin with the body's edits merged in, else fresh.
         ``regex=False`` leaves linked regex sets alone (a twin's scripts are kept as they were)."""
         regex = regex and self.carries_regex
-        if not isinstance(entity.body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
+        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin is not None else None
-        if isinstance(raw, dict):
+        raw = twin.raw if twin is not None else None
+        if twin is not None and isinstance(raw, dict):
             r = Reader()
-            old, layout = self.body_of(raw, str(twin.get("name", "")) if twin else "", r)
+            old, layout = self.body_of(raw, twin.name or "", r)
             base = self.tree(PresetBody.model_validate(old), layout)
-            fresh = self.tree(entity.body, layout)
+            fresh = self.tree(body, layout)
             if regex:
                 b, f = _regex_link.embedded_scripts(self, entity, ctx, regex_scripts(raw, r))
                 if b is not None or f is not None:
                     base["extensions"] = {} if b is None else {"regex_scripts": b}
                     fresh["extensions"] = {} if f is None else {"regex_scripts": f}
             return merge3(raw, base, fresh, list_key=keyed_items)
-        out = self.tree(entity.body, None)
+        out = self.tree(body, None)
         if regex:
             _, f = _regex_link.embedded_scripts(self, entity, ctx, None)
             if f:

@@ -29,6 +29,7 @@ import base64
 import binascii
 import functools
 import operator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
@@ -36,9 +37,10 @@ from pydantic import ValidationError
 
 from bunzai_codecs.core import basecache, png
 from bunzai_codecs.core import media as media_mod
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, validation_failed
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as, validation_failed
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
@@ -155,6 +157,18 @@ def relabel(tree: dict[str, Any], spec: str, version: str) -> dict[str, Any]:
     return out
 
 
+@dataclass(eq=False)
+class CardTwin(Twin):
+    """A Tavern card's escrow: the PNG file (``blobs.image``) and which of its card chunks the card
+    was read from (``png.payload``: ``ccv3`` or ``chara``); a Lumiverse zip's card member
+    (``zip.card``, the archive in ``blobs.archive``); ``module`` marks the regex set of a Lumiverse
+    zip's modules file."""
+
+    png: dict[str, Any] | None = facet(dict)
+    zip: dict[str, Any] | None = facet(dict)
+    module: bool | None = facet(bool)
+
+
 class SillyTavernCard(Codec):
     """SillyTavern and the Tavern card lineage: CCv1/V2/V3 JSON and PNG/APNG cards."""
 
@@ -172,6 +186,7 @@ class SillyTavernCard(Codec):
     #: add a ``TavernDialect`` here to map an app's keys on SillyTavern cards. Chub's
     #: ``extensions.chub`` is a lens onto media (``formats/chub/dialect.py``)
     dialects: ClassVar[tuple[TavernDialect, ...]] = (AgnaiDialect(), ChubDialect())
+    twin_type = CardTwin
     coverage = functools.reduce(operator.or_, (d.coverage for d in dialects), TAVERN_COVERAGE) | Coverage.of(
         # one `depth_prompt` slot: a list of several injections is not kept (the Tavern note says which
         # one is written), so no injection path is claimed
@@ -296,15 +311,14 @@ class SillyTavernCard(Codec):
     # -- encode ----------------------------------------------------------------------------------
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        _character(entity)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if not isinstance(raw, dict):
             twin = raw = None
-        blob = (twin.get("blobs") or {}).get("image") if twin else None
+        blob = twin.blob("image") if twin else None
         want = self.container(entity, ctx, blob)
         if want == "png":
-            carrier = choose(entity, ctx, twin_png=blob if isinstance(blob, bytes) else None)
+            carrier = choose(entity, ctx, twin_png=blob)
             body = card_body(entity, carrier)
         else:
             # a JSON card holds its images as data: URLs (CCv3 assets)
@@ -319,11 +333,11 @@ class SillyTavernCard(Codec):
 
         if carrier is None:
             return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
-        if carrier.source == "twin" and twin is not None and isinstance(blob, bytes):
+        if carrier.source == "twin" and isinstance(twin, CardTwin) and blob is not None:
             return self._png_with_twin(twin, blob, tree, delta)
         return write_png(carrier.image, tree)
 
-    def container(self, entity: CanonicalEntity, ctx: EmitContext, blob: Any) -> str:
+    def container(self, entity: CanonicalEntity, ctx: EmitContext, blob: bytes | None) -> str:
         """``json`` or ``png``: the one asked for, else the one the entity came in, else a PNG when
         there is a picture to write it into (the portrait's bytes or a caller's image)."""
         want = ctx.options.get("container")
@@ -331,9 +345,10 @@ class SillyTavernCard(Codec):
             if want not in ("json", "png"):
                 raise Unsupported(f"{self.id} writes json or png containers, not {want!r}")
             return str(want)
-        if entity.twin(self.id) is not None and isinstance((entity.twin(self.id) or {}).get("raw"), dict):
-            return "png" if isinstance(blob, bytes) else "json"
-        portrait = _character(entity).media.portrait
+        twin = entity.twin(self.id)
+        if twin is not None and isinstance(twin.raw, dict):
+            return "png" if blob is not None else "json"
+        portrait = body_as(entity, CharacterBody).media.portrait
         has_image = media_mod.bytes_of(entity.media, portrait) is not None
         return "png" if has_image or ctx.options.get("image") is not None else "json"
 
@@ -423,12 +438,12 @@ class SillyTavernCard(Codec):
         return keep_or_drop(entity, ctx, "regex", old)
 
     def _png_with_twin(
-        self, twin: dict[str, Any], blob: bytes, tree: dict[str, Any], delta: tuple[Any, Any] | None
+        self, twin: CardTwin, blob: bytes, tree: dict[str, Any], delta: tuple[Any, Any] | None
     ) -> bytes:
-        if tree is twin["raw"]:
+        if tree is twin.raw:
             return blob  # nothing changed: the file as it was read
         pf = png.parse(blob)
-        primary = str((twin.get("png") or {}).get("payload", CCV3))
+        primary = str((twin.png or {}).get("payload", CCV3))
         errors: list[Any] = []
         texts = png.text_chunks(pf.chunks, keywords=CARD_KEYWORDS, errors=errors)
         by_index = {t.index: t for t in texts}
@@ -495,15 +510,8 @@ def png_media(s: Sniff, pf: png.PngFile) -> Resolver:
 
 def _wired(entity: CanonicalEntity) -> CharacterBody:
     """The body with every image that has bytes as a data: URL (what a JSON card holds)."""
-    body = media_mod.wire(_character(entity), entity.media, inline=lambda _p, _a: True)
+    body = media_mod.wire(body_as(entity, CharacterBody), entity.media, inline=lambda _p, _a: True)
     assert isinstance(body, CharacterBody)
-    return body
-
-
-def _character(entity: CanonicalEntity) -> CharacterBody:
-    body = entity.body
-    if not isinstance(body, CharacterBody):
-        raise Unsupported(f"sillytavern holds characters, not {entity.kind}")
     return body
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from bunzai_codecs.core import basecache
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
@@ -339,10 +339,6 @@ def _is_world(t: dict[str, Any]) -> bool:
     return any(("key" in e or "uid" in e or "content" in e) for e in entries.values())
 
 
-def _is_vaud(t: dict[str, Any]) -> bool:
-    return "schemaVersion" in t and "body" in t
-
-
 #: keys that mark another app's book with an ``entries`` array (Agnai, Risu, NovelAI) or a card
 _FOREIGN_BOOK_KEYS = ("kind", "type", "spec", "lorebookVersion")
 
@@ -433,7 +429,7 @@ class SillyTavernLorebookCodec(Codec):
 
     def detect(self, s: Sniff) -> float:
         t = s.json_object
-        if t is None or _is_vaud(t):
+        if t is None:
             return 0.0
         if _is_world(t):
             return 0.9
@@ -471,30 +467,29 @@ class SillyTavernLorebookCodec(Codec):
         return e
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, LorebookBody):
-            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        body = body_as(entity, LorebookBody)
         twin = entity.twin(self.id)
-        if twin is not None and twin.get("shape") == WORLD:
-            raw = twin["raw"]
-            name = twin.get("name", "")
+        if twin is not None and twin.shape == WORLD:
+            raw = twin.raw
+            name = twin.name or ""
             mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
             old = LorebookBody.model_validate(
                 world_to_body(raw, name, Reader()) if mapped is None else mapped
             )
             keys = frozenset(raw["entries"])
             base = body_to_world(old, with_name=False, twin_keys=keys)
-            fresh = body_to_world(entity.body, with_name=False, twin_keys=keys)
+            fresh = body_to_world(body, with_name=False, twin_keys=keys)
             return dumps(merge3(raw, base, fresh))
-        if twin is not None and twin.get("shape") in (LOREBOOK_V3, CHARACTER_BOOK):
-            raw = twin["raw"]
-            book, _ = _book_of(raw, twin["shape"])
+        if twin is not None and twin.shape in (LOREBOOK_V3, CHARACTER_BOOK):
+            raw = twin.raw
+            book, _ = _book_of(raw, twin.shape)
             old_dict = book_to_body(book)
-            old_dict["name"] = old_dict["name"] or twin.get("name", "")
+            old_dict["name"] = old_dict["name"] or twin.name or ""
             old_book = LorebookBody.model_validate(old_dict)
             spelling = book_spelling(book)
             old_native: Any = body_to_book(old_book, spelling=spelling)
-            new_native: Any = body_to_book(entity.body, spelling=spelling)
-            if twin["shape"] == LOREBOOK_V3:
+            new_native: Any = body_to_book(body, spelling=spelling)
+            if twin.shape == LOREBOOK_V3:
                 old_native, new_native = {"data": old_native}, {"data": new_native}
             return dumps(merge3(raw, old_native, new_native, list_key=ENTRY_KEY))
-        return dumps(body_to_world(entity.body, with_name=True))
+        return dumps(body_to_world(body, with_name=True))
