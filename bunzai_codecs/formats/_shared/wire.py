@@ -130,8 +130,9 @@ def opt_bool(v: Any, path: str) -> bool | None:
     raise wrong(path, "a boolean", v)
 
 
-def parse_number_text(s: str) -> int | float | None:
-    """``"0.5"`` -> 0.5, ``"1"`` -> 1; ``None`` for text that is not a finite number."""
+def parse_number(s: str) -> int | float | None:
+    """``"0.5"`` -> 0.5, ``"1"`` -> 1; ``None`` for text that is not a finite number (``""``,
+    ``"abc"``, ``"NaN"``). The one reading of numeric text every codec uses."""
     t = s.strip()
     if not t:
         return None
@@ -142,6 +143,18 @@ def parse_number_text(s: str) -> int | float | None:
     except ValueError:
         return None
     return f if math.isfinite(f) else None
+
+
+def file_stem(name: str, suffixes: tuple[str, ...] = ()) -> str:
+    """A file name without its folders (``/`` or ``\\``) and its extension: the name an app gives
+    what it saved under that name (``worlds/Eldoria.json`` -> ``Eldoria``). With ``suffixes``, only
+    those are removed (case-insensitive, first match): ``x.marinara.json`` -> ``x``."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    if suffixes:
+        low = base.lower()
+        return next((base[: -len(x)] for x in suffixes if low.endswith(x)), base)
+    dot = base.rfind(".")
+    return base[:dot] if dot > 0 else base
 
 
 def opt_num(v: Any, path: str) -> int | float | None:
@@ -157,7 +170,7 @@ def opt_num(v: Any, path: str) -> int | float | None:
             raise Malformed("expected a finite number", path=path)
         return v
     if isinstance(v, str):
-        n = parse_number_text(v)
+        n = parse_number(v)
         if n is None:
             raise Malformed(f"expected a number, found the string {v[:40]!r}", path=path)
         return n
@@ -173,7 +186,7 @@ def loose_num(v: Any) -> int | float | None:
     if isinstance(v, float):
         return v if math.isfinite(v) else None
     if isinstance(v, str):
-        return parse_number_text(v)
+        return parse_number(v)
     return None
 
 
@@ -257,6 +270,7 @@ def get_obj(parent: Mapping[str, Any], key: str, path: str) -> dict[str, Any] | 
 __all__ = [
     "MapContext",
     "bool_at",
+    "file_stem",
     "get_obj",
     "id_text",
     "join_path",
@@ -269,7 +283,7 @@ __all__ = [
     "opt_obj",
     "opt_str",
     "opt_str_list",
-    "parse_number_text",
+    "parse_number",
     "str_at",
     "strs_at",
     "type_name",

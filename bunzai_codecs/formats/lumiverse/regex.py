@@ -52,13 +52,13 @@ from bunzai_codecs.formats._shared.lore import unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
+    file_stem,
     id_text,
     num_at,
     str_at,
     strs_at,
     wrong,
 )
-from bunzai_codecs.formats.sillytavern.regex import file_stem
 
 FILE_TYPE = "lumiverse_regex_scripts"
 PLACEMENT_PHASES: dict[str, str] = {

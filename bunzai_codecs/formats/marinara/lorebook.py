@@ -23,6 +23,7 @@ from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats.marinara._rows import (
     EPOCH,
@@ -94,7 +95,6 @@ POSITION_FALLBACK = {
     "before_example": 1,
     "after_example": 1,
 }
-ROLES = ("system", "user", "assistant")
 
 
 def score(t: Any) -> float:
@@ -222,7 +222,7 @@ def entry_from(
         entry["outletName"] = outlet
     entry["depth"] = number(e, "depth", path, 4)
     role = text(e, "role", path, "system")
-    entry["role"] = role if role in ROLES else "system"
+    entry["role"] = role if role in MESSAGE_ROLES else "system"
     entry["sortOrder"] = number(e, "order", path, 100)
     entry["probability"] = number(e, "probability", path, 100)  # null = always
     for key in ("scanDepth", "sticky", "cooldown", "delay", "groupWeight"):

@@ -26,12 +26,13 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.marinara._rows import (
+    MARINARA_SUFFIXES,
     Path,
     RowSpec,
     Style,
     arr,
-    file_stem,
     flag,
     json_col,
     merge_row,
@@ -305,7 +306,7 @@ class MarinaraRegexCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.require_json()
-        body = body_from(t, file_stem(s.name or s.uri or ""))
+        body = body_from(t, file_stem(s.name or s.uri or "", MARINARA_SUFFIXES))
         return Decoded([self.entity(s, body, raw=t)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:

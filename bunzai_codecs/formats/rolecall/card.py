@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
 from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 ROLECALL = "rolecall"
 #: ``origin`` of a depth injection that came from the casting card
 DETAILS_ORIGIN = "rolecall_details"
-_ROLES = frozenset({"system", "user", "assistant"})
 #: how the Tavern coverage notes that RoleCall's dialect lifts begin
 _LIFTED_NOTES = ("one depth injection", "greeting titles are not held")
 
@@ -178,7 +178,7 @@ def _read_injections(v: Any, ctx: MapContext, path: tuple[str, ...]) -> list[dic
         if not isinstance(row, dict):
             raise wrong(ctx.at(*path, i), "a depth injection object", row)
         role = row.get("role")
-        if role is not None and (not isinstance(role, str) or role not in _ROLES):
+        if role is not None and (not isinstance(role, str) or role not in MESSAGE_ROLES):
             ctx.warn(f"{ctx.at(*path, i, 'role')}: unknown role {role!r}; read as unset")
             role = None
         depth = num_at(row.get("depth"), ctx, *path, i, "depth")

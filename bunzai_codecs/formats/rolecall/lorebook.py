@@ -66,6 +66,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
 from bunzai_codecs.formats._shared.wire import (
@@ -203,7 +204,7 @@ def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, A
         row["depth"] = depth
     role = inj.get("role")
     if role is not None:
-        if role in ("system", "user", "assistant"):
+        if role in MESSAGE_ROLES:
             row["role"] = role
         else:
             ctx.warn(f"{ctx.at('injection', 'role')}: unknown role {role!r} read as system")

@@ -39,8 +39,9 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
 from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, keyed_items
 from bunzai_codecs.formats.sillytavern.preset import (
     SillyTavernPresetCodec,
     _is_preset,

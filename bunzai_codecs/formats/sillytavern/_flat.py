@@ -28,13 +28,12 @@ from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import js_number_text, type_name
+from bunzai_codecs.formats._shared.lore import ROLE_INTS, ROLE_NAMES
+from bunzai_codecs.formats._shared.wire import file_stem, js_number_text, type_name
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, int_like, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, keyed_items
 
 #: message role numbers (context templates, persona descriptions)
-ROLES = {0: "system", 1: "user", 2: "assistant"}
-ROLE_NUMBERS = {v: k for k, v in ROLES.items()}
 
 #: KoboldAI's sampler ids (``sampler_order`` of KoboldAI and of SillyTavern's Text Completion preset)
 KOBOLD_SAMPLERS = {
@@ -116,9 +115,9 @@ def read_value(v: Any, kind: str, r: Reader, path: Path) -> Any:
         n = int_like(v)
         if v is None:
             return None
-        if n in ROLES:
-            return ROLES[n]
-        if isinstance(v, str) and v in ROLE_NUMBERS:
+        if n in ROLE_NAMES:
+            return ROLE_NAMES[n]
+        if isinstance(v, str) and v in ROLE_INTS:
             return v
         r.warn(path, f"{type_name(v)} {v!r} is not a message role (0, 1, 2); left in escrow")
         return None
@@ -185,7 +184,7 @@ def write_keys(body: PresetBody, table: Iterable[Key], out: dict[str, Any] | Non
 
 def write_value(v: Any, kind: str) -> Any:
     if kind == "role":
-        return ROLE_NUMBERS.get(v, v)
+        return ROLE_INTS.get(v, v)
     if kind == "json_strs":
         return orjson.dumps(v).decode("utf-8")
     if kind == "kobold_order":
@@ -365,8 +364,6 @@ def only_keys(t: dict[str, Any], allowed: frozenset[str]) -> bool:
 __all__ = [
     "KOBOLD_SAMPLERS",
     "NOVEL_SAMPLERS",
-    "ROLES",
-    "ROLE_NUMBERS",
     "FlatPreset",
     "Key",
     "keys",

@@ -38,7 +38,6 @@ from bunzai_codecs.formats._shared.character_book import (
 from bunzai_codecs.formats._shared.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
-    POSITION_INTS,
     POSITION_NAMES,
     ROLE_INTS,
     ROLE_NAMES,
@@ -47,19 +46,13 @@ from bunzai_codecs.formats._shared.lore import (
     parse_key,
     position_int,
 )
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
     Reader,
     dumps,
-    file_stem,
     int_like,
 )
-
-#: the enum tables and the key rule are the ST lore vocabulary shared with ``character_book``
-POSITIONS, POSITION_NUMBERS = POSITION_NAMES, POSITION_INTS
-ROLES, ROLE_NUMBERS = ROLE_NAMES, ROLE_INTS
-SELECTIVE_LOGIC, SELECTIVE_LOGIC_NUMBERS = LOGIC_NAMES, LOGIC_INTS
 
 #: the six extra-scan-source flags, in SillyTavern's order, and their canonical ``scanSources`` value
 SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in SCAN_SOURCES)
@@ -79,7 +72,7 @@ def write_key(t: Trigger) -> str:
 def read_position(v: Any) -> str:
     n = int_like(v)
     if n is not None:
-        return POSITIONS.get(n, str(n))
+        return POSITION_NAMES.get(n, str(n))
     if v is None:
         return "world"
     return str(v)
@@ -94,8 +87,8 @@ def read_role(v: Any, r: Reader, path: Path) -> str:
     n = int_like(v)
     if v is None:
         return "system"
-    if n is not None and n in ROLES:
-        return ROLES[n]
+    if n is not None and n in ROLE_NAMES:
+        return ROLE_NAMES[n]
     r.warn(path, f"role {v!r} is not 0, 1 or 2; read as system (kept in the twin)")
     return "system"
 
@@ -104,8 +97,8 @@ def read_selective_logic(v: Any, r: Reader, path: Path) -> str:
     n = int_like(v)
     if v is None:
         return "and_any"
-    if n is not None and n in SELECTIVE_LOGIC:
-        return SELECTIVE_LOGIC[n]
+    if n is not None and n in LOGIC_NAMES:
+        return LOGIC_NAMES[n]
     r.warn(path, f"selectiveLogic {v!r} is not 0..3; read as and_any (kept in the twin)")
     return "and_any"
 
@@ -262,7 +255,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     }
     _put(out, "vectorized", e.vectorized)
     _put(out, "selective", e.selective)
-    out["selectiveLogic"] = SELECTIVE_LOGIC_NUMBERS[e.selectiveLogic]
+    out["selectiveLogic"] = LOGIC_INTS[e.selectiveLogic]
     out["addMemo"] = True
     out["order"] = e.sortOrder
     out["position"] = write_position(e.position)
@@ -286,7 +279,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     out["matchWholeWords"] = e.matchWholeWords
     out["useGroupScoring"] = e.useGroupScoring
     _put(out, "automationId", e.automationId)
-    out["role"] = ROLE_NUMBERS[e.role]
+    out["role"] = ROLE_INTS[e.role]
     out["sticky"] = e.sticky
     out["cooldown"] = e.cooldown
     out["delay"] = e.delay

@@ -34,8 +34,9 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, 
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern._flat import FlatPreset
-from bunzai_codecs.formats.sillytavern._wire import Reader, dumps, file_stem, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Reader, dumps, keyed_items
 from bunzai_codecs.formats.sillytavern.formatting import (
     CONTEXT,
     INSTRUCT,

@@ -38,8 +38,10 @@ from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.formats._shared.lore import ROLE_INTS, ROLE_NAMES
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, int_like, none_if_empty
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, none_if_empty
 
 #: persona description ``position`` number -> canonical ``chatInjection.position``
 POSITIONS: dict[int, str] = {
@@ -52,8 +54,6 @@ POSITIONS: dict[int, str] = {
 }
 POSITION_NUMBERS: dict[str, int] = {v: k for k, v in POSITIONS.items()}
 
-ROLES: dict[int, str] = {0: "system", 1: "user", 2: "assistant"}
-ROLE_NUMBERS: dict[str, int] = {v: k for k, v in ROLES.items()}
 
 #: SillyTavern's default persona depth
 DEFAULT_DEPTH = 2
@@ -91,8 +91,8 @@ def _read_role(v: Any, r: Reader, at: Path) -> str | None:
     if v is None:
         return None
     n = int_like(v)
-    if n is not None and n in ROLES:
-        return ROLES[n]
+    if n is not None and n in ROLE_NAMES:
+        return ROLE_NAMES[n]
     r.warn(at, f"role {v!r} is not 0, 1 or 2; left out (kept in the twin)")
     return None
 
@@ -194,7 +194,7 @@ def descriptor_to_native(body: PersonaBody) -> dict[str, Any]:
         "description": body.content,
         "position": _write_position(inj.position) if inj is not None else 0,
         "depth": inj.depth if inj is not None and inj.depth is not None else DEFAULT_DEPTH,
-        "role": ROLE_NUMBERS[inj.role] if inj is not None and inj.role is not None else 0,
+        "role": ROLE_INTS[inj.role] if inj is not None and inj.role is not None else 0,
         "lorebook": body.worldName or "",
         "title": body.brief or "",
     }
@@ -212,7 +212,7 @@ def active_user_to_native(body: PersonaBody) -> tuple[dict[str, Any], dict[str, 
         if inj.depth is not None:
             pu["persona_description_depth"] = inj.depth
         if inj.role is not None:
-            pu["persona_description_role"] = ROLE_NUMBERS[inj.role]
+            pu["persona_description_role"] = ROLE_INTS[inj.role]
     if body.worldName is not None:
         pu["persona_description_lorebook"] = body.worldName
     return top, pu

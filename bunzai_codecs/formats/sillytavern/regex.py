@@ -32,17 +32,10 @@ from bunzai_codecs.formats._shared.st_regex import (
     script_to_rule,
     scripts_to_body,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, wrong
 
 #: codecs whose twin of a regex set is a plain array of ST scripts
 _SCRIPT_TWINS = ("sillytavern",)
-
-
-def file_stem(name: str) -> str:
-    """``dir/regex-Foo.json`` -> ``regex-Foo``."""
-    base = name.rsplit("/", 1)[-1]
-    dot = base.rfind(".")
-    return base[:dot] if dot > 0 else base
 
 
 class SillyTavernRegex(Codec):
@@ -112,4 +105,4 @@ def _twin_raw(entity: CanonicalEntity, codec_id: str) -> Any:
     return None
 
 
-__all__ = ["SillyTavernRegex", "file_stem"]
+__all__ = ["SillyTavernRegex"]
