@@ -8,7 +8,7 @@ from bunzai_codecs import Malformed, ValidationFailed, read, write
 from bunzai_codecs.core.entity import CanonicalEntity, Source, canonical_id
 from bunzai_codecs.entities import CharacterBody, LorebookBody
 from bunzai_codecs.formats.risu.charx import CharxTwin
-from bunzai_codecs.formats.sillytavern.card import CardTwin
+from bunzai_codecs.formats.tavern.card import CardTwin
 from bunzai_codecs.formats.vaud.codec import dumps
 
 

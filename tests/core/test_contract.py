@@ -15,7 +15,7 @@ from bunzai_codecs.core.entity import ENTITY_KINDS, CanonicalEntity, Decoded
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
-from bunzai_codecs.formats.sillytavern.card import CardTwin
+from bunzai_codecs.formats.tavern.card import CardTwin
 
 
 class _Book(Codec):

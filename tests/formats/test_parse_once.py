@@ -11,7 +11,7 @@ import pytest
 from bunzai_codecs import read
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.formats.sillytavern import card as st_card
+from bunzai_codecs.formats.tavern import png as st_card
 from tests.formats.helpers import tiny_png
 
 

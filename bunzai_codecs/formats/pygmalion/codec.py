@@ -34,7 +34,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
-from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
+from bunzai_codecs.formats.tavern.png import sniff_payload_tree
 
 PNG_KEYWORD = "chara"
 _REJECT_KEYS = ("spec", "data")

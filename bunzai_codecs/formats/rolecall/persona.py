@@ -69,12 +69,11 @@ from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
-from bunzai_codecs.formats._shared.card_probe import card_extensions
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.tavern import SPEC_V2
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
-from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
+from bunzai_codecs.formats.tavern.png import card_extensions, sniff_payload_tree
 
 SPEC = "rolecall_persona"
 RCPERSONA = "rcpersona"
