@@ -116,7 +116,12 @@ ERRORS: tuple[type[BunzaiError], ...] = (
 
 def json_path(parts: tuple[str | int, ...] | list[str | int]) -> str:
     """``("data", "entries", 3, "keys")`` -> ``$.data.entries[3].keys``."""
-    out = "$"
+    return join_path("$", *parts)
+
+
+def join_path(base: str, *parts: str | int) -> str:
+    """``join_path("$.data", "entries", 3)`` -> ``$.data.entries[3]`` (keys that are not identifiers are quoted)."""
+    out = base
     for p in parts:
         if isinstance(p, int):
             out += f"[{p}]"

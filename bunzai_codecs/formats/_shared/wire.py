@@ -17,20 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from bunzai_codecs.core.errors import Malformed
-
-
-def join_path(base: str, *parts: str | int) -> str:
-    """``join_path("$.data", "entries", 3)`` -> ``$.data.entries[3]`` (keys that are not identifiers are quoted)."""
-    out = base
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        elif p.isidentifier():
-            out += f".{p}"
-        else:
-            out += "[" + repr(p) + "]"
-    return out
+from bunzai_codecs.core.errors import Malformed, join_path
 
 
 class MapContext:

@@ -25,6 +25,7 @@ from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.character_book import ST_ENTRY_PATHS
 from bunzai_codecs.formats.marinara._rows import (
     EPOCH,
     Path,
@@ -425,32 +426,27 @@ class MarinaraLorebookCodec(Codec):
         "categories[].name",
         "categories[].sortOrder",
         "categories[].enabled",
-        "entries[].id",
-        "entries[].title",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
-        "entries[].secondaryTriggers[].text",
-        "entries[].selective",
-        "entries[].selectiveLogic",
-        "entries[].depth",
-        "entries[].role",
-        "entries[].outletName",
-        "entries[].sortOrder",
-        "entries[].probability",
-        "entries[].scanDepth",
-        "entries[].caseSensitive",
-        "entries[].matchWholeWords",
-        "entries[].excludeRecursion",
-        "entries[].preventRecursion",
-        "entries[].delayUntilRecursion",
-        "entries[].sticky",
-        "entries[].cooldown",
-        "entries[].delay",
-        "entries[].group",
-        "entries[].groupWeight",
-        "entries[].categoryId",
+        *sorted(
+            ST_ENTRY_PATHS
+            - {
+                "entries[].automationId",
+                "entries[].characterFilter",
+                "entries[].comment",
+                "entries[].displayIndex",
+                "entries[].extensions",
+                "entries[].generationTriggers",
+                "entries[].groupOverride",
+                "entries[].ignoreBudget",
+                "entries[].position",
+                "entries[].priority",
+                "entries[].secondaryTriggers[].flags",
+                "entries[].secondaryTriggers[].isRegex",
+                "entries[].triggers[].flags",
+                "entries[].triggers[].isRegex",
+                "entries[].useGroupScoring",
+                "entries[].vectorized",
+            }
+        ),
         "entries[].scanSources",
         notes=[
             "useRegex is per entry: one regex key makes every key of the entry (secondary keys "

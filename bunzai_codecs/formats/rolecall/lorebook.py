@@ -68,6 +68,7 @@ from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.character_book import ST_ENTRY_PATHS
 from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
@@ -480,43 +481,22 @@ class RoleCallLorebook(Codec):
         "categories[].name",
         "categories[].sortOrder",
         "categories[].enabled",
-        "entries[].id",
-        "entries[].title",
-        "entries[].comment",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
+        *sorted(
+            ST_ENTRY_PATHS
+            - {
+                "entries[].displayIndex",
+                "entries[].secondaryTriggers[].flags",
+                "entries[].secondaryTriggers[].isRegex",
+                "entries[].secondaryTriggers[].text",
+                "entries[].selective",
+                "entries[].triggers[].flags",
+                "entries[].triggers[].isRegex",
+                "entries[].triggers[].text",
+            }
+        ),
         "entries[].triggers",
         "entries[].secondaryTriggers",
-        "entries[].selectiveLogic",
-        "entries[].position",
-        "entries[].depth",
-        "entries[].role",
-        "entries[].outletName",
-        "entries[].sortOrder",
-        "entries[].priority",
-        "entries[].probability",
-        "entries[].scanDepth",
-        "entries[].caseSensitive",
-        "entries[].matchWholeWords",
-        "entries[].excludeRecursion",
-        "entries[].preventRecursion",
-        "entries[].delayUntilRecursion",
-        "entries[].sticky",
-        "entries[].cooldown",
-        "entries[].delay",
-        "entries[].group",
-        "entries[].groupWeight",
-        "entries[].groupOverride",
-        "entries[].useGroupScoring",
-        "entries[].categoryId",
         "entries[].scanSources",
-        "entries[].characterFilter",
-        "entries[].generationTriggers",
-        "entries[].ignoreBudget",
-        "entries[].vectorized",
-        "entries[].automationId",
-        "entries[].extensions",
         notes=[
             "no `selective` flag (secondary keys always combine by selectiveLogic) and no book `extensions`",
             "displayIndex is not held; scanSources character_name, character_tags and persona_tags are not held",

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import orjson
 
 from bunzai_codecs.core.codec import Codec, EmitContext, Reshape, body_as
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
@@ -307,14 +307,9 @@ class FlatPreset(Codec):
         e.warnings.extend(r.warnings)
         out = [e]
         if self.carries_regex:
-            scripts = regex_scripts(top, r)
-            linked = None
-            if scripts is not None:
-                linked = _regex_link.decode_scripts(self, s, scripts, ("extensions", "regex_scripts"), name)
+            linked = _regex_link.link_scripts(self, s, e, regex_scripts(top, r), name)
             if linked is not None:
                 out.append(linked)
-                e.links[KNOWLEDGE_REFS] = [linked.id]
-                e.warnings.extend(linked.warnings)
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
@@ -333,16 +328,11 @@ class FlatPreset(Codec):
             base = self.tree(PresetBody.model_validate(old), layout)
             fresh = self.tree(body, layout)
             if regex:
-                b, f = _regex_link.embedded_scripts(self, entity, ctx, regex_scripts(raw, r))
-                if b is not None or f is not None:
-                    base["extensions"] = {} if b is None else {"regex_scripts": b}
-                    fresh["extensions"] = {} if f is None else {"regex_scripts": f}
+                _regex_link.overlay_scripts(self, entity, ctx, regex_scripts(raw, r), base, fresh)
             return merge3(raw, base, fresh, list_key=keyed_items)
         out = self.tree(body, None)
         if regex:
-            _, f = _regex_link.embedded_scripts(self, entity, ctx, None)
-            if f:
-                out["extensions"] = {"regex_scripts": f}
+            _regex_link.fresh_scripts(self, entity, ctx, out)
         return out
 
 

@@ -30,6 +30,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.character_book import (
     ENTRY_KEY,
+    ST_ENTRY_PATHS,
     body_to_book,
     book_spelling,
     book_to_body,
@@ -369,44 +370,10 @@ class SillyTavernLorebookCodec(Codec):
     coverage = Coverage.of(
         "extensions",
         "sourceBook",
-        "entries[].title",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
-        "entries[].triggers[].isRegex",
-        "entries[].triggers[].flags",
-        "entries[].secondaryTriggers[].text",
-        "entries[].secondaryTriggers[].isRegex",
-        "entries[].secondaryTriggers[].flags",
-        "entries[].selective",
-        "entries[].selectiveLogic",
-        "entries[].position",
-        "entries[].depth",
-        "entries[].role",
-        "entries[].outletName",
-        "entries[].sortOrder",
-        "entries[].probability",
-        "entries[].scanDepth",
-        "entries[].caseSensitive",
-        "entries[].matchWholeWords",
-        "entries[].excludeRecursion",
-        "entries[].preventRecursion",
-        "entries[].delayUntilRecursion",
-        "entries[].sticky",
-        "entries[].cooldown",
-        "entries[].delay",
-        "entries[].group",
-        "entries[].groupWeight",
-        "entries[].groupOverride",
-        "entries[].useGroupScoring",
-        "entries[].characterFilter",
-        "entries[].generationTriggers",
-        "entries[].ignoreBudget",
-        "entries[].vectorized",
-        "entries[].automationId",
-        "entries[].displayIndex",
-        "entries[].extensions",
+        *sorted(
+            ST_ENTRY_PATHS
+            - {"entries[].categoryId", "entries[].comment", "entries[].id", "entries[].priority"}
+        ),
         notes=[
             "the book name is the file name, not part of the file: it is kept only when the export is saved "
             "as `<name>.json` (bunzai names a linked book written beside a file `<stem>.lorebook.json`; "

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
@@ -460,14 +460,9 @@ class SillyTavernPresetCodec(Codec):
         e.warnings.extend(r.warnings)
         out = [e]
         if shape == PRESET:
-            scripts = _preset_scripts(tree, r)
-            linked = None
-            if scripts is not None:
-                linked = _regex_link.decode_scripts(self, s, scripts, ("extensions", "regex_scripts"), name)
+            linked = _regex_link.link_scripts(self, s, e, _preset_scripts(tree, r), name)
             if linked is not None:
                 out.append(linked)
-                e.links[KNOWLEDGE_REFS] = [linked.id]
-                e.warnings.extend(linked.warnings)
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
@@ -486,15 +481,10 @@ class SillyTavernPresetCodec(Codec):
             old, layout = preset_to_body(raw, twin.name or "", r)
             base = body_to_preset(PresetBody.model_validate(old), layout)
             fresh = body_to_preset(body, layout)
-            b, f = _regex_link.embedded_scripts(self, entity, ctx, _preset_scripts(raw, r))
-            if b is not None or f is not None:
-                base["extensions"] = {} if b is None else {"regex_scripts": b}
-                fresh["extensions"] = {} if f is None else {"regex_scripts": f}
+            _regex_link.overlay_scripts(self, entity, ctx, _preset_scripts(raw, r), base, fresh)
             return dumps(merge3(raw, base, fresh, list_key=keyed_items))
         fresh = body_to_preset(body, None)
-        _, f = _regex_link.embedded_scripts(self, entity, ctx, None)
-        if f:
-            fresh["extensions"] = {"regex_scripts": f}
+        _regex_link.fresh_scripts(self, entity, ctx, fresh)
         return dumps(fresh)
 
 
