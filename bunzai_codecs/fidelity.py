@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -451,25 +450,15 @@ class _Units:
             units.setdefault(prefix, {}).update(content_units(body))
         return cls(units)
 
-    #: the last entity weighed, its pool and its units: an entity's cross rows (one per target)
-    #: come one after another, and its units do not depend on the target (matched by identity: an
-    #: entity is not edited between its rows)
-    _last: tuple[CanonicalEntity, tuple[CanonicalEntity, ...], _Units] | None = None
-
     @classmethod
     def of(cls, e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> _Units:
         """The units of ``e`` and the entities of ``pool`` it links to (see ``_bodies``)."""
-        last = cls._last
-        if (
-            last is not None
-            and last[0] is e
-            and len(last[1]) == len(pool)
-            and all(map(operator.is_, last[1], pool))
-        ):
-            return cls(last[2].units, last[2].order)
-        made = cls.of_bodies(_bodies(e, pool))
-        cls._last = (e, tuple(pool), made)
-        return made
+        return cls.of_bodies(_bodies(e, pool))
+
+    def fresh(self) -> _Units:
+        """The same units, none taken yet: one entity's cross rows (one per target) weigh the same
+        units, which do not depend on the target."""
+        return _Units(self.units, self.order)
 
     def total(self) -> int:
         return sum(w for units in self.units.values() for w in units.values())
@@ -1240,13 +1229,15 @@ def cross_format(
     uri: str = "",
     source: str | None = None,
     name: str = "",
+    units: _Units | None = None,
 ) -> FidelityRow:
     """Check 3 for one entity and one target: ``decode_T(encode_T(e))`` against ``e``; each lost or
     changed path is expected when ``target.coverage`` cannot hold it, unexpected otherwise. Linked
-    entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier."""
+    entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier.
+    ``units``: ``e``'s units of content when the caller weighed them already (for several targets)."""
     fmt = source or _source_of(e)
     inp = _Input(input, sha256, uri, name)
-    units = _Units.of(e, pool)
+    units = units.fresh() if units is not None else _Units.of(e, pool)
     try:
         back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
@@ -1310,9 +1301,12 @@ def check_decoded(
     rows = [native_round_trip(data, decoded, **kw)]
     rows += canonical_stability(decoded, **kw)
     for e in decoded.entities:
+        units: _Units | None = None
         for t in cross_targets(e.kind, source):
             if targets is None or t.id in targets:
-                rows.append(cross_format(e, t, pool=decoded.entities, **kw))
+                if units is None:
+                    units = _Units.of(e, decoded.entities)
+                rows.append(cross_format(e, t, pool=decoded.entities, units=units, **kw))
     return rows
 
 
