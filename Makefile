@@ -30,17 +30,19 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest
 	@$(MAKE) --no-print-directory audit
 
-# round-trip fidelity report over the samples (+ corpus): out/fidelity/report.html
+# round-trip fidelity report over the samples (+ corpus): out/audit/report.html. Its own folder:
+# out/fidelity/ is `make run`'s, listed with its sha256 in out/manifest.json
+AUDIT_DIR := out/audit
 fidelity: $(STAMP)
-	$(BIN)/bunzai fidelity $(FIDELITY_INPUTS) -o out/fidelity
+	$(BIN)/bunzai fidelity $(FIDELITY_INPUTS) -o $(AUDIT_DIR)
 
 # fails when a codec change loses data the committed baseline says was kept
 audit: fidelity
-	$(BIN)/bunzai audit --report out/fidelity/report.json --baseline $(BASELINE)
+	$(BIN)/bunzai audit --report $(AUDIT_DIR)/report.json --baseline $(BASELINE)
 
 # records the current run as the baseline (review the diff; run it with the corpus present)
 baseline: fidelity
-	$(BIN)/bunzai audit --report out/fidelity/report.json --baseline $(BASELINE) --write-baseline
+	$(BIN)/bunzai audit --report $(AUDIT_DIR)/report.json --baseline $(BASELINE) --write-baseline
 
 # the README's picture of a report, made by bunzai over samples/ in headless Chromium (apt-get install
 # chromium), with the digest of the report code it shows (a test fails when that code is newer)
@@ -56,6 +58,7 @@ format: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/bunzai schema docs/schema
 	$(BIN)/bunzai formats --markdown > docs/FORMAT-SUPPORT.md
+	$(BIN)/bunzai schema --markdown > docs/canonical-model.md
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info out

@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [1000, 10_000, a.max_n] if full else [QUICK_PIPE_N, 1000]
     sizes = sorted({n for n in sizes if n > 0})
     corpora = {}
+    os.makedirs(a.data, exist_ok=True)  # a fresh clone has no .bench/: the disk check below needs it
     for n in sizes:
         path = os.path.join(a.data, f"corpus-{n}-s{a.seed}")
         need = _bytes_for(n)

@@ -1,8 +1,15 @@
 """The ``bunzai`` command line (a stable contract: scripts depend on its output and exit codes).
 
-Exit codes: 0 ok; 1 ``convert --strict`` lost something unexpectedly; 2 usage error; 3 an input
-was not recognised or was rejected (the typed error's one-line message goes to stderr, never a
-traceback).
+Every failure is one line on stderr, never a traceback (``--debug`` adds it), and an exit code:
+0 ok; 1 a check failed (``audit``: a regression; ``normalize``: the manifest does not balance;
+``convert --strict``: something was lost unexpectedly);
+2 usage error (unknown option, format id or bad value; the subcommand's usage is printed; ``convert``
+refusing to overwrite without ``--force`` or to write one file from two inputs); 3 an
+input was not found, not recognised or rejected, or a path holds no input file (a batch ``convert``:
+any input failed, the others are written); 4 an output cannot
+be written (a folder where a file is meant, a file where a folder is meant, permissions, a full
+disk, a store error; ``normalize``: the run failed and changed nothing); 5 an internal error (a bug:
+please report it); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -11,33 +18,51 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import orjson
 
-EXIT_OK, EXIT_LOSSY, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
+EXIT_OK, EXIT_LOSSY, EXIT_USAGE, EXIT_INPUT, EXIT_OUTPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    130,
+)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        print(f"bunzai: error: {message}", file=sys.stderr)
+        self.print_usage(sys.stderr)  # this (sub)command's usage: `bunzai detect --bogus` gets detect's
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
-def _files(paths: Sequence[str]) -> Iterator[Path]:
-    """Files named on the command line; a directory stands for every file below it (sorted)."""
+def _files(paths: Sequence[str], empty: list[Path] | None = None) -> Iterator[Path]:
+    """Files named on the command line; a directory stands for every file below it (sorted; names
+    starting with ``.`` are skipped). A directory with no such file is added to ``empty``."""
     for p in map(Path, paths):
         if p.is_dir():
+            n = 0
             for root, dirs, files in os.walk(p):
-                dirs.sort()
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for f in sorted(files):
                     if not f.startswith("."):
+                        n += 1
                         yield Path(root) / f
+            if not n and empty is not None:
+                empty.append(p)
         else:
             yield p
+
+
+def _no_files(path: Path) -> str:
+    return f"{path}: no input files under this folder"
 
 
 def _read(path: Path) -> bytes:
@@ -86,7 +111,8 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
     status = EXIT_OK
     rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
-    for path in _files(args.files):
+    empty: list[Path] = []
+    for path in _files(args.files, empty):
         try:
             s = Sniff(_read(path), path.name, uri=str(path))
         except (BunzaiError, _InputError) as exc:
@@ -119,8 +145,11 @@ def cmd_detect(args: argparse.Namespace) -> int:
         if best is None:
             print(f"{path}: NotRecognized: no format recognised this input", file=sys.stderr)
             status = EXIT_INPUT
-    if not args.json:
+    if not args.json and len(rows) > 1:
         _table(rows)
+    for folder in empty:
+        print(_no_files(folder), file=sys.stderr)
+        status = EXIT_INPUT
     return status
 
 
@@ -151,9 +180,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
         unexpected,
         write_planned,
     )
+    from bunzai_codecs.convert_batch import is_batch
     from bunzai_codecs.core.media import sniff_mime
 
-    src = Path(args.input)
+    if is_batch(args.input):
+        return cmd_convert_batch(args)
+    src = Path(args.input[0])
     _moved_notes(args.source_format, args.to)
     image = None
     if args.image is not None:
@@ -186,6 +218,93 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_convert_batch(args: argparse.Namespace) -> int:
+    """``convert PATH... -o OUTDIR``: see :mod:`bunzai_codecs.convert_batch`."""
+    from bunzai_codecs.convert_batch import (
+        InputsError,
+        Job,
+        Outcome,
+        Refused,
+        commit,
+        list_inputs,
+        run,
+        staging_folder,
+    )
+    from bunzai_codecs.core.media import sniff_mime
+    from bunzai_codecs.progress import Progress
+
+    parser = args._parser
+    if args.output is None:
+        parser.error("-o OUTDIR is required to convert several files (a folder, or a glob)")
+    if args.entity is not None:
+        parser.error("--entity names one input's entity: convert that file on its own (or use --kind)")
+    _moved_notes(args.source_format, args.to)
+    image = None
+    if args.image is not None:
+        image = _read(Path(args.image))
+        if not (sniff_mime(image) or "").startswith("image/"):
+            print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
+            return EXIT_USAGE
+    out = Path(args.output)
+    try:
+        inputs = list_inputs(args.input, skip=out)
+    except InputsError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INPUT
+    if out.exists() and not out.is_dir():
+        from bunzai_codecs.core.files import OutputError
+
+        raise OutputError(f"{out}: is a file, not a folder")
+    workers = args.jobs or os.cpu_count() or 1
+    with staging_folder(out) as staging:
+        jobs = [
+            Job(src, folder, staging / str(i), args.to, args.source_format, args.kind, image)
+            for i, (src, folder) in enumerate(inputs)
+        ]
+        with Progress("bunzai convert", unit="files", total=len(jobs), quiet=args.quiet) as progress:
+
+            def done(o: Outcome) -> None:
+                progress.advance(failed=int(o.error is not None))
+
+            outcomes = run(jobs, workers, done)
+        try:
+            written = commit(outcomes, out, force=args.force)
+        except Refused as exc:
+            print(f"bunzai convert: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    failed = [o for o in outcomes if o.error is not None]
+    if not args.quiet:
+        for o in outcomes:
+            for rel, summary in o.summaries:
+                print(f"{o.source} -> {out / rel}: {summary}", file=sys.stderr)
+    for o in failed:
+        print(o.error, file=sys.stderr)
+    if not args.quiet:
+        ok = len(outcomes) - len(failed)
+        print(
+            f"converted {ok} of {len(outcomes)} inputs, {len(failed)} failed: "
+            f"{len(written)} files written in {out}",
+            file=sys.stderr,
+        )
+    if any(o.internal for o in failed):
+        return EXIT_INTERNAL
+    if failed:
+        return EXIT_INPUT
+    if args.strict and any(o.unexpected for o in outcomes):
+        return EXIT_LOSSY
+    return EXIT_OK
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of processes, 1 or more")
+    return n
+
+
 def _moved_notes(*format_ids: str | None) -> None:
     """A deprecation note on stderr for each named format id whose old meaning moved."""
     from bunzai_codecs.core import registry
@@ -196,11 +315,11 @@ def _moved_notes(*format_ids: str | None) -> None:
 
 
 def _write_file(path: Path, data: bytes) -> None:
-    """Atomic: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    """Atomic: a reader never sees half a file, and a failure leaves no temporary behind
+    (``OutputError``, exit 4: the target is a folder, the folder cannot be made or written)."""
+    from bunzai_codecs.core.files import write_atomic
+
+    write_atomic(path, data)
 
 
 def _labelled(arg: str) -> tuple[str, Path]:
@@ -227,35 +346,48 @@ def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterato
             if root.is_dir()
             else iter([(label, root)])
         )
+        n = 0
         for key, f in found:
             if not any(fnmatchcase(f.name, g) or fnmatchcase(key, g) for g in exclude):
+                n += 1
                 yield key, f
+        if not n:
+            raise _InputError(_no_files(root) + (" (after --exclude)" if exclude and root.is_dir() else ""))
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
     from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.core.files import ensure_folder
     from bunzai_codecs.fidelity import check_file, reject_row
     from bunzai_codecs.fidelity_report import ReportBuilder, rows_jsonl, write_report
+    from bunzai_codecs.progress import Progress
 
     out = Path(args.output)
     builder = ReportBuilder()
     chunks: list[bytes] = []
     labels = [_labelled(a)[0] for a in args.paths]
-    for key, path in fidelity_inputs(args.paths, args.exclude or ()):
-        try:
-            rows = check_file(_read(path), path.name, input=key, uri=key, targets=args.to)
-        except BunzaiError as exc:  # too big to read: a reject like any other
-            rows = [reject_row(exc, input=key, uri=key)]
-        builder.add_all(rows)
-        chunks.append(rows_jsonl(rows))
-        if args.verbose:
-            worst = max((r.status for r in rows), key=_STATUS_ORDER.index)
-            print(f"{key}: {len(rows)} checks, worst {worst}", file=sys.stderr)
-    for old in out.glob("rows-*.jsonl") if out.is_dir() else ():
-        old.unlink()
-    _write_file(out / "rows-00000-of-00001.jsonl", b"".join(chunks))
+    inputs = list(fidelity_inputs(args.paths, args.exclude or ()))
+    ensure_folder(out)  # before the work: an output that cannot be made fails at once
+    with Progress("bunzai fidelity", unit="files", total=len(inputs), quiet=args.quiet) as progress:
+        for key, path in inputs:
+            try:
+                rows = check_file(_read(path), path.name, input=key, uri=key, targets=args.to)
+            except BunzaiError as exc:  # too big to read: a reject like any other
+                rows = [reject_row(exc, input=key, uri=key)]
+            builder.add_all(rows)
+            chunks.append(rows_jsonl(rows))
+            rejected = any(r.status == "rejected" for r in rows)
+            progress.advance(rejected=int(rejected), checks=len(rows))
+            if args.verbose:
+                worst = max((r.status for r in rows), key=_STATUS_ORDER.index)
+                progress.write(f"{key}: {len(rows)} checks, worst {worst}")
+    rows_file = out / "rows-00000-of-00001.jsonl"
+    _write_file(rows_file, b"".join(chunks))
     report = builder.report({"roots": labels})
     j, h = write_report(report, out)
+    for old in out.glob("rows-*.jsonl"):  # only once the new ones are in place
+        if old != rows_file:
+            old.unlink()
     inp = report["inputs"]
     if not args.quiet:
         print(
@@ -271,6 +403,12 @@ _STATUS_ORDER = ["decoded", "lossless", "expected", "unexpected", "error", "reje
 def cmd_schema(args: argparse.Namespace) -> int:
     from bunzai_codecs.support import write_schemas
 
+    if args.markdown:
+        from bunzai_codecs.modeldoc import canonical_model_markdown
+
+        sys.stdout.write(canonical_model_markdown())
+        return EXIT_OK
+
     for p in write_schemas(Path(args.dir)):
         print(p)
     return EXIT_OK
@@ -282,10 +420,18 @@ def _table(rows: Sequence[tuple[str, ...]]) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
+def _version() -> str:
+    from bunzai_codecs import __version__
+
+    return f"bunzai {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="bunzai", description="Convert AI-roleplay cards, lorebooks, regex, personas and presets."
     )
+    p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--debug", action="store_true", help="a failure shows its traceback")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     f = sub.add_parser("formats", help="list the formats bunzai reads and writes")
@@ -305,13 +451,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser(
         "convert",
-        help="export a file to another format (or its own: a round trip)",
+        help="export a file (or every file below folders and globs) to another format",
         description="Writes every entity of IN as FORMAT (linked ones the format cannot embed beside "
         "it), then reads the files back and says on stderr what was lost or changed, expected (the "
         "format has no place for it) or unexpected. OUT's suffix picks the container (card.png, "
-        "card.json); OUT/ or no -o names each file after its entity, keeping the input's container.",
+        "card.json); OUT/ or no -o names each file after its entity, keeping the input's container. "
+        "Several INs, a folder or a glob: a batch into -o OUTDIR, each file named after its input "
+        "(sub-folders kept), on -j processes, with a failure line per bad input (exit 3).",
     )
-    c.add_argument("input", metavar="IN")
+    c.add_argument("input", nargs="+", metavar="IN")
     c.add_argument("--to", required=True, metavar="FORMAT")
     c.add_argument("-o", "--output", metavar="OUT", help="output file, or folder (OUT/); default: .")
     c.add_argument("--from", dest="source_format", metavar="FORMAT", help="decode as this format")
@@ -324,6 +472,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true", help="overwrite existing files")
     c.add_argument("--strict", action="store_true", help="exit 1 when anything unexpected was lost")
     c.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
+    c.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help="a batch's processes (default: one per core; 1: in this process)",
+    )
     c.set_defaults(fn=cmd_convert)
 
     fi = sub.add_parser(
@@ -340,15 +495,27 @@ def build_parser() -> argparse.ArgumentParser:
     fi.add_argument(
         "--exclude", action="append", metavar="GLOB", help="skip files whose name or key matches (repeatable)"
     )
-    fi.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    fi.add_argument("-q", "--quiet", action="store_true", help="no progress display and no summary line")
     fi.add_argument("-v", "--verbose", action="store_true", help="one line per input on stderr")
     fi.set_defaults(fn=cmd_fidelity)
 
     s = sub.add_parser("schema", help="write the JSON Schema of each entity kind")
     s.add_argument("dir", nargs="?", default="docs/schema")
+    s.add_argument(
+        "--markdown", action="store_true", help="print docs/canonical-model.md instead (writes no files)"
+    )
     s.set_defaults(fn=cmd_schema)
 
     _add_plugins(sub)
+    for name, sp in sub.choices.items():
+        sp.set_defaults(_parser=sp)  # main() reports a usage error with the subcommand's usage
+        if name != "normalize":  # normalize takes every argument as is (its own --debug included)
+            sp.add_argument(
+                "--debug",
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help="a failure shows its traceback",
+            )
     return p
 
 
@@ -361,22 +528,74 @@ def _add_plugins(sub: Any) -> None:
     commands.register(sub)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+#: options that name a format id, by ``dest``: an unknown id is a usage error (exit 2)
+_FORMAT_OPTIONS = {"to": "--to", "source_format": "--from", "format": "--format"}
+
+
+def _check_format_ids(args: argparse.Namespace) -> None:
+    from bunzai_codecs.core import registry
     from bunzai_codecs.core.errors import BunzaiError
 
-    args = build_parser().parse_args(argv)
+    parser = getattr(args, "_parser", None)
+    for dest, flag in _FORMAT_OPTIONS.items():
+        value = getattr(args, dest, None)
+        for fid in value if isinstance(value, list) else [value]:
+            if not isinstance(fid, str):
+                continue
+            try:
+                registry.get(fid)
+            except BunzaiError as exc:
+                if parser is None:
+                    raise
+                parser.error(f"{flag}: {exc.message}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.core.files import OutputError
+
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # argparse would print the top-level usage: the subcommand's is the useful one
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
+    _check_format_ids(args)
+    debug = bool(getattr(args, "debug", False))
+    if debug and args.command == "normalize":
+        args.args = [*args.args, "--debug"]
+    prog = f"bunzai {args.command}"
     try:
         return int(args.fn(args))
-    except BunzaiError as exc:
-        print(str(exc), file=sys.stderr)
+    except (BunzaiError, _InputError) as exc:
+        _report(exc, debug)
         return EXIT_INPUT
-    except _InputError as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_INPUT
+    except OutputError as exc:
+        _report(exc, debug, f"{prog}: error: ")
+        return EXIT_OUTPUT
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        return 130
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # an output or store problem the command did not name itself
+        _report(exc, debug, f"{prog}: error: {type(exc).__name__}: ", text=exc.strerror or str(exc))
+        return EXIT_OUTPUT
+    except Exception as exc:
+        _report(
+            exc,
+            debug,
+            f"{prog}: internal error (a bug: please report it; --debug shows the traceback): "
+            f"{type(exc).__name__}: ",
+        )
+        return EXIT_INTERNAL
+
+
+def _report(exc: BaseException, debug: bool, prefix: str = "", text: str | None = None) -> None:
+    if debug:
+        traceback.print_exc()
+    line = " ".join((str(exc) if text is None else text).split())
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in line:
+        line = f"{exc.filename}: {line}"
+    print(f"{prefix}{line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

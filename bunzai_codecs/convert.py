@@ -37,6 +37,7 @@ from bunzai_codecs.bundle import Export, read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.files import OutputError, write_atomic
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
 
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
@@ -172,10 +173,14 @@ def plan(
     *,
     cwd: Path | None = None,
     taken: set[str] | None = None,
+    named_as_source: bool = False,
 ) -> Plan:
     """Decode ``data`` (read from ``source``) and encode every file ``opts`` asks for (see the
     module docstring). ``taken`` is shared by a caller converting several inputs into one folder,
-    so no two planned files get one name. Raises ``ConvertUsageError`` or a ``BunzaiError``."""
+    so no two planned files get one name. ``named_as_source`` (a batch, into a folder): the first
+    file is named after ``source`` (:func:`source_stem`) instead of its entity, the others beside
+    it as ``<stem>.<their name><ext>``, as with ``-o FILE``. Raises ``ConvertUsageError`` or a
+    ``BunzaiError``."""
     codec = registry.get(opts.to)
     decoded = read(data, source.name, uri=str(source), format=opts.source_format)
     entities = select(decoded, opts.entity, opts.kind)
@@ -200,7 +205,13 @@ def plan(
     for i, e in enumerate(entities):
         export = write(e, opts.to, linked=decoded.entities, container=container, image=opts.image)
         stem = safe_stem(entity_name(e)) or safe_stem(source.name.split(".")[0]) or "export"
-        if not folder_mode and out is not None:
+        if named_as_source and folder_mode:
+            if i == 0:
+                first_stem = source_stem(source, decoded)
+                path = names.unique(folder, first_stem, _kept_suffix(source, codec, export.extension))
+            else:
+                path = names.unique(folder, f"{first_stem}.{stem}", export.extension)
+        elif not folder_mode and out is not None:
             if i == 0:
                 path = names.claim(Path(out))
                 first_stem = (
@@ -224,29 +235,36 @@ def plan(
     return result
 
 
+def source_stem(source: Path, decoded: Decoded) -> str:
+    """``source``'s name without the suffix of the format it was read as (``aria.vaud.json`` ->
+    ``aria``, ``keeper.v2.json`` -> ``keeper.v2``), else without its last suffix."""
+    name = source.name
+    fmt = decoded.primary.source.format if decoded.primary.source else None
+    sufs = registry.get(fmt).suffixes if fmt and fmt in registry.CODECS else ()
+    for suf in sorted(sufs, key=len, reverse=True):
+        if len(name) > len(suf) and name.lower().endswith(suf.lower()):
+            return safe_stem(name[: -len(suf)]) or "export"
+    return safe_stem(name.rsplit(".", 1)[0] if "." in name[1:] else name) or "export"
+
+
 def existing(p: Plan) -> list[Path]:
     """The planned paths that already exist (``write_planned`` refuses them without ``force``)."""
     return [f.path for f in p.files if f.path.exists()]
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Atomic: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_planned(p: Plan, *, force: bool = False) -> list[Path]:
     """Write every planned file; raises ``ConvertUsageError`` (writing nothing) when one of them
     exists and ``force`` is not set."""
+    folders = [f.path for f in p.files if f.path.is_dir()]
+    if folders:
+        raise OutputError(f"{folders[0]}: is a folder; give a file name (or a folder ending in /)")
     if not force:
         there = existing(p)
         if there:
             more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
             raise ConvertUsageError(f"{there[0]} exists{more}: pass --force to overwrite")
     for f in p.files:
-        write_file(f.path, f.export.data)
+        write_atomic(f.path, f.export.data)
     return p.paths
 
 
@@ -322,7 +340,7 @@ __all__ = [
     "render_losses",
     "safe_stem",
     "select",
+    "source_stem",
     "unexpected",
-    "write_file",
     "write_planned",
 ]

@@ -456,10 +456,9 @@ def report_json(report: dict[str, Any]) -> bytes:
 
 
 def _atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    from bunzai_codecs.core.files import write_atomic
+
+    write_atomic(path, data)
 
 
 def write_report(report: dict[str, Any], folder: str | os.PathLike[str]) -> tuple[Path, Path]:

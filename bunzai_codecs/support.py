@@ -29,16 +29,18 @@ def schema_bytes(schema: dict[str, Any]) -> bytes:
 
 
 def write_schemas(folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
+    """Each schema file, written atomically (``OutputError`` when the folder cannot take them)."""
+    from bunzai_codecs.core.files import ensure_folder, write_atomic
+    from bunzai_codecs.fidelity import ROW_SCHEMA
+
+    ensure_folder(folder)
     out = []
     for kind, sch in schemas().items():
         p = folder / f"{kind}.schema.json"
-        p.write_bytes(schema_bytes(sch))
+        write_atomic(p, schema_bytes(sch))
         out.append(p)
-    from bunzai_codecs.fidelity import ROW_SCHEMA
-
     p = folder / "fidelity-row.schema.json"
-    p.write_bytes(schema_bytes(ROW_SCHEMA))
+    write_atomic(p, schema_bytes(ROW_SCHEMA))
     out.append(p)
     return out
 

@@ -3,55 +3,107 @@
 With no arguments it reads the bundled ``samples/`` folder, writes ``./out/`` on the DirectRunner
 and prints what it found and where everything is. See README.md ("The normalize job").
 
-On Dataflow (``--runner=DataflowRunner``, see deploy/README.md) it submits the job and, like
-locally, waits for it and prints the summary; inside a Flex Template launcher, or with
-``--dry_run`` / ``--template_location``, it returns once the job is handed over.
+On Dataflow (``--runner=DataflowRunner``, see deploy/README.md) it submits the job, prints the job's
+console URL and, like locally, waits for it and prints the summary; inside a Flex Template
+launcher, or with ``--dry_run`` / ``--template_location``, it returns once the job is handed over.
+
+A run changes the output folder only when it is complete and balanced (pipeline/commit.py); every
+failure is one line on stderr (``--debug``: with its traceback) and one of these exit codes:
+
+0 done (rejects are results, not failures); 1 the manifest does not balance (an input is
+unaccounted for: a bug to report; nothing committed), or ``--audit-against`` found a regression
+(the run is committed); 2 a usage error (the previous run given to ``--audit-against`` is checked
+before the run starts); 3 an input does not exist, matched no file (without ``--allow-empty``) or
+could not be listed (nothing written); 4 the run failed (the output cannot be written, a store
+error, a worker crashed; nothing committed); 130 interrupted.
 
 With ``--audit-against PREVIOUS_OUTPUT`` the run, once written, is audited against a previous run
 (``jobs/audit.py``: the same gate as ``bunzai audit``) and the audit's result is printed after the
 summary.
-
-Exit codes: 0 done (rejects are results, not failures); 1 the manifest does not balance (an input
-is unaccounted for: a bug to report), or the audit found a regression; 2 a usage error (the
-previous run given to ``--audit-against`` is checked before the run starts).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
 import orjson
+from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 from apache_beam.runners.runner import PipelineResult
 
+from bunzai_codecs.progress import Progress
+from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
+from pipeline.io import Output, list_files, staged_path, write_bytes
 from pipeline.memory import tune_malloc
-from pipeline.options import NormalizeConfig, UsageError, help_text, parse, runner_name, submits_only
+from pipeline.options import (
+    NormalizeConfig,
+    UsageError,
+    help_text,
+    is_remote,
+    parse,
+    runner_name,
+    submits_only,
+)
+from pipeline.progress import watching
 from pipeline.report import MANIFEST, now, summary
 
-EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+PROG = "bunzai normalize"
+
+
+class InputProblem(Exception):
+    """An input does not exist, matched nothing or cannot be listed: exit 3."""
+
+
+class OutputProblem(Exception):
+    """The output folder cannot be written: exit 4."""
+
+
+def prepare(cfg: NormalizeConfig, options: PipelineOptions) -> tuple[beam.Pipeline, Built]:
+    p = beam.Pipeline(options=options)
+    return p, build(p, cfg, runner=runner_name(options), started=now())
 
 
 def run_pipeline(
-    cfg: NormalizeConfig, options: beam.options.pipeline_options.PipelineOptions, *, wait: bool = True
+    cfg: NormalizeConfig, options: PipelineOptions, *, wait: bool = True
 ) -> tuple[Built, PipelineResult]:
     """Build and run the graph, waiting for it to finish unless ``wait`` is false."""
-    p = beam.Pipeline(options=options)
-    built = build(p, cfg, runner=runner_name(options), started=now())
+    p, built = prepare(cfg, options)
     result = p.run()
     if wait:
         result.wait_until_finish()
     return built, result
 
 
-def submitted(result: PipelineResult, built: Built) -> str:
-    """What a run that only hands the job over prints."""
+def _job_id(result: PipelineResult) -> str | None:
     job_id = getattr(result, "job_id", None)
     ident = job_id() if callable(job_id) and getattr(result, "has_job", False) else None
+    return str(ident) if ident else None
+
+
+def console_url(result: PipelineResult, options: PipelineOptions) -> str | None:
+    """The Dataflow console page of the submitted job, if there is one."""
+    ident = _job_id(result)
+    gcp = options.view_as(GoogleCloudOptions)
+    if not ident or not gcp.region or not gcp.project:
+        return None
+    return f"https://console.cloud.google.com/dataflow/jobs/{gcp.region}/{ident}?project={gcp.project}"
+
+
+def submitted(result: PipelineResult, built: Built, url: str | None = None) -> str:
+    """What a run that only hands the job over prints."""
+    ident = _job_id(result)
     what = f"submitted Dataflow job {ident}" if ident else "translated the job (not submitted here)"
-    return f"bunzai normalize: {what}; results go to {built.output.url} (manifest.json appears last)\n"
+    where = f" ({url})" if url else ""
+    return f"{PROG}: {what}{where}; results go to {built.output.url} (manifest.json appears last)\n"
 
 
 def read_manifest(built: Built) -> dict[str, Any]:
@@ -91,33 +143,235 @@ def notes(cfg: NormalizeConfig, built: Built) -> list[str]:
     return list(dict.fromkeys((*cfg.notes, *previous)))
 
 
-def run(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in args or "--help" in args:
-        sys.stdout.write(help_text())
-        return EXIT_OK
-    tune_malloc()  # before the runner starts its workers: they inherit the settings
+def refused_manifest(built: Built) -> dict[str, Any] | None:
+    """The manifest a refused run wrote into its staging folder, if it got that far."""
     try:
-        cfg, options = parse(args)
-        handover = submits_only(options)
-        check_audit(cfg, handover)
-        built, result = run_pipeline(cfg, options, wait=not handover)
-    except UsageError as exc:
-        print(f"bunzai normalize: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        fs, root = built.output.open()
+        data = fs.cat_file(f"{root}/{staged_path(built.staging, MANIFEST)}")
+    except Exception:
+        return None
+    manifest: dict[str, Any] = orjson.loads(data)
+    return manifest
+
+
+# -- before the run: what can be checked here, fast -----------------------------------------------
+
+
+def check_output(output: Output) -> bool:
+    """The output folder can be written (a probe file in the staging folder, removed at once);
+    returns whether it existed. ``OutputProblem`` otherwise."""
+    try:
+        fs, root = output.open()
+        if fs.isfile(root):
+            raise OutputProblem(f"--output {output.url} is a file, not a folder")
+        existed = bool(fs.exists(root))
+        probe = f"{root}/{STAGING}/probe"
+        write_bytes(fs, probe, b"")
+        fs.rm_file(probe)
+    except OutputProblem:
+        raise
+    except Exception as exc:
+        raise OutputProblem(f"cannot write to --output {output.url}: {_reason(exc)}") from exc
+    remove_if_empty(output, STAGING)
+    if not existed:
+        remove_if_empty(output, "")
+    return existed
+
+
+def check_inputs(cfg: NormalizeConfig) -> None:
+    """Each input exists and names at least one file (only the first is looked for), unless
+    ``--allow-empty``; an input that cannot be listed is refused either way. The pipeline checks
+    the whole listing again (the run's verdict): this only answers a typo at once."""
+    for url in dict.fromkeys(cfg.inputs):
+        try:
+            fs, path = cfg.storage.fs(url)
+            first = next(iter(list_files(fs, path)), None)
+        except FileNotFoundError:
+            if not cfg.allow_empty:
+                raise InputProblem(f"{url} does not exist (--allow-empty runs anyway)") from None
+            continue
+        except Exception as exc:
+            raise InputProblem(f"cannot list {url}: {_reason(exc)}") from exc
+        if first is None and not cfg.allow_empty:
+            raise InputProblem(f"{url} matched no file (--allow-empty runs anyway)")
+
+
+# -- after the run ----------------------------------------------------------------------------------
+
+
+def remove_if_empty(output: Output, rel: str) -> None:
+    """Remove the folder ``rel`` of the output (``""``: the output itself) when it is empty."""
+    with contextlib.suppress(Exception):
+        fs, root = output.open()
+        path = f"{root}/{rel}".rstrip("/") if rel else root
+        if fs.isdir(path) and not fs.ls(path):
+            fs.rmdir(path)
+
+
+def clean_up(built: Built, existed: bool | None) -> None:
+    """Remove this run's staging folder, and what it created to hold it."""
+    with contextlib.suppress(Exception):
+        fs, root = built.output.open()
+        path = f"{root}/{built.staging}"
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+    remove_if_empty(built.output, staging_parent(built.staging))
+    if existed is False:
+        remove_if_empty(built.output, "")
+
+
+_ERROR_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Refused|Exceeded)\b(?::.*)?$"
+)
+_WHILE = re.compile(r"\s*\[while running '[^']*'\]")
+
+
+def _reason(exc: BaseException) -> str:
+    """``Type: message`` of ``exc``, on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def failure_line(exc: BaseException) -> str:
+    """One line for a failed run: the innermost ``SomeError: message`` line of what the runner
+    raised (a worker's error often arrives wrapped, its traceback in the message)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if _ERROR_LINE.match(ln)]
+    line = errors[-1] if errors else (_reason(exc) if lines else type(exc).__name__)
+    line = _WHILE.sub("", line)
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
+def _err(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def beam_logs(debug: bool) -> Iterator[None]:
+    """Beam's own log lines (a worker error's traceback, three times over) are not for the user of
+    a command line: the job says what failed in one line. ``--debug`` keeps them."""
+    log = logging.getLogger("apache_beam")
+    level = log.level
+    if not debug:
+        log.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+@dataclass
+class _Run:
+    cfg: NormalizeConfig
+    options: PipelineOptions
+    existed: bool | None = None
+    #: whether the output held a manifest (a complete run) before this run
+    had_manifest: bool | None = None
+
+
+def _has_manifest(output: Output) -> bool | None:
+    try:
+        fs, root = output.open()
+        return bool(fs.exists(f"{root}/{MANIFEST}"))
+    except Exception:
+        return None
+
+
+def _failed(run: _Run, built: Built, exc: BaseException) -> int:
+    """A run that did not commit: why, in one line, and the exit code."""
+    refused = refused_manifest(built)
+    if refused is not None:
+        verdict = refused.get("commit") or {}
+        if verdict.get("reason") in (LISTING, EMPTY):
+            clean_up(built, run.existed)
+            _err(f"{verdict.get('message')}; nothing was written: {built.output.url} is as it was")
+            return EXIT_INPUT
+        staged = Output(
+            built.output.display(staged_path(built.staging, "")).rstrip("/"), built.output.storage
+        )
+        sys.stdout.write(summary(refused, staged))
+        _err(
+            f"{verdict.get('message', 'the manifest does not balance')}; nothing was committed: "
+            f"{built.output.url} is as it was, and this run's results are in {staged.url}/"
+        )
+        return EXIT_UNBALANCED
+    clean_up(built, run.existed)
+    if run.had_manifest and _has_manifest(built.output) is False:
+        # the window pipeline/commit.py leaves: it failed while moving its files into place
+        _err(
+            f"the run failed while committing: {failure_line(exc)}; {built.output.url} has no "
+            "manifest.json now (incomplete): run again into it to rewrite it whole"
+        )
+        return EXIT_FAILED
+    _err(f"the run failed: {failure_line(exc)}; nothing was committed: {built.output.url} is as it was")
+    return EXIT_FAILED
+
+
+def _execute(run: _Run) -> int:
+    cfg, options = run.cfg, run.options
+    handover = submits_only(options)
+    check_audit(cfg, handover)
+    remote = is_remote(options)
+    if not remote:
+        try:
+            run.existed = check_output(Output(cfg.output, cfg.storage))
+            run.had_manifest = _has_manifest(Output(cfg.output, cfg.storage))
+            check_inputs(cfg)
+        except InputProblem as exc:
+            _err(str(exc))
+            return EXIT_INPUT
+        except OutputProblem as exc:
+            _err(str(exc))
+            return EXIT_FAILED
+    p, built = prepare(cfg, options)
     for note in notes(cfg, built):
-        print(f"bunzai normalize: note: {note}", file=sys.stderr)
-    if handover:
-        sys.stdout.write(submitted(result, built))
-        return EXIT_OK
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+    display = None if cfg.quiet or remote else Progress(PROG, unit="inputs")
+    try:
+        with watching(display):
+            try:
+                result = p.run()
+                url = console_url(result, options)
+                if handover:
+                    sys.stdout.write(submitted(result, built, url))
+                    return EXIT_OK
+                if url:
+                    print(f"{PROG}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
+                result.wait_until_finish()
+            finally:
+                if display is not None:
+                    display.close()
+    except KeyboardInterrupt:
+        clean_up(built, run.existed)
+        _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if cfg.debug:
+            traceback.print_exc()
+        return _failed(run, built, exc)
     manifest = read_manifest(built)
     sys.stdout.write(summary(manifest, built.output))
     sys.stdout.flush()
     code = EXIT_OK if manifest["balance"]["ok"] else EXIT_UNBALANCED
     if cfg.audit_against is not None:
-        audited = audit_run(cfg, built)
-        code = code or audited
+        code = code or audit_run(cfg, built)
     return code
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        sys.stdout.write(help_text())
+        return EXIT_OK
+    debug = "--debug" in args
+    tune_malloc()  # before the runner starts its workers: they inherit the settings
+    with beam_logs(debug):
+        try:
+            cfg, options = parse(args)
+            return _execute(_Run(cfg, options))
+        except UsageError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Render an HTML file in headless Chromium: a PNG screenshot, or the DOM after parsing.
 
-    python -m jobs.screenshot out/fidelity/report.html docs/img/fidelity-report.png [--width 1280 --height 900]
+    python -m jobs.screenshot out/audit/report.html docs/img/fidelity-report.png [--width 1280 --height 900]
         [--code-digest docs/img/fidelity-report.code.sha256]
 
 Used by the browser tests of report.html and by `make report-screenshot` (the README's picture).

@@ -8,7 +8,9 @@
                                       -> Export -> exports/<format>/<entity-id><ext>
       every stage's failures -> rejects/part-*.jsonl; one row per input -> inventory/part-*.jsonl
       an input rejected whole -> its fidelity ``decode`` row, made by the stage that rejected it
-      -> Prune (files of earlier runs) -> manifest.json (last: the run's commit record)
+      every file above is staged (.bunzai-staging/<run>/out/) -> Commit: the verdict (listing
+      complete, balanced), then only if ok: move into place, Prune (files of earlier runs),
+      manifest.json (last: the run's commit record); see pipeline/commit.py
 
 Big data (bytes, entities, lines) stays inside the fused read-to-write stage; only small records
 (file refs, run notes, export candidates, counts) cross a shuffle, so the local runners, which hold
@@ -26,17 +28,18 @@ from typing import Any
 import apache_beam as beam
 import orjson
 
+from pipeline.commit import STAGING, Commit
 from pipeline.io import Output
 from pipeline.options import NormalizeConfig
 from pipeline.report import (
+    REJECT_EXAMPLES,
     Balance,
     CommitExports,
-    Prune,
     WriteFidelityReport,
-    WriteManifest,
     export_counts,
     fidelity_counts,
     reject_counts,
+    reject_example,
     row_counts,
 )
 from pipeline.shards import ShardSpec, WriteShards, line_of
@@ -74,9 +77,6 @@ from pipeline.transforms import (
     rejected_record,
 )
 
-#: where runs and staged exports live during a run (removed when the manifest is written)
-STAGING = ".bunzai-staging"
-
 SPECS = {
     CANONICAL: ShardSpec("canonical"),
     FIDELITY: ShardSpec("fidelity", "rows"),
@@ -90,6 +90,8 @@ class Built:
     output: Output
     previous: Previous | None
     manifest: Any
+    #: this run's staging folder, relative to the output (``.bunzai-staging/<run>``)
+    staging: str = ""
 
 
 def _entity_sources(v: ValidInput) -> set[str]:
@@ -110,7 +112,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     listing = (
         p
         | "Inputs" >> beam.Create(list(range(len(cfg.inputs))))
-        | "List" >> ListFiles(cfg.inputs, cfg.storage, cfg.output)
+        | "List" >> ListFiles(cfg.inputs, cfg.storage, cfg.output, cfg.max_file_bytes)
     )
     if reuse is not None:
         paired = listing.files | "PairWithPrevious" >> PairWithPrevious(
@@ -216,26 +218,37 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     if fidelity_on:
         written_shards.append(tuple(fidelity_in) | "WriteFidelity" >> shards[FIDELITY])
     shard_infos = tuple(written_shards) | "AllShards" >> beam.Flatten()
-    written = [shard_infos | "ShardPaths" >> beam.Map(lambda s: s.rel)]
+    written = [shard_infos | "ShardPaths" >> beam.Map(lambda s: s.rel)]  # staged files
+    kept = [p | "NoneKept" >> beam.Create([])]  # files the previous run left in place
 
+    all_rejects = tuple(reject_dicts) | "AllRejects" >> beam.Flatten()
     count_streams = [
         *(pc | f"CountRows{i}" >> beam.FlatMap(row_counts) for i, pc in enumerate(rows)),
-        tuple(reject_dicts) | "AllRejects" >> beam.Flatten() | "CountRejects" >> beam.FlatMap(reject_counts),
+        all_rejects | "CountRejects" >> beam.FlatMap(reject_counts),
         paired.deleted | "CountDeleted" >> beam.Map(lambda _: (("inputs", "deleted"), 1)),
     ]
     if fidelity_on:
-        written.append(tuple(fidelity_dicts) | "FidelityReport" >> WriteFidelityReport(output, cfg.inputs))
+        written.append(
+            tuple(fidelity_dicts) | "FidelityReport" >> WriteFidelityReport(output, cfg.inputs, staging)
+        )
         count_streams += [
             pc | f"CountFidelity{i}" >> beam.FlatMap(fidelity_counts) for i, pc in enumerate(fidelity_dicts)
         ]
     if candidates:
-        committed = (
-            tuple(candidates) | "AllCandidates" >> beam.Flatten() | "CommitExports" >> CommitExports(output)
+        settled = (
+            tuple(candidates)
+            | "AllCandidates" >> beam.Flatten()
+            | "CommitExports" >> CommitExports(output, staging)
         )
+        committed = settled.staged
         if direct_exports is not None:
             committed = (committed, direct_exports) | "AllExports" >> beam.Flatten()
         written.append(committed)
-        count_streams.append(committed | "CountExports" >> beam.FlatMap(export_counts))
+        kept.append(settled.kept)
+        count_streams += [
+            committed | "CountExports" >> beam.FlatMap(export_counts),
+            settled.kept | "CountKept" >> beam.FlatMap(export_counts),
+        ]
     if fresh_candidates is not None and direct_exports is not None:
         attempts = (fresh_candidates, direct_exports) | "ExportAttempts" >> beam.Flatten()
         count_streams.append(attempts | "CountAttempts" >> beam.Map(lambda _: (("stage", "export", "in"), 1)))
@@ -254,17 +267,16 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     )
     count_streams.append(balance["counts"])
 
-    # -- finish: remove stale files, then the manifest ------------------------------------------
-    pruned = (
-        tuple(written)
-        | "Written" >> beam.Flatten()
-        | "Prune" >> Prune(output)
-        | beam.combiners.Count.Globally()
-    )
+    # -- finish: the verdict, then (only when complete and balanced) the commit ------------------
     # summed per stream first (lifted: the partial sums are made fused with each producer), so
     # the Flatten below holds a few partial sums per key instead of one pair per input and count
     partial_counts = [pc | f"PartialSum{i}" >> beam.CombinePerKey(sum) for i, pc in enumerate(count_streams)]
     counts = tuple(partial_counts) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
+    examples = (
+        all_rejects
+        | "RejectExamples" >> beam.Map(reject_example)
+        | "SomeRejects" >> beam.combiners.Top.SmallestPerKey(REJECT_EXAMPLES)
+    )
     header = {
         "options": cfg.public(),
         "runner": runner,
@@ -277,9 +289,12 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         "patterns": listing.patterns,
         "shards": shard_infos,
         "balance": balance["examples"],
-        "pruned": pruned,
-    } | "Manifest" >> WriteManifest(output, staging, header)
-    return Built(output, previous, manifest)
+        "reject_examples": examples,
+        "list_rejects": listing.rejects,
+        "staged": tuple(written) | "Written" >> beam.Flatten(),
+        "kept": tuple(kept) | "AllKept" >> beam.Flatten(),
+    } | "Commit" >> Commit(output, staging, header, cfg.inputs, cfg.allow_empty)
+    return Built(output, previous, manifest, staging)
 
 
 __all__ = ["SPECS", "STAGING", "Built", "build"]

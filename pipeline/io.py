@@ -258,20 +258,37 @@ def _walk(
     if type(fs).__name__ == "S3FileSystem" and root.strip("/"):
         yield from _walk_s3(fs, root, match, maxdepth, hidden)
         return
-    for dirpath, dirs, files in fs.walk(
-        root, maxdepth=maxdepth, detail=True, topdown=True, on_error=on_error or "raise"
-    ):
-        for name in [d for d in dirs if d.startswith(".") and not hidden]:
-            del dirs[name]
-        for name in sorted(files):
-            info = files[name]
-            if (name.startswith(".") and not hidden) or info.get("type") == "directory":
-                continue
+    # not ``fs.walk``: it hands ``on_error`` to the top folder's listing only, and below it an
+    # error (a folder we may not list) silently reads as an empty folder
+    stack: list[tuple[str, int]] = [(fs._strip_protocol(root), 1)]
+    while stack:
+        path, depth = stack.pop()
+        try:
+            listing = fs.ls(path, detail=True)
+        except OSError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            continue
+        files: list[tuple[str, dict[str, Any]]] = []
+        dirs: list[str] = []
+        for info in listing:
             full = info["name"].rstrip("/")
+            name = full.rsplit("/", 1)[-1]
+            if name.startswith(".") and not hidden:
+                continue
+            if info.get("type") == "directory":
+                if full != path:
+                    dirs.append(full)
+            else:
+                files.append((full, info))
+        for full, info in sorted(files, key=lambda f: f[0]):
             if match is None or match(full):
                 yield full, info
         if hasattr(fs, "invalidate_cache") and not is_local(fs):
-            fs.invalidate_cache(dirpath)  # listings are not kept: a big tree stays out of memory
+            fs.invalidate_cache(path)  # listings are not kept: a big tree stays out of memory
+        if maxdepth is None or depth < maxdepth:
+            stack.extend((d, depth + 1) for d in sorted(dirs, reverse=True))
 
 
 def _walk_s3(
@@ -407,6 +424,16 @@ def copy_file(src_fs: AbstractFileSystem, src: str, dst_fs: AbstractFileSystem, 
     write_bytes(dst_fs, dst, src_fs.cat_file(src))
 
 
+#: the folder inside a run's staging folder where its finished files wait for the commit, under
+#: their final relative paths
+STAGED = "out"
+
+
+def staged_path(staging: str, rel: str) -> str:
+    """Where the file ``rel`` (relative to the output) waits for the commit: ``<staging>/out/<rel>``."""
+    return f"{staging}/{STAGED}/{rel}"
+
+
 def move_file(fs: AbstractFileSystem, src: str, dst: str) -> None:
     """Move within one filesystem: a rename locally (atomic), copy + delete on object stores."""
     if is_local(fs):
@@ -448,5 +475,6 @@ __all__ = [
     "read_lines",
     "resolve_secrets",
     "secret_value",
+    "staged_path",
     "write_bytes",
 ]

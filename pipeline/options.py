@@ -1,14 +1,19 @@
-"""The normalize job's options: a ``PipelineOptions`` subclass (every Beam option is accepted too)
-and the validated ``NormalizeConfig`` the graph is built from.
+"""The normalize job's options and the validated ``NormalizeConfig`` the graph is built from.
 
-``--storage-options`` carries credentials. It is taken out of the argument list before Beam sees
-it — runners log, display (Dataflow's job page) and ship their options — and travels only inside
-``Storage``, which never prints it. The manifest records that it was given, never its value.
+The job's own options (``NormalizeOptions``) are parsed here and never handed to Beam: Beam gets
+only the arguments that are Beam options, and any argument that is neither is refused (exit 2,
+with a did-you-mean). Beam ships its options to every worker, which parses them again without
+this module loaded: options of ours among them came back as "Discarding unparseable args". The
+values reach the workers inside the graph (``NormalizeConfig``), and the manifest records them.
+
+``--storage-options`` carries credentials. It travels only inside ``Storage``, which never prints
+it. The manifest records that it was given, never its value.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import re
@@ -25,6 +30,7 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
     TestOptions,
     WorkerOptions,
+    _BeamArgumentParser,
 )
 
 from bunzai_codecs.core import registry
@@ -44,12 +50,23 @@ class UsageError(ValueError):
     """A bad option: the job prints it and exits 2."""
 
 
-class NormalizeOptions(PipelineOptions):
+def _flag(text: str) -> bool:
+    """A switch that also takes a value: Flex Template parameters always arrive as ``--name=value``."""
+    v = text.strip().lower()
+    if v in ("true", "1", "yes"):
+        return True
+    if v in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+
+
+class NormalizeOptions:
     """``bunzai normalize`` options (run ``bunzai normalize --help``).
 
     Each option with a dash also answers to its underscore spelling (``--max_file_bytes``), the
     form Beam's own options take and Dataflow Flex Template parameters are passed in
-    (deploy/metadata.json names every option).
+    (deploy/metadata.json names every option). Not a Beam ``PipelineOptions``: see the module's
+    docstring.
     """
 
     @classmethod
@@ -117,6 +134,27 @@ class NormalizeOptions(PipelineOptions):
             "trip, canonical stability and every cross-format conversion; native = the same without "
             "the cross-format rows; off = no fidelity rows, shards or report",
         )
+        parser.add_argument(
+            "--allow-empty",
+            "--allow_empty",
+            dest="allow_empty",
+            nargs="?",
+            const=True,
+            default=False,
+            type=_flag,
+            metavar="true|false",
+            help="an input that matches no file (or does not exist) is not an error: the run goes on "
+            "with what the others matched, even nothing (by default such a run fails, exit 3, and "
+            "changes nothing)",
+        )
+
+
+def _add_local_args(parser: argparse.ArgumentParser) -> None:
+    """Options about this terminal, not about the run (no template parameter, not in the manifest)."""
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress display (the summary is still printed)"
+    )
+    parser.add_argument("--debug", action="store_true", help="a failure shows its traceback")
 
 
 def _add_audit_args(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -179,6 +217,11 @@ class NormalizeConfig:
     audit_tolerance: float | None = None
     #: deprecation notes for format ids ``--export`` named (``registry.MOVED``); printed, not recorded
     notes: tuple[str, ...] = ()
+    #: an input that matches nothing is not an error
+    allow_empty: bool = False
+    #: local display options (``--quiet``, ``--debug``): not recorded anywhere
+    quiet: bool = field(default=False, compare=False)
+    debug: bool = field(default=False, compare=False)
 
     def public(self) -> dict[str, Any]:
         """The options as the manifest records them: everything but the storage options' values."""
@@ -191,6 +234,7 @@ class NormalizeConfig:
             "shardBytes": self.shard_bytes,
             "fidelity": self.fidelity,
             "auditAgainst": self.audit_against,
+            "allowEmpty": self.allow_empty,
             "storageOptions": "given (not recorded)" if self.storage.options else None,
         }
 
@@ -318,7 +362,7 @@ def is_remote(options: PipelineOptions) -> bool:
     return name in REMOTE_RUNNERS
 
 
-def check_remote(o: NormalizeOptions, options: PipelineOptions) -> None:
+def check_remote(o: argparse.Namespace, options: PipelineOptions) -> None:
     """On Dataflow every URL must name a store the workers reach, and the workers run the bunzai
     image: the job is packaged as a custom SDK container (deploy/README.md), never from this
     checkout, so the bundled samples/ and ./out defaults do not apply."""
@@ -346,12 +390,89 @@ def check_remote(o: NormalizeOptions, options: PipelineOptions) -> None:
         setup.sdk_location = "container"  # the image's own Beam: nothing is staged or installed
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises ``UsageError`` instead of printing and exiting."""
+
+    def error(self, message: str) -> Any:
+        raise UsageError(message)
+
+
+class _BeamParser(_BeamArgumentParser):
+    def error(self, message: str) -> Any:
+        raise UsageError(message)
+
+
+def own_parser() -> argparse.ArgumentParser:
+    """The job's own options (and the local ones), parsed apart from Beam's; no abbreviations, so
+    ``--inp`` is refused rather than read as ``--input``."""
+    parser = _Parser(prog="bunzai normalize", add_help=False, allow_abbrev=False)
+    NormalizeOptions._add_argparse_args(parser)
+    _add_local_args(parser)
+    return parser
+
+
+def beam_parser() -> argparse.ArgumentParser:
+    """Every option of every Beam ``PipelineOptions`` class loaded so far (Beam's own way of
+    knowing them: a runner's module adds its options when it is imported)."""
+    parser = _BeamParser(allow_abbrev=False)
+    seen: dict[str, type[PipelineOptions]] = {}
+    for cls in PipelineOptions.__subclasses__():
+        seen.setdefault(str(cls), cls)
+    for cls in seen.values():
+        cls._add_argparse_args(parser)
+    return parser
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    return [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+
+
+def refuse_unknown(unknown: Sequence[str], beam: argparse.ArgumentParser) -> None:
+    """One line naming the first argument nobody knows, with the closest known option."""
+    if not unknown:
+        return
+    flags = [a for a in unknown if a.startswith("-")]
+    first = flags[0] if flags else unknown[0]
+    more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
+    if not first.startswith("-"):
+        raise UsageError(f"unexpected argument {first!r}: inputs are given with --input URL{more}")
+    name = first.split("=", 1)[0]
+    hint = ""
+    for known in ([*_option_strings(own_parser()), "--storage-options"], _option_strings(beam)):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        if close:
+            hint = f" (did you mean {close[0]}?)"
+            break
+    raise UsageError(f"unknown option {name}{hint}{more}; see bunzai normalize --help")
+
+
+def check_runner(options: PipelineOptions) -> None:
+    """An unknown ``--runner`` is a usage error; a known one's module is loaded (and with it the
+    options it adds, which the unknown-argument check must know)."""
+    from apache_beam.runners.runner import create_runner
+
+    r = options.view_as(StandardOptions).runner
+    if r is None or not isinstance(r, str):
+        return
+    try:
+        create_runner(r)
+    except (ValueError, ImportError, AttributeError) as exc:
+        known = ", ".join(StandardOptions.KNOWN_RUNNER_NAMES)
+        why = f" ({exc})" if isinstance(exc, ImportError) else ""
+        raise UsageError(f"--runner: unknown runner {r!r}{why}; known: {known}") from None
+
+
 def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]:
-    """The config and the options Beam gets (without the storage options)."""
+    """The config and the options Beam gets: Beam's own options only (no storage options, none of
+    the job's). An argument that is neither the job's nor Beam's is a ``UsageError``."""
     rest, secret = split_secrets(list(argv or []))
     rest, audit_against, audit_tolerance = split_audit(rest)
-    options = PipelineOptions(rest)
-    o = options.view_as(NormalizeOptions)
+    o, beam_args = own_parser().parse_known_args(rest)
+    options = PipelineOptions(beam_args)
+    check_runner(options)
+    beam = beam_parser()
+    _, unknown = beam.parse_known_args(beam_args)
+    refuse_unknown(unknown, beam)
     storage_options = parse_storage_options(secret)
     if is_remote(options):
         check_remote(o, options)
@@ -383,6 +504,9 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         fidelity=o.fidelity,
         audit_against=audit_against,
         audit_tolerance=audit_tolerance,
+        allow_empty=bool(o.allow_empty),
+        quiet=bool(o.quiet),
+        debug=bool(o.debug),
     )
     if (o.export or "").strip() != "all":  # `all` names no id: nothing to note
         cfg = replace(cfg, notes=moved_notes(cfg.export))
@@ -440,15 +564,26 @@ def submits_only(options: PipelineOptions) -> bool:
     )
 
 
+EXIT_CODES = (
+    "exit codes: 0 done (rejects are results); 1 the manifest does not balance (a bug; nothing "
+    "committed); 2 usage error; 3 an input does not exist, matches no file or cannot be listed "
+    "(nothing written); 4 the run failed: the output cannot be written, a store error, a worker "
+    "crash (nothing committed); 130 interrupted. The output folder changes only when a run is "
+    "complete and balanced."
+)
+
+
 def help_text() -> str:
     parser = argparse.ArgumentParser(
         prog="bunzai normalize",
         description="Normalize every roleplay file under the inputs into canonical JSONL, exports, "
         "fidelity rows, rejects and a manifest (an Apache Beam pipeline; any Beam option is accepted, "
         "e.g. --runner, --direct_running_mode=multi_processing --direct_num_workers=4).",
+        epilog=EXIT_CODES,
     )
     NormalizeOptions._add_argparse_args(parser)
     _add_audit_args(parser.add_argument_group("after the run (this process, not the pipeline)"))
+    _add_local_args(parser)
     return parser.format_help()
 
 

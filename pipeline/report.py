@@ -1,10 +1,11 @@
-"""The end of a run: committing exports, removing stale outputs, counting, the manifest and the
+"""The end of a run: settling exports, removing stale outputs, counting, the manifest and the
 summary table.
 
 Counts are computed from the records themselves (inventory rows, rejects, fidelity rows, committed
 exports), combined per key, so the manifest is exact on every runner; Beam counters (namespace
-``bunzai``) report the same flow live. The manifest is written last, after every other file is in
-place, and is the run's commit record: a folder with a manifest is complete.
+``bunzai``) report the same flow live. Every file of the run is staged first; ``pipeline/commit.py``
+moves them into place and writes the manifest, the run's commit record (a folder with a manifest
+is complete), only once the run is complete and balanced.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import apache_beam as beam
-import orjson
 
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.fidelity_report import ReportBuilder, render_html, report_json
-from pipeline.io import Output, copy_file, is_local, list_files, move_file, write_bytes
+from pipeline.io import Output, copy_file, is_local, list_files, move_file, staged_path, write_bytes
 from pipeline.shards import ShardInfo
 from pipeline.transforms import STAGES, ExportCandidate, uri_digest
 
 MANIFEST = "manifest.json"
+#: ``CommitExports``' output of exports the previous run left in place (``--since`` into its own folder)
+KEPT = "kept"
+#: example inputs per (stage, error) of the rejects, in the manifest and the summary
+REJECT_EXAMPLES = 5
 #: folders the job owns in the output; files there that this run did not write are removed
 MANAGED = ("canonical", "fidelity", "rejects", "inventory", "exports")
 #: uris listed per balance problem in the manifest
@@ -38,17 +42,18 @@ SAMPLE = 20
 
 
 class _Commit(beam.DoFn):
-    def __init__(self, output: Output) -> None:
+    def __init__(self, output: Output, staging: str) -> None:
         self.output = output
+        self.staging = staging
 
     def setup(self) -> None:
         self.fs, self.root = self.output.open()
 
-    def process(self, item: tuple[str, Iterable[ExportCandidate]]) -> Iterator[str]:
+    def process(self, item: tuple[str, Iterable[ExportCandidate]]) -> Iterator[Any]:
         rel, cands = item
         ordered = sorted(cands, key=lambda c: (c.uri, c.staged or "", c.previous or ""))
         winner, losers = ordered[0], ordered[1:]
-        final = f"{self.root}/{rel}"
+        final = f"{self.root}/{staged_path(self.staging, rel)}"
         for c in losers:
             if c.staged:
                 self.fs.rm_file(c.staged)
@@ -58,9 +63,11 @@ class _Commit(beam.DoFn):
             return
         assert winner.previous is not None
         src_fs, src = self.output.storage.fs(winner.previous)
-        if src_fs is self.fs and src == final:  # same output folder: the file is already there
-            if self.fs.exists(final):
-                yield rel
+        if src_fs is self.fs and src == f"{self.root}/{rel}":
+            # same output folder: the file is already where it goes; it stays there (the commit
+            # keeps it rather than pruning it)
+            if self.fs.exists(src):
+                yield beam.pvalue.TaggedOutput(KEPT, rel)
             return
         try:
             copy_file(src_fs, src, self.fs, final)
@@ -70,18 +77,20 @@ class _Commit(beam.DoFn):
 
 
 class CommitExports(beam.PTransform):
-    """``ExportCandidate``s -> committed export paths (relative to the output)."""
+    """``ExportCandidate``s -> export paths (relative to the output): one winner per path, staged
+    (main) or, for a ``--since`` run into the previous run's own folder, ``kept`` where it is."""
 
-    def __init__(self, output: Output) -> None:
+    def __init__(self, output: Output, staging: str) -> None:
         super().__init__()
         self.output = output
+        self.staging = staging
 
     def expand(self, candidates: Any) -> Any:
         return (
             candidates
             | "ByPath" >> beam.Map(lambda c: (c.rel, c))
             | "Group" >> beam.GroupByKey()
-            | "Commit" >> beam.ParDo(_Commit(self.output))
+            | "Commit" >> beam.ParDo(_Commit(self.output, self.staging)).with_outputs(KEPT, main="staged")
         )
 
 
@@ -92,8 +101,13 @@ class _ListManaged(beam.DoFn):
     def __init__(self, output: Output) -> None:
         self.output = output
 
-    def process(self, _: Any, written: int) -> Iterator[tuple[str, str]]:
-        # ``written`` is only a barrier: this runs once every output file is in place
+    def process(self, _: Any, written: int, gate: Any = None) -> Iterator[tuple[str, str]]:
+        # ``written`` is only a barrier: this runs once every output file is in place; a run
+        # that is not committed (``gate``) removes nothing
+        if gate is None or gate["ok"]:
+            yield from self._found()
+
+    def _found(self) -> Iterator[tuple[str, str]]:
         fs, root = self.output.open()
         for top in MANAGED:
             base = f"{root}/{top}"
@@ -131,18 +145,22 @@ class _Remove(beam.DoFn):
 class Prune(beam.PTransform):
     """Written paths -> paths removed: files under the managed folders that this run did not write
     (shards of an earlier run with another shard count, exports of inputs that are gone, leftovers
-    of an interrupted write). Runs after every write, so a re-run leaves exactly this run's files."""
+    of an interrupted write). Runs after every write, so a re-run leaves exactly this run's files.
+    ``gate`` (a singleton ``{"ok": bool, ...}``, the commit's verdict): nothing is removed unless
+    it is ok."""
 
-    def __init__(self, output: Output) -> None:
+    def __init__(self, output: Output, gate: Any = None) -> None:
         super().__init__()
         self.output = output
+        self.gate = gate
 
     def expand(self, written: Any) -> Any:
         done = beam.pvalue.AsSingleton(written | "CountWritten" >> beam.combiners.Count.Globally())
+        gate = () if self.gate is None else (beam.pvalue.AsSingleton(self.gate),)
         found = (
             written.pipeline
             | "Start" >> beam.Create([None])
-            | "ListOutput" >> beam.ParDo(_ListManaged(self.output), done)
+            | "ListOutput" >> beam.ParDo(_ListManaged(self.output), done, *gate)
         )
         mine = written | "Mine" >> beam.Map(lambda rel: (rel, "written"))
         return (
@@ -356,34 +374,36 @@ class MergeReports(beam.CombineFn):
 
 
 class _WriteFidelityReport(beam.DoFn):
-    def __init__(self, output: Output, roots: Sequence[str]) -> None:
+    def __init__(self, output: Output, roots: Sequence[str], staging: str) -> None:
         self.output = output
         self.roots = list(roots)
+        self.staging = staging
 
     def process(self, builder: ReportBuilder) -> Iterator[str]:
         report = builder.report({"roots": self.roots})
         fs, root = self.output.open()
         json_rel, html_rel = FIDELITY_REPORT
-        write_bytes(fs, f"{root}/{json_rel}", report_json(report))
-        write_bytes(fs, f"{root}/{html_rel}", render_html(report).encode("utf-8"))
+        write_bytes(fs, f"{root}/{staged_path(self.staging, json_rel)}", report_json(report))
+        write_bytes(fs, f"{root}/{staged_path(self.staging, html_rel)}", render_html(report).encode("utf-8"))
         yield json_rel
         yield html_rel
 
 
 class WriteFidelityReport(beam.PTransform):
     """Every fidelity row of the run (fresh and carried, as dicts; one PCollection or several) ->
-    ``fidelity/report.json`` and ``fidelity/report.html``, the same files ``bunzai fidelity``
-    writes; yields their paths.
+    ``fidelity/report.json`` and ``fidelity/report.html`` (staged), the same files ``bunzai
+    fidelity`` writes; yields their paths.
 
     Each producer's rows are folded where they are made (the combine runs fused with the
     producer); only the partial builders meet. A Flatten of the rows themselves would hold every
     row in memory on the local runners, which materialise every multi-input Flatten.
     """
 
-    def __init__(self, output: Output, roots: Sequence[str]) -> None:
+    def __init__(self, output: Output, roots: Sequence[str], staging: str) -> None:
         super().__init__()
         self.output = output
         self.roots = roots
+        self.staging = staging
 
     def expand(self, producers: Any) -> Any:
         if isinstance(producers, beam.PCollection):
@@ -396,7 +416,7 @@ class WriteFidelityReport(beam.PTransform):
             tuple(parts)
             | "Parts" >> beam.Flatten()
             | "Combine" >> beam.CombineGlobally(MergeReports())
-            | "Write" >> beam.ParDo(_WriteFidelityReport(self.output, self.roots))
+            | "Write" >> beam.ParDo(_WriteFidelityReport(self.output, self.roots, self.staging))
         )
 
 
@@ -432,6 +452,7 @@ def build_manifest(
     shards: Iterable[ShardInfo],
     balance: Iterable[tuple[str, list[str]]],
     pruned: int,
+    reject_examples: Iterable[tuple[tuple[str, str], list[tuple[str, str]]]] = (),
 ) -> dict[str, Any]:
     c: dict[tuple[str, ...], int] = defaultdict(int)
     for k, n in counts:
@@ -514,6 +535,7 @@ def build_manifest(
                 "total": sum(sum(v.values()) for v in rejects.values()),
                 "byStage": {k: sum(v.values()) for k, v in rejects.items()},
                 "byStageError": rejects,
+                "examples": _reject_examples(reject_examples),
             },
             "exports": {"total": sum(exports.values()), "byFormat": exports},
             "fidelity": fidelity,
@@ -528,67 +550,29 @@ def build_manifest(
     }
 
 
+def reject_example(rec: dict[str, Any]) -> tuple[tuple[str, str], tuple[str, str]]:
+    """``((stage, error), (uri, first line of the message))`` of a reject: the examples the
+    manifest and the summary give per stage and error are the smallest uris."""
+    lines = str(rec.get("message") or "").splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > 200:
+        first = first[:199] + "…"
+    return (rec["stage"], rec["error"]), (rec["uri"], first)
+
+
+def _reject_examples(
+    examples: Iterable[tuple[tuple[str, str], list[tuple[str, str]]]],
+) -> dict[str, dict[str, list[dict[str, str]]]]:
+    out: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for (stage, error), items in sorted(examples, key=lambda kv: tuple(kv[0])):
+        out.setdefault(stage, {})[error] = [
+            {"uri": u, "message": m} for u, m in sorted(items)[:REJECT_EXAMPLES]
+        ]
+    return out
+
+
 def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-class _WriteManifest(beam.DoFn):
-    def __init__(self, output: Output, staging: str, header: dict[str, Any]) -> None:
-        self.output = output
-        self.staging = staging
-        self.header = header
-
-    def process(
-        self,
-        _: Any,
-        counts: list[tuple[tuple[str, ...], int]],
-        patterns: list[tuple[int, int]],
-        shards: list[ShardInfo],
-        balance: list[tuple[str, list[str]]],
-        pruned: int,
-    ) -> Iterator[str]:
-        manifest = build_manifest(
-            **self.header,
-            finished=now(),
-            counts=counts,
-            patterns=patterns,
-            shards=shards,
-            balance=balance,
-            pruned=pruned,
-        )
-        fs, root = self.output.open()
-        # the whole staging folder: this run's, and whatever a run that was interrupted before
-        # its manifest left there (a re-run must leave exactly what an uninterrupted run leaves)
-        staging = f"{root}/{self.staging}".rsplit("/", 1)[0]
-        if fs.exists(staging):
-            fs.rm(staging, recursive=True)
-        write_bytes(fs, f"{root}/{MANIFEST}", orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
-        yield self.output.display(MANIFEST)
-
-
-class WriteManifest(beam.PTransform):
-    """Everything the manifest needs, as side inputs -> ``manifest.json`` (written last)."""
-
-    def __init__(self, output: Output, staging: str, header: dict[str, Any]) -> None:
-        super().__init__()
-        self.output = output
-        self.staging = staging
-        self.header = header
-
-    def expand(self, parts: dict[str, Any]) -> Any:
-        return (
-            parts["counts"].pipeline
-            | "Once" >> beam.Create([None])
-            | "Write"
-            >> beam.ParDo(
-                _WriteManifest(self.output, self.staging, self.header),
-                beam.pvalue.AsList(parts["counts"]),
-                beam.pvalue.AsList(parts["patterns"]),
-                beam.pvalue.AsList(parts["shards"]),
-                beam.pvalue.AsList(parts["balance"]),
-                beam.pvalue.AsSingleton(parts["pruned"]),
-            )
-        )
 
 
 # -- the summary table ---------------------------------------------------------------------------
@@ -597,6 +581,41 @@ class WriteManifest(beam.PTransform):
 def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return [indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def _rejects_section(manifest: dict[str, Any], output: Output) -> list[str]:
+    """Rejects per stage and error, each with its example inputs and the first line of their
+    message, and where the whole rejects dataset is."""
+    rejects = manifest["counts"]["rejects"]
+    shards = manifest["outputs"]["shards"].get("rejects", [])
+    where = ""
+    if rejects["total"] and shards:
+        where = (
+            "  (all of them: "
+            + (
+                output.display(shards[0]["path"])
+                if len(shards) == 1
+                else output.display("rejects/") + "part-*.jsonl"
+            )
+            + ")"
+        )
+    lines = [f"REJECTS  {rejects['total']}{where}"]
+    rej = rejects["byStageError"]
+    examples = rejects.get("examples") or {}
+    rows: list[tuple[str, ...]] = [("STAGE", "ERROR", "COUNT")]
+    rows += [(s, e, str(n)) for s in STAGES for e, n in sorted(rej.get(s, {}).items())]
+    if len(rows) == 1:
+        return lines
+    lines += _table(rows)
+    for s in STAGES:
+        for e, n in sorted(rej.get(s, {}).items()):
+            some = examples.get(s, {}).get(e, [])
+            if not some:
+                continue
+            shown = f"{len(some)} of {n}" if n > len(some) else str(n)
+            lines.append(f"  {s} {e} ({shown}):")
+            lines += [f"    {x['uri']}: {x['message']}" if x["message"] else f"    {x['uri']}" for x in some]
+    return lines
 
 
 def summary(manifest: dict[str, Any], output: Output) -> str:
@@ -624,12 +643,7 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
     if len(rows) > 1:
         lines += _table(rows)
     lines.append("")
-    rej = counts["rejects"]["byStageError"]
-    lines.append(f"REJECTS  {counts['rejects']['total']}")
-    rows = [("STAGE", "ERROR", "COUNT")]
-    rows += [(s, e, str(n)) for s in STAGES for e, n in sorted(rej.get(s, {}).items())]
-    if len(rows) > 1:
-        lines += _table(rows)
+    lines += _rejects_section(manifest, output)
     lines.append("")
     ex = counts["exports"]["byFormat"]
     lines.append(
@@ -674,13 +688,13 @@ __all__ = [
     "MergeReports",
     "Prune",
     "WriteFidelityReport",
-    "WriteManifest",
     "balance_of",
     "build_manifest",
     "export_counts",
     "fidelity_counts",
     "now",
     "reject_counts",
+    "reject_example",
     "row_counts",
     "summary",
     "uri_digest",

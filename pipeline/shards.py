@@ -11,8 +11,9 @@ local runners, which buffer shuffled data in RAM. So this is an external sort:
    noting where each of ``GRID`` hash cells starts in it. Only that note (``RunInfo``) is shuffled.
 2. The plan: the total size gives the number of shards ``n`` (at least 1; ``target_bytes`` each;
    at most ``GRID``); shard ``i`` owns hash cells ``[i*GRID/n, (i+1)*GRID/n)``.
-3. ``_MergeShard`` k-way merges its cell range of every run into ``<dir>/<prefix>-<i>-of-<n>.jsonl``,
-   written atomically, and reports its record count, size and sha256. More than ``FAN_IN`` runs
+3. ``_MergeShard`` k-way merges its cell range of every run into ``<dir>/<prefix>-<i>-of-<n>.jsonl``
+   (in the staging folder, for the commit: ``pipeline/commit.py``), written atomically, and reports
+   its record count, size and sha256. More than ``FAN_IN`` runs
    are merged in levels, through local temporary files, so its memory does not grow with them.
 
 A record is ``<16 hex of sha256(key)><natural key as JSON>\\t<line>\\n``: the hash spreads records
@@ -36,7 +37,7 @@ import fsspec
 import orjson
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.io import Output, open_atomic, read_lines, write_bytes
+from pipeline.io import Output, open_atomic, read_lines, staged_path, write_bytes
 
 #: hash cells; also the most shards one dataset is cut into
 GRID = 256
@@ -201,9 +202,10 @@ def _merge(streams: Sequence[Iterator[bytes]]) -> Iterator[bytes]:
 
 
 class _MergeShard(beam.DoFn):
-    def __init__(self, dataset: str, output: Output) -> None:
+    def __init__(self, dataset: str, output: Output, staging: str) -> None:
         self.dataset = dataset
         self.output = output
+        self.staging = staging
 
     def setup(self) -> None:
         self.fs, self.root = self.output.open()
@@ -230,7 +232,7 @@ class _MergeShard(beam.DoFn):
                     for _, path, _, _ in ranges:  # other shards read their own cells of it)
                         os.remove(path)
                 ranges, level = merged, level + 1
-            with open_atomic(self.fs, f"{self.root}/{rel}") as f:
+            with open_atomic(self.fs, f"{self.root}/{staged_path(self.staging, rel)}") as f:
                 for rec in _merge(self._streams(ranges)):
                     line = line_of(rec)
                     f.write(line)
@@ -285,7 +287,7 @@ class WriteShards(beam.PTransform):
             | "CollectRuns" >> beam.combiners.ToList()
             | "Plan" >> beam.FlatMap(plan, spec, target)
             | "Spread" >> beam.Reshuffle()
-            | "Merge" >> beam.ParDo(_MergeShard(self.dataset, self.output))
+            | "Merge" >> beam.ParDo(_MergeShard(self.dataset, self.output, self.staging))
         )
 
 

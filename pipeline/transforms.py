@@ -30,11 +30,23 @@ from bunzai_codecs.bundle import write
 from bunzai_codecs.core import inflate, registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, NotRecognized
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.sniff import MAX_INPUT_BYTES, Sniff
 from bunzai_codecs.fidelity import FidelityRow, RowError, check_decoded, decode_row, reject_row
 from bunzai_codecs.formats.vaud.codec import dumps
-from pipeline.io import FileRef, InputSpec, Output, Storage, checksum, list_files, read_bounded, write_bytes
+from pipeline.archives import archive_input, chain_url, member_protocol
+from pipeline.io import (
+    FileRef,
+    InputSpec,
+    Output,
+    Storage,
+    checksum,
+    list_files,
+    read_bounded,
+    staged_path,
+    write_bytes,
+)
 from pipeline.memory import tune_gc
+from pipeline.progress import note as note_progress
 from pipeline.shards import record
 
 NAMESPACE = "bunzai"
@@ -55,8 +67,10 @@ STAGES = ("list", "read", "detect", "decode", "validate", "export", "roundtrip")
 #: every counter the stages bump (namespace ``bunzai``)
 COUNTERS = {
     "inputs_listed": "files the listing found",
+    "inputs_queued": "distinct listed files, queued to be read",
     "inputs_unchanged": "inputs --since found unchanged (not decoded again)",
     "inputs_read": "inputs read",
+    "inputs_done": "inputs whose work (read to export, in the fused per-input chain) is over",
     "bytes_read": "bytes read",
     "inputs_detected": "inputs a codec recognised",
     "inputs_decoded": "inputs decoded into entities",
@@ -81,6 +95,7 @@ def count(name: str, n: int = 1) -> None:
     if c is None:
         c = _COUNTERS[name] = Metrics.counter(NAMESPACE, name)
     c.inc(n)
+    note_progress(name, n)  # the live display of a local run (pipeline/progress.py)
 
 
 # -- records -------------------------------------------------------------------------------------
@@ -233,10 +248,13 @@ class ExportCandidate:
 
 
 class _ListFiles(beam.DoFn):
-    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None) -> None:
+    def __init__(
+        self, inputs: tuple[str, ...], storage: Storage, output: str | None, max_bytes: int = MAX_INPUT_BYTES
+    ) -> None:
         self.inputs = inputs
         self.storage = storage
         self.output = output
+        self.max_bytes = max_bytes
 
     def setup(self) -> None:
         self.out_fs: Any = None
@@ -247,6 +265,9 @@ class _ListFiles(beam.DoFn):
                 self.out_root = root.rstrip("/") + "/"
             except Exception:  # the output is checked where it is written
                 pass
+
+    def display_data(self) -> dict[str, Any]:  # the job page (Dataflow) shows what is read
+        return {"inputs": " ".join(self.inputs)}
 
     def _is_output(self, fs: Any, path: str) -> bool:
         """A file under the output folder (``--input . --output out``): never read back as input."""
@@ -259,6 +280,10 @@ class _ListFiles(beam.DoFn):
         n = 0
         try:
             fs, path = self.storage.fs(url)
+            proto = archive_input(url, fs, path, self.max_bytes)
+            if proto is not None:  # a plain archive: a folder of inputs (pipeline/archives.py)
+                spec = InputSpec.parse(chain_url(proto, url))
+                fs, path = self.storage.fs(spec.url)
             root = spec.root_path(fs)
             for p, info in list_files(fs, path, on_error=errors.append):
                 if self._is_output(fs, p):
@@ -268,7 +293,11 @@ class _ListFiles(beam.DoFn):
                 yield FileRef(spec.uri_for(root, p), index, p, info.get("size"), checksum(info))
         except Exception as exc:  # a missing path, a bucket we may not list, an unreadable zip
             yield TaggedOutput(REJECTS, reject(url, "list", exc))
-        for err in errors:
+        if n == 0 and len(errors) == 1 and isinstance(errors[0], FileNotFoundError):
+            # nothing found because the glob's folder is not there: the input does not exist
+            yield TaggedOutput(REJECTS, reject(url, "list", errors[0]))
+            errors = []
+        for err in errors:  # a folder below the input that could not be listed
             yield TaggedOutput(REJECTS, reject(getattr(err, "filename", None) or url, "list", err))
         yield TaggedOutput(PATTERNS, (index, n))
 
@@ -277,19 +306,27 @@ class ListFiles(beam.PTransform):
     """Input indexes -> ``FileRef`` per file (main), ``rejects``, ``patterns`` ((index, matched)).
 
     Globs are expanded on the workers, one input per element, streamed: the listing of one folder
-    (or one S3 page) is in memory at a time. Files under ``output`` are never listed.
+    (or one S3 page) is in memory at a time. Files under ``output`` are never listed. An input that
+    is a plain ``.zip`` / ``.tar`` / ``.tar.gz`` archive, not a card container, lists its members
+    (pipeline/archives.py); ``max_bytes`` bounds the read that tells the two apart.
     """
 
-    def __init__(self, inputs: tuple[str, ...], storage: Storage, output: str | None = None) -> None:
+    def __init__(
+        self,
+        inputs: tuple[str, ...],
+        storage: Storage,
+        output: str | None = None,
+        max_bytes: int = MAX_INPUT_BYTES,
+    ) -> None:
         super().__init__()
         self.inputs = inputs
         self.storage = storage
         self.output = output
+        self.max_bytes = max_bytes
 
     def expand(self, indexes: Any) -> Any:
-        return indexes | beam.ParDo(_ListFiles(self.inputs, self.storage, self.output)).with_outputs(
-            REJECTS, PATTERNS, main="files"
-        )
+        dofn = _ListFiles(self.inputs, self.storage, self.output, self.max_bytes)
+        return indexes | beam.ParDo(dofn).with_outputs(REJECTS, PATTERNS, main="files")
 
 
 #: hash cells ``Spread`` groups the packed batches into: enough for a big fleet's parallelism
@@ -449,6 +486,7 @@ class _Pack(beam.DoFn):
         self.buf: list[Pending] = []
 
     def process(self, p: Pending) -> Iterator[tuple[int, bytes]]:
+        count("inputs_queued")
         self.buf.append(p)
         if len(self.buf) >= PACK:
             yield self._batch()
@@ -515,8 +553,25 @@ class _ReadBytes(beam.DoFn):
                 self.fss.append(self.storage.fs(url)[0])
             except Exception as exc:  # listing rejected this input already; nothing of it arrives
                 self.fss.append(exc)
+        #: input index -> the filesystem of its members, for an input the listing read as an archive
+        self.archives: dict[int, Any] = {}
+
+    def _fs(self, ref: FileRef) -> Any:
+        url = self.inputs[ref.root]
+        proto = member_protocol(ref.uri, url)
+        if proto is None:
+            return self.fss[ref.root]
+        if ref.root not in self.archives:
+            self.archives[ref.root] = self.storage.fs(chain_url(proto, url))[0]
+        return self.archives[ref.root]
 
     def process(self, pending: Pending, shared_sizes: Any = None) -> Iterator[Any]:
+        yield from self._process(pending, shared_sizes)
+        # resumed once the stages fused after this one have consumed every output: the input's
+        # whole chain (detect to export) is over
+        count("inputs_done")
+
+    def _process(self, pending: Pending, shared_sizes: Any) -> Iterator[Any]:
         ref, prev = pending.ref, pending.prev
         shared = True if shared_sizes is None else ref.size is None or ref.size in shared_sizes
         status = "new" if prev is None else "changed"
@@ -535,7 +590,7 @@ class _ReadBytes(beam.DoFn):
             yield from self._fail(pending, status, exc)
             return
         try:
-            data = read_bounded(self.fss[ref.root], ref.path, self.max_bytes, ref.size)
+            data = read_bounded(self._fs(ref), ref.path, self.max_bytes, ref.size)
         except OverflowError:
             exc = LimitExceeded(f"input is over --max-file-bytes ({self.max_bytes})", uri=ref.uri)
             yield from self._fail(pending, status, exc)
@@ -859,8 +914,8 @@ class _Export(beam.DoFn):
                     continue
                 rel = export_rel(fmt, e.id, ex.extension)
                 count("exports_written")
-                if not v.file.shared:  # nobody else can write this path: straight to it
-                    write_bytes(self.fs, f"{self.root}/{rel}", ex.data)
+                if not v.file.shared:  # nobody else can write this path: straight to it (staged)
+                    write_bytes(self.fs, f"{self.root}/{staged_path(self.staging, rel)}", ex.data)
                     yield TaggedOutput(WRITTEN, rel)
                     continue
                 staged = f"{self.root}/{self.staging}/exports/{uuid.uuid4().hex}"

@@ -119,7 +119,9 @@ def test_bad_input_exits_3_with_one_line_and_no_traceback(tmp_path: Path) -> Non
 def test_missing_file_and_unknown_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(tmp_path / "nope.json")]) == 3
     assert "cannot read" in capsys.readouterr().err
-    assert main(["convert", str(SAMPLE), "--to", "no-such", "-o", str(tmp_path / "o")]) == 3
+    with pytest.raises(SystemExit) as e:  # a usage error (tests/test_cli_errors.py)
+        main(["convert", str(SAMPLE), "--to", "no-such", "-o", str(tmp_path / "o")])
+    assert e.value.code == 2
     assert "unknown format 'no-such'" in capsys.readouterr().err
 
 

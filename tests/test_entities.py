@@ -1,4 +1,4 @@
-"""The canonical bodies: every CANONICAL.md path exists, full examples round-trip through ``dump()``,
+"""The canonical bodies: every canonical path exists, full examples round-trip through ``dump()``,
 open enumerations keep unknown values, closed ones and unknown keys are rejected, sections are
 always present, and numbers keep their int/float type."""
 
@@ -493,7 +493,7 @@ FULL: dict[str, dict[str, Any]] = {
     "preset": FULL_PRESET,
 }
 
-# --- CANONICAL.md paths (``[]`` = each item of a list) --------------------------------------
+# --- the canonical paths every body must have (``[]`` = each item of a list) -----------------------
 
 CANONICAL_PATHS: dict[str, list[str]] = {
     "character": [

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bunzai_codecs.core.entity import ENTITY_KINDS
+from bunzai_codecs.modeldoc import canonical_model_markdown
 from bunzai_codecs.support import format_support_markdown, schema_bytes, schemas
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -24,9 +26,37 @@ def test_format_support_is_current() -> None:
     assert committed == format_support_markdown(), "docs/FORMAT-SUPPORT.md is stale: run `make schema`"
 
 
+def test_canonical_model_doc_is_current() -> None:
+    committed = (DOCS / "canonical-model.md").read_text(encoding="utf-8")
+    assert committed == canonical_model_markdown(), "docs/canonical-model.md is stale: run `make schema`"
+
+
+def test_canonical_model_doc_documents_every_model_and_field() -> None:
+    from bunzai_codecs import entities
+
+    doc = canonical_model_markdown()
+    models = [getattr(entities, n) for n in entities.__all__]
+    for model in models:
+        if isinstance(model, type) and issubclass(model, entities.Body) and model is not entities.Body:
+            assert f"\n### {model.__name__}\n" in doc, f"{model.__name__} has no section"
+            section = doc.split(f"\n### {model.__name__}\n", 1)[1].split("\n#", 1)[0]
+            for name, f in model.model_fields.items():
+                assert f.description, f"{model.__name__}.{name} lacks a description"
+                assert f"| `{name}` |" in section, f"{model.__name__}.{name} missing from its table"
+
+
 def test_schema_descriptions_cover_every_field() -> None:
     for kind, sch in schemas().items():
         for name, prop in sch.get("properties", {}).items():
             assert prop.get("description") or "$ref" in prop or "allOf" in prop, (
                 f"{kind}.{name} lacks a description"
             )
+
+
+def test_schema_markdown_prints_the_model_doc_and_writes_nothing(tmp_path: Path, capsys: Any) -> None:
+    from bunzai_codecs.cli import main
+
+    folder = tmp_path / "schema"
+    assert main(["schema", "--markdown", str(folder)]) == 0
+    assert capsys.readouterr().out == canonical_model_markdown()
+    assert not folder.exists()

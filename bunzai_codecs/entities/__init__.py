@@ -1,6 +1,6 @@
 """The canonical (hub) bodies every format maps onto, one per entity kind.
 
-``BODY_TYPES`` maps an entity kind to its body class; the field inventory is CANONICAL.md and the
+``BODY_TYPES`` maps an entity kind to its body class; the reference is docs/canonical-model.md (generated from them) and the
 user-facing description is docs/entities/README.md.
 """
 

@@ -1,7 +1,7 @@
 """Building blocks shared by the five canonical bodies (character, lorebook, regex, persona, preset).
 
-Conventions (see ../../docs/architecture.md):
-- Field names are the canonical paths of CANONICAL.md, camelCase, no aliases: the JSON form is the
+Conventions (see docs/architecture.md):
+- Field names are the canonical paths, camelCase, no aliases: the JSON form is the
   Python form, which keeps validation on pydantic-core's fast path.
 - ``T | None = None`` is an optional field: absent and ``None`` mean the same and are not emitted.
 - Open enumerations (values apps extend) are plain ``str`` annotated with their known values: an

@@ -1,4 +1,4 @@
-"""The canonical character: a roleplay character card, whatever app wrote it (CANONICAL.md §1).
+"""The canonical character: a roleplay character card, whatever app wrote it.
 
 Grouped by meaning: ``identity`` (who), ``persona`` (how it behaves and looks), ``prompts`` (text it
 adds to the prompt), ``greetings``, ``examples``, ``media``, ``attribution``, ``discovery``,

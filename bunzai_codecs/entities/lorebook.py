@@ -1,4 +1,4 @@
-"""The canonical lorebook (world info): book settings, flat categories and entries (CANONICAL.md §2).
+"""The canonical lorebook (world info): book settings, flat categories and entries.
 
 An entry is text the app inserts into the prompt when one of its triggers appears in the scanned
 chat. Two ordering axes are kept apart: ``sortOrder`` (placement, where an active entry lands) and
@@ -20,7 +20,7 @@ LorebookType = Annotated[str, known("world", "character", "npc", "spellbook", "u
 #: how secondary triggers combine with the primary ones (closed: apps agree on these four)
 SelectiveLogic = Literal["and_any", "not_all", "not_any", "and_all"]
 
-#: where an active entry is inserted (CANONICAL.md §2.3)
+#: where an active entry is inserted
 LorePosition = Annotated[
     str,
     known(

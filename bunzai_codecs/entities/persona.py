@@ -1,4 +1,4 @@
-"""The canonical persona: the user's character, injected as ``{{user}}`` (CANONICAL.md §4).
+"""The canonical persona: the user's character, injected as ``{{user}}``.
 
 ``brief`` (a summary shown in the app) and ``content`` (the text sent to the model) are kept apart:
 swapping them is the classic persona bug.

@@ -1,4 +1,4 @@
-"""The canonical prompt preset: ordered prompts, groups, choices and generation settings (CANONICAL.md §5).
+"""The canonical prompt preset: ordered prompts, groups, choices and generation settings.
 
 Models a chat-completion preset: the prompts assembled into a request (in list order), their
 folders, the questions a preset asks its user (choices), sampler values in API units, API options,

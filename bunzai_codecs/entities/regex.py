@@ -1,4 +1,4 @@
-"""The canonical regex set: an ordered list of find/replace rules (CANONICAL.md §3).
+"""The canonical regex set: an ordered list of find/replace rules.
 
 A rule is data: bunzai never runs a pattern from a file. ``find`` and ``flags`` are kept apart and
 verbatim (SillyTavern's ``/pattern/flags`` string is split by its codec). When a rule runs is told
@@ -14,7 +14,7 @@ from pydantic import Field
 
 from bunzai_codecs.entities.base import Body, Num, Opaque, known
 
-#: pipeline step a rule runs at (CANONICAL.md §3 phases table)
+#: pipeline step a rule runs at
 RegexPhase = Annotated[str, known("input", "output", "request", "display", "slash", "lorebook", "reasoning")]
 
 #: which copy of the text a rule edits

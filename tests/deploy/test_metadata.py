@@ -45,6 +45,7 @@ SAMPLES: dict[str, tuple[str, str, Any]] = {
     ),
     "shard_bytes": ("67108864", "shard_bytes", 67108864),
     "fidelity": ("native", "fidelity", "native"),
+    "allow_empty": ("true", "allow_empty", True),
     "sdk_container_image": (IMAGE, None, None),
 }
 #: values a parameter's regexes must refuse
@@ -57,6 +58,7 @@ REFUSED = {
     "since": ["gs://b/run/other.json", "manifest.json"],
     "shard_bytes": ["0", "x"],
     "fidelity": ["", "Full", "cross", "off,native"],
+    "allow_empty": ["", "yes", "True", "1"],
     "sdk_container_image": [
         "bunzai",
         "us-central1-docker.pkg.dev/p/r/bunzai",

@@ -139,6 +139,13 @@ def _faults_section() -> list[str]:
         "the store acted completes and writes exactly what a run without faults writes, with the storage",
         "options' secret in no output and no log line; a run killed at its 3rd or 12th write and re-run",
         "into the same folder leaves exactly what an uninterrupted run leaves.",
+        "",
+        "`tests/pipeline/test_commit.py`: against an output folder that holds a complete run, a run that",
+        "stops — an input that does not exist or matches nothing, a listing refused whole or part-way, an",
+        "export that cannot be written, a full disk, a run that does not balance, a process killed",
+        "mid-run or with everything staged — leaves every file of that folder byte-identical (sha256",
+        "before and after), says why in one line and exits with its documented code; a commit cut short",
+        "leaves no manifest, and a re-run repairs the folder.",
     ]
 
 

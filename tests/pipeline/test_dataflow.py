@@ -33,7 +33,7 @@ from apache_beam.portability.api import beam_runner_api_pb2
 
 import pipeline.io as pio
 from pipeline.io import Storage, is_local_url, resolve_secrets
-from pipeline.options import UsageError, literal_secrets, parse, submits_only
+from pipeline.options import UsageError, export_formats, literal_secrets, parse, submits_only
 
 from .graphs import DRY_RUN, IMAGE, SECRET_REF, applied_transforms, build_graph, full_argv
 
@@ -70,10 +70,9 @@ STAGES = [
     "WriteInventory",
     "CommitExports",
     "Balance",
-    "Prune",
     "PartialSum0",
     "Sum",
-    "Manifest",
+    "Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
 ]
 SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarriedExports"]
 #: stage -> the DoFn class each must run on the workers
@@ -88,8 +87,7 @@ DOFNS = {
     "WriteCanonical": "_MergeShard",
     "WriteInventory": "_StageRuns",
     "CommitExports": "_Commit",
-    "Prune": "_Remove",
-    "Manifest": "_WriteManifest",
+    "Commit": "_WriteManifest",
     "CarryForward": "_ReadLines",
 }
 
@@ -128,6 +126,16 @@ def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[str]]:
             continue
         fn = pickler.loads(payload.do_fn.payload)[0]
         out.setdefault(t.unique_name.split("/")[0], set()).add(type(fn).__name__)
+    return out
+
+
+def _display_data(proto: beam_runner_api_pb2.Pipeline) -> dict[str, dict[str, str]]:
+    """Transform name -> its display data (key -> value) as the job graph carries it."""
+    out: dict[str, dict[str, str]] = {}
+    for t in proto.components.transforms.values():
+        for d in t.display_data:
+            item = beam_runner_api_pb2.LabelledPayload.FromString(d.payload)
+            out.setdefault(t.unique_name, {})[item.key] = item.string_value
     return out
 
 
@@ -181,13 +189,17 @@ def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> 
     ).proto
     as_dict = type(env).to_dict(env)
     options = as_dict["sdk_pipeline_options"]["options"]
-    assert options["inputs"] == [
-        "gs://card-archive/uploads/**",
-        "zip://**::s3://card-archive/dumps/2024-06.zip",
-    ]
-    assert options["output"] == "gs://bunzai-results/2024-06-02"
-    assert options["export"] == "all"
+    # the job's own options are not Beam's: the workers, which parse the job's options again
+    # without bunzai's loaded, would log them as "Discarding unparseable args"
+    assert not {"inputs", "output", "export", "fidelity", "max_file_bytes", "allow_empty"} & set(options)
     assert not any("storage" in k for k in options)
+    # the job page shows where the run reads and writes as the display data of its steps
+    shown = _display_data(job.proto_pipeline)
+    listing = next(v for k, v in shown.items() if k.startswith("List/") and "inputs" in v)
+    assert listing["inputs"] == "gs://card-archive/uploads/** zip://**::s3://card-archive/dumps/2024-06.zip"
+    commit = next(v for k, v in shown.items() if k.startswith("Commit/Manifest") and "output" in v)
+    assert commit["output"] == "gs://bunzai-results/2024-06-02"
+    assert commit["export"] == ",".join(export_formats("all"))
     dumped = orjson.dumps(as_dict, default=str).decode()
     assert "minio.example" not in dumped and "gcp-secret:" not in dumped
     assert as_dict["worker_pools"][0]["sdk_harness_container_images"][0]["container_image"] == IMAGE
@@ -261,7 +273,7 @@ def test_graph_survives_runner_api_round_trip(pickle_library: str) -> None:
     proto = p.to_runner_api()
     back = beam.Pipeline.from_runner_api(proto, p.runner, p.options)
     labels = {n.full_label for n in applied_transforms(back)}
-    assert {"List", "ReadBytes", "Export", "CarryForward", "Manifest"} <= labels
+    assert {"List", "ReadBytes", "Export", "CarryForward", "Commit/Manifest"} <= labels
     assert set().union(*_dofn_classes(proto).values()) >= set(DOFNS.values())
 
 

@@ -131,13 +131,13 @@ def test_shards_do_not_depend_on_how_records_were_buffered(tmp_path: Path, flush
             | beam.Create(recs)
             | WriteShards("d", ShardSpec("d"), out, "staging", target_bytes=3000, flush_bytes=flush_bytes)
         )
-    files = sorted((tmp_path / str(flush_bytes) / "d").iterdir())
+    files = sorted((tmp_path / str(flush_bytes) / "staging" / "out" / "d").iterdir())  # staged for the commit
     assert [f.name for f in files] == [f"part-{i:05d}-of-00003.jsonl" for i in range(3)]
     lines = [ln for f in files for ln in f.read_bytes().splitlines()]
     assert sorted(orjson.loads(ln)["i"] for ln in lines) == list(range(200))
     # one run or two hundred: the bytes are the records' global sort order, cut at hash cells
     assert b"".join(f.read_bytes() for f in files) == b"".join(line_of(r) for r in sorted(recs))
-    assert not any((tmp_path / str(flush_bytes) / "staging").rglob("*.jsonl"))
+    assert not any((tmp_path / str(flush_bytes) / "staging" / "d").rglob("*.jsonl"))  # runs are not shards
 
 
 def test_many_runs_merge_in_levels_to_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +156,7 @@ def test_many_runs_merge_in_levels_to_the_same_bytes(tmp_path: Path, monkeypatch
     out = Output(str(tmp_path / "out"), Storage())
     with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
         _ = p | beam.Create(recs) | WriteShards("d", ShardSpec("d"), out, "staging", target_bytes=3000)
-    files = sorted((tmp_path / "out" / "d").iterdir())
+    files = sorted((tmp_path / "out" / "staging" / "out" / "d").iterdir())
     assert len(files) >= 4
     assert b"".join(f.read_bytes() for f in files) == b"".join(line_of(r) for r in sorted(recs))
     assert list(scratch.iterdir()) == []  # the levels' files are gone

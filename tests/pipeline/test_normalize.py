@@ -249,6 +249,7 @@ def test_oversized_missing_and_unmatched_inputs(
         str(tmp_path / "out"),
         "--max-file-bytes",
         "3000",
+        "--allow-empty",  # without it, an input that matches nothing fails the run (test_commit.py)
     ]
     assert run_job(args) == 0
     printed = capsys.readouterr().out

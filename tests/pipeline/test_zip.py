@@ -67,3 +67,63 @@ def test_zip_chain_since_skips_members_by_crc(tmp_path: Path) -> None:
         second.files()["canonical/part-00000-of-00001.jsonl"]
         == first.files()["canonical/part-00000-of-00001.jsonl"]
     )
+
+
+# -- a plain archive given as an input: a folder of inputs (pipeline/archives.py) ---------------------
+
+
+def test_a_plain_zip_input_is_read_as_a_folder_of_inputs(tmp_path: Path) -> None:
+    import tarfile
+
+    write_inputs(tmp_path / "in")
+    dump = tmp_path / "dump.zip"
+    make_zip(tmp_path / "in", dump)
+    chained = normalize("--input", f"zip://**::{dump}", "--output", str(tmp_path / "chained"))
+    plain = normalize("--input", str(dump), "--output", str(tmp_path / "plain"))
+    assert plain.manifest["balance"]["ok"] and plain.manifest["inputs"]["listed"] == len(EXPECTED)
+    assert plain.manifest["inputs"]["patterns"] == [{"input": str(dump), "matched": len(EXPECTED)}]
+    for ds in ("inventory", "canonical", "rejects", "fidelity"):  # members named by their chain URL
+        assert plain.lines(ds) == chained.lines(ds), ds
+    assert f"zip://cards/mira.vaud.json::{dump}" in {r["uri"] for r in plain.lines("inventory")}
+
+    for name, mode in (("dump.tar", "w"), ("dump.tar.gz", "w:gz")):
+        archive = tmp_path / name
+        with tarfile.open(archive, mode) as t:
+            for rel in sorted(EXPECTED):
+                t.add(tmp_path / "in" / rel, rel)
+        run = normalize("--input", str(archive), "--output", str(tmp_path / name.replace(".", "-")))
+        rows = {r["uri"]: r for r in run.lines("inventory")}
+        assert sorted(rows) == sorted(f"tar://{rel}::{archive}" for rel in EXPECTED), name
+        assert len(rows[f"tar://cards/mira.vaud.json::{archive}"]["entities"]) == 2
+        assert run.manifest["balance"]["ok"]
+
+
+def test_card_containers_that_are_zips_stay_cards(tmp_path: Path) -> None:
+    """``.lumiverse.zip`` is a card, and so is a ``.charx`` renamed ``.zip``: the registry's
+    detection decides, not the name."""
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    charx_as_zip = tmp_path / "oswin.zip"
+    charx_as_zip.write_bytes((samples / "risu" / "oswin_the_lamplighter.charx").read_bytes())
+    for card, fmt in ((samples / "lumiverse" / "quill.lumiverse.zip", "lumiverse"), (charx_as_zip, "risu")):
+        run = normalize("--input", str(card), "--output", str(tmp_path / f"out-{card.name}"))
+        rows = run.lines("inventory")
+        assert [(r["uri"], r["format"]) for r in rows] == [(str(card), fmt)], rows
+        assert rows[0]["entities"]
+
+
+def test_each_member_is_bounded_by_max_file_bytes(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "small.json").write_bytes(b"{}")
+    (folder / "big.json").write_bytes(b"[" + b"0," * 5000 + b"0]")  # 10 KB, compresses to little
+    dump = tmp_path / "dump.zip"
+    with zipfile.ZipFile(dump, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted(folder.iterdir()):
+            z.write(p, p.name)
+    assert dump.stat().st_size < 2000  # the archive itself is under the limit; the member is not
+    run = normalize("--input", str(dump), "--output", str(tmp_path / "out"), "--max-file-bytes", "2000")
+    rejects = {r["uri"]: r for r in run.lines("rejects")}
+    big = rejects[f"zip://big.json::{dump}"]
+    assert (big["stage"], big["error"]) == ("read", "LimitExceeded")
+    assert f"zip://small.json::{dump}" in rejects  # read, and not recognised: {} is no card
+    assert run.manifest["balance"]["ok"]

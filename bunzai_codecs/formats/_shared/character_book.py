@@ -1,4 +1,4 @@
-"""CCv2/CCv3 ``character_book`` <-> the canonical lorebook body (CANONICAL.md §2, "CCv3 cb" column).
+"""CCv2/CCv3 ``character_book`` <-> the canonical lorebook body (docs/canonical-model.md#lorebook, docs/formats/sillytavern.md#lorebook-an-embedded-character_book-_sharedcharacter_bookpy).
 
 The book a card embeds (``data.character_book``), a standalone CCv3 ``lorebook_v3`` file's ``data``
 and a Chub lorebook all share this shape: spec fields at the entry's top level (``keys``,
@@ -409,7 +409,7 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     elif x.__class__ is not dict:
         raise wrong(ctx.at("extensions"), "an object", x)
 
-    # title / comment: name ?? comment (CANONICAL §7 "Title"). The wire readers are inlined for
+    # title / comment: name ?? comment (docs/canonical-model.md#loreentry). The wire readers are inlined for
     # the common value classes in this function (it runs once per entry of every book): each
     # ``x.__class__ is ...`` test below is the fast path of ``str_at``/``bool_at``/``num_at``.
     name = g("name")

@@ -1,7 +1,7 @@
 """Re-embedding linked entities: the rule every bundle format applies on export.
 
 A card (or preset, or module) decodes the lorebooks and regex sets it carries into their own
-entities, linked by ``links.knowledgeRefs`` (ARCHITECTURE "Bundles"). On export, for each kind it
+entities, linked by ``links.knowledgeRefs`` (docs/formats/sillytavern.md#bundles). On export, for each kind it
 can embed, a codec asks ``ctx.refs(entity, kind)``:
 
 - linked entities of that kind that the context resolves: embed them (through their own twin under

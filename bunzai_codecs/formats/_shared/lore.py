@@ -1,7 +1,7 @@
 """SillyTavern lore vocabulary shared by the world-info and ``character_book`` mappers.
 
 The numbers ST writes for an entry's position, role and secondary-key logic, and the names
-canonical gives them (CANONICAL.md §2.3), plus the ``/pattern/flags`` key rule. Both ST lore
+canonical gives them (docs/canonical-model.md#loreentry), plus the ``/pattern/flags`` key rule. Both ST lore
 dialects — the world-info file (``sillytavern-lorebook``) and the card's embedded
 ``character_book`` (``_shared/character_book.py``) — and every app that imports ST lore use the same
 tables, so they live here once.
@@ -14,7 +14,7 @@ from typing import Any
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.wire import MapContext
 
-#: ST world-info ``position`` ints -> canonical names (formats/sillytavern.md §0.5)
+#: ST world-info ``position`` ints -> canonical names (docs/formats/sillytavern.md#world-info-entry---loreentry)
 POSITION_NAMES: dict[int, str] = {
     0: "world",
     1: "character",

@@ -1,4 +1,4 @@
-"""SillyTavern regex script <-> canonical regex rule (CANONICAL.md §3, "ST" column).
+"""SillyTavern regex script <-> canonical regex rule (docs/canonical-model.md#regexrule, docs/formats/sillytavern.md#regex-_sharedst_regexpy).
 
 One ST script (the built-in Regex extension's object) is one ``RegexRule``. The same objects live
 in a script file (``sillytavern-regex``), a card's ``data.extensions.regex_scripts``, a preset's

@@ -1,4 +1,4 @@
-"""Tavern character cards (CCv1, CCv2, CCv3) <-> the canonical character body (CANONICAL.md §1, "ST").
+"""Tavern character cards (CCv1, CCv2, CCv3) <-> the canonical character body (docs/canonical-model.md#characterbody, docs/formats/sillytavern.md#character-the-cards-data-_sharedtavernpy).
 
 SillyTavern, RisuAI (``card.json``), RoleCall, Lumiverse, Chub and Agnai's Tavern export all carry
 the same ``data`` object; this module maps it once. App-specific ``data.extensions.<app>`` layers

@@ -10,7 +10,7 @@ a CCv2 ``character_book``), decoded into a linked lorebook through the same mapp
 Same-format export overlays the body on the escrow twin (``core/overlay.merge3``), so ``_id``,
 ``userId``, ``favorite``, ``folder``, unmapped image sampler keys and anything Agnai adds later come
 back untouched; ``imageSettings`` is reconciled per key so its sampler knobs survive even when the
-twin had no affixes. Facts: ../shared/formats/agnai-marinara.md A1; behaviour: the Agnai seed.
+twin had no affixes. Field map: docs/formats/agnai.md#field-map.
 """
 
 from __future__ import annotations

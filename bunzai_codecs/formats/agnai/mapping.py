@@ -7,7 +7,7 @@ discriminated by ``service``), the composite sprite recipe and the structured-ou
 schema. This module maps each of them to and from its canonical path, with shape checks that raise
 ``Malformed`` naming the JSON path, so both containers canonicalise them identically.
 
-Facts: ../shared/formats/agnai-marinara.md A1.2-A1.5 (read from Agnai's own source, AGPL-3.0;
+Field map: docs/formats/agnai.md#character (read from Agnai's own source, AGPL-3.0;
 no Agnai code is used here).
 """
 

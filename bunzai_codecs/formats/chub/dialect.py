@@ -1,7 +1,7 @@
 """Chub's ``data.extensions.chub`` bag on Tavern cards, as a read-only lens onto canonical media.
 
 Chub cards are ordinary CCv2/CCv3 cards; Chub namespaces its own keys under ``extensions.chub``
-(formats/others.md §6.1): hub identity (``id``, ``full_path``), ``custom_css``,
+(docs/formats/chub.md#extensionschub-on-cards-chubdialect-a-lens): hub identity (``id``, ``full_path``), ``custom_css``,
 ``background_image``, sprite maps (``expressions``, ``alt_expressions``), ``related_lorebooks``,
 ``preset`` and Stages refs (``extensions``). Only two of them have a canonical home:
 

@@ -1,7 +1,7 @@
 """``chub-lorebook``: a Chub lorebook as the Chub API serves it (``node.definition`` of
 ``GET /api/lorebooks/{user}/{slug}?full=true``).
 
-The shape is a CCv3 ``character_book`` with an array of entries (formats/others.md §6.2), plus a
+The shape is a CCv3 ``character_book`` with an array of entries (docs/formats/chub.md#lorebook), plus a
 book-level ``extensions.chub`` bag (``id``, ``full_path``, ``expressions``, ``alt_expressions``,
 ``related_lorebooks``). The field map is the shared ``character_book`` mapper
 (``_shared/character_book.py``): Chub writes ST's extended entry fields in camelCase inside

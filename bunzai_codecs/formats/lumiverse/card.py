@@ -2,7 +2,7 @@
 as JSON, PNG, or a zip with ``card.json`` + ``lumiverse_modules.json`` + asset files.
 
 Lumiverse has no ``extensions.lumiverse`` namespace: its keys sit directly in ``data.extensions``
-(formats/others.md §2.1). The fingerprint is any of: an object ``expressions``,
+(docs/formats/lumiverse.md#character). The fingerprint is any of: an object ``expressions``,
 ``expression_groups``, ``alternate_fields`` or ``lumiverse_image_gen_lora``, an array
 ``alternate_avatars``, ``world_book_ids`` or ``databank_ids``, a string ``alternate_character_name``,
 or a ``ttsVoice`` key.

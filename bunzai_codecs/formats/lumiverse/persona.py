@@ -1,7 +1,7 @@
 """``lumiverse-persona``: a Lumiverse persona, as the account object Lumiverse's API returns.
 
 Lumiverse has no persona file of its own; the one standalone form is the account object
-(formats/others.md §2.3): ``name, title, description, subjective_pronoun, objective_pronoun,
+(docs/formats/lumiverse.md#persona): ``name, title, description, subjective_pronoun, objective_pronoun,
 possessive_pronoun, avatar_path, attached_world_book_id, folder, is_default, is_narrator, metadata``
 and timestamps.
 

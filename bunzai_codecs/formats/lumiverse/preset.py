@@ -2,7 +2,7 @@
 
 ``{type: "lumiverse_preset", schemaVersion: 2, cover_url?, preset: {id, name, description,
 blocks[], promptBehavior{}, completionSettings{}, samplerOverrides{}, advancedSettings{},
-promptVariables{}}}`` (formats/others.md §2.4).
+promptVariables{}}}`` (docs/formats/lumiverse.md#preset).
 
 Blocks -> ``prompts`` (in block order):
 

@@ -91,7 +91,7 @@ RULE_KEYS = frozenset(
 )
 
 
-#: Lumiverse script keys with no canonical home, kept in ``extras`` (formats/others.md §2.2)
+#: Lumiverse script keys with no canonical home, kept in ``extras`` (docs/formats/lumiverse.md#regex-export-file-and-module-rows)
 EXTRA_KEYS = (
     "description",
     "user_id",

@@ -1,4 +1,4 @@
-"""marinara-character: Marinara-Engine's native character export (CANONICAL.md §1, formats M8).
+"""marinara-character: Marinara-Engine's native character export (docs/canonical-model.md#characterbody, docs/formats/marinara.md#character).
 
 ``{type: "marinara_character", version: 1, exportedAt, data: {spec: "chara_card_v2", spec_version:
 "2.0", data, avatar?, sprites?, gallery?, metadata: {createdAt, updatedAt, comment}}}``. The seed

@@ -1,4 +1,4 @@
-"""marinara-lorebook: the ``marinara_lorebook`` export envelope (CANONICAL.md §2, formats M6).
+"""marinara-lorebook: the ``marinara_lorebook`` export envelope (docs/canonical-model.md#lorebookbody, docs/formats/marinara.md#lorebook-fields).
 
 ``{type: "marinara_lorebook", version: 1, exportedAt, data: {lorebook, entries[], folders[]}}``,
 decoded values (``folders`` is absent in exports older than folder support). The envelope tag is

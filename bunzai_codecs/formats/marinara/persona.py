@@ -1,4 +1,4 @@
-"""marinara-persona: Marinara-Engine user personas (CANONICAL.md §4, formats M5).
+"""marinara-persona: Marinara-Engine user personas (docs/canonical-model.md#personabody, docs/formats/marinara.md#persona-fields).
 
 Three shapes of the same persona row:
 
@@ -10,7 +10,7 @@ Three shapes of the same persona row:
 
 Row values are raw: ``personaStats``, ``avatarCrop``, ``trackerCardColors``, ``tags``,
 ``savedStatusOptions`` and ``convoBehavior`` are JSON strings (``""`` = unset). The canonical
-persona maps none of them (CANONICAL.md §4 puts colours, stats, crop, tags and convo settings in
+persona maps none of them (docs/canonical-model.md#personabody puts colours, stats, crop, tags and convo settings in
 escrow), so they ride the twin verbatim and are never re-encoded.
 
 Quirks kept from the seed: an empty or whitespace-only section is left out of ``sections``; a

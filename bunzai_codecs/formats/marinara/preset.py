@@ -1,4 +1,4 @@
-"""marinara-preset: the ``marinara_preset`` export envelope (CANONICAL.md §5, formats M7).
+"""marinara-preset: the ``marinara_preset`` export envelope (docs/canonical-model.md#presetbody, docs/formats/marinara.md#preset-fields).
 
 ``{type: "marinara_preset", version: 1, exportedAt, data: {preset, sections[], groups[],
 choiceBlocks[]}}`` holds **raw rows**: booleans are ``"true"``/``"false"`` and ``sectionOrder``,

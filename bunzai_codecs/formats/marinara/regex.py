@@ -1,4 +1,4 @@
-"""marinara-regex: Marinara-Engine regex scripts (CANONICAL.md §3, formats M4).
+"""marinara-regex: Marinara-Engine regex scripts (docs/canonical-model.md#regexrule, docs/formats/marinara.md#regex-fields-one-row-per-canonical-rule).
 
 Three shapes, one rule mapping:
 

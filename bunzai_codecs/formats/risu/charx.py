@@ -1,4 +1,4 @@
-"""``risu``: RisuAI's ``.charx`` character (a zip) and its JPEG+ZIP hybrid (formats/risu.md §3).
+"""``risu``: RisuAI's ``.charx`` character (a zip) and its JPEG+ZIP hybrid (docs/formats/risu.md#character-risu).
 
 A ``.charx`` holds ``card.json`` (a CCv3 card), ``assets/{type}/{itype}/{name}.{ext}`` files with an
 ``x_meta/{name}.json`` each, and ``module.risum`` (the card's triggers, regex scripts and Risu-native
@@ -64,7 +64,7 @@ EMBED = "embeded://"  # sic: the spelling CCv3 and Risu use
 MEMBER = "zip:"
 PREFIX = "prefix"
 
-#: the extensions Risu files each asset ``itype`` under (formats/risu.md §3.2)
+#: the extensions Risu files each asset ``itype`` under (docs/formats/risu.md#character-risu)
 ITYPES = {
     "image": ("png", "jpg", "jpeg", "gif", "webp", "avif"),
     "audio": ("mp3", "wav", "ogg", "flac"),

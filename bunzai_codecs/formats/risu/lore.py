@@ -1,4 +1,4 @@
-"""Risu ``loreBook`` rows <-> the canonical lorebook (formats/risu.md §4.2, CANONICAL.md §2).
+"""Risu ``loreBook`` rows <-> the canonical lorebook (docs/formats/risu.md#lorebook-rows-risu-lorebook-module-lorebook-charx, docs/canonical-model.md#lorebook).
 
 Risu keeps a lorebook as a flat row list wherever it appears: the ``{type:"risu"}`` export, a
 module's ``lorebook``, a ``.charx``'s module.risum. Rows carry no book settings. A row with
@@ -208,7 +208,7 @@ def _row_to_entry(row: dict[str, Any], eid: str, i: int, p: str, by_norm: dict[s
     folder = row.get("folder")
     if isinstance(folder, str) and folder:
         e["categoryId"] = by_norm.get(folder_norm(folder), folder)
-    role = row.get("role")  # not a Risu field; read when a tool wrote one (CANONICAL §2.2 note 4)
+    role = row.get("role")  # not a Risu field; read when a tool wrote one (canonical-model.md#loreentry)
     if role in MESSAGE_ROLES:
         e["role"] = role
     return e
@@ -346,7 +346,7 @@ def _split_keys(v: Any) -> list[str]:
 
 
 def character_book(rows: list[Any], settings: dict[str, Any]) -> dict[str, Any]:
-    """The ``character_book`` Risu writes for a row list (formats/risu.md §4.3, createBaseV3).
+    """The ``character_book`` Risu writes for a row list (docs/formats/risu.md#lorebook-rows-risu-lorebook-module-lorebook-charx, createBaseV3).
 
     ``settings`` holds the book-level values (``scan_depth``, ``token_budget``,
     ``recursive_scanning``: each left out when absent) and ``extensions`` (the lore extension bag,

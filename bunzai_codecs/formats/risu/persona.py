@@ -1,5 +1,5 @@
 """``risu-persona``: a RisuAI persona export — a PNG whose tEXt ``persona`` chunk is
-base64(UTF-8 JSON ``{name, personaPrompt, note}``) (formats/risu.md §6.2).
+base64(UTF-8 JSON ``{name, personaPrompt, note}``) (docs/formats/risu.md#persona-risu-persona).
 
 Field map: ``name`` -> name, ``personaPrompt`` -> content, ``note`` -> brief; the image is the
 persona portrait (its bytes stay in the twin's blobs; ``media.portrait`` says ``image/png``);

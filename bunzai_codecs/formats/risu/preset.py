@@ -1,4 +1,4 @@
-"""``risu-preset``: RisuAI's botPreset as ``.risup``, ``.risupreset`` or plain JSON (CANONICAL.md §5).
+"""``risu-preset``: RisuAI's botPreset as ``.risup``, ``.risupreset`` or plain JSON (docs/canonical-model.md#presetbody).
 
 Field map (Risu -> canonical):
 

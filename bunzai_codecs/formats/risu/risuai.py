@@ -1,4 +1,4 @@
-"""``data.extensions.risuai`` <-> the canonical character (formats/risu.md §3.5, CANONICAL.md §1 Risu).
+"""``data.extensions.risuai`` <-> the canonical character (docs/formats/risu.md#character-risu, docs/canonical-model.md#characterbody).
 
 Every key Risu writes is first-class:
 

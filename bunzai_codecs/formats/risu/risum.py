@@ -1,6 +1,6 @@
 """The ``.risum`` module container: read, write, and the gate on re-encoding an edited module.
 
-Layout (all integers u32 little-endian; every block RPack-encoded on its own; formats/risu.md §2)::
+Layout (all integers u32 little-endian; every block RPack-encoded on its own; docs/formats/risu.md#the-module-gate)::
 
     0x6F  0x00  N  RPack(UTF-8 JSON {"module": RisuModule, "type": "risuModule"})
     ( 0x01  L  RPack(asset bytes) )*      one block per module.assets entry, in order

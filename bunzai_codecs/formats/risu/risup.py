@@ -1,4 +1,4 @@
-"""The ``.risup`` / ``.risupreset`` preset chain (formats/risu.md §6.1).
+"""The ``.risup`` / ``.risupreset`` preset chain (docs/formats/risu.md#preset-risu-preset).
 
 ::
 

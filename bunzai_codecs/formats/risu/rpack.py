@@ -4,7 +4,7 @@ RPack is a fixed 1:1 byte table (``out[i] = TABLE[in[i]]``): no header, no state
 position, the output as long as the input. It hides text from a casual look and nothing more. The
 two tables below are inverse permutations of 0..255 with no fixed point; they were read from RisuAI's
 ``src/ts/rpack/rpack_map.bin`` and agree with the older ``rpack_bg.wasm`` build on every byte
-(../shared/formats/risu.md §1). They are interop data: the SHA-256 of ENCODE followed by DECODE is
+(docs/formats/risu.md#source-of-truth). They are interop data: the SHA-256 of ENCODE followed by DECODE is
 pinned below and by a test. (Risu licenses its rpack folder GPL-3.0 / dual MIT-AGPL; whether the
 tables may ship is the team owner's call — see docs/formats/risu.md.)
 """

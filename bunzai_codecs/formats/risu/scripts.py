@@ -1,4 +1,4 @@
-"""Risu ``customscript`` rows <-> canonical regex rules (formats/risu.md §5.2, CANONICAL.md §3).
+"""Risu ``customscript`` rows <-> canonical regex rules (docs/formats/risu.md#regex-rules-risu-regex-risu-modules-regex-preset-regex-card-customscripts, docs/canonical-model.md#regexrule).
 
 The same row shape lives in a ``{type:"regex"}`` export, a module's ``regex``, a ``.risup``
 preset's ``regex`` and a card's ``extensions.risuai.customScripts``::

@@ -1,5 +1,5 @@
 """Risu's toggle DSL (``customPromptTemplateToggle`` on presets, ``customModuleToggle`` on modules)
-<-> canonical preset choices (formats/risu.md §5.4, CANONICAL.md §5 "Choice").
+<-> canonical preset choices (docs/formats/risu.md#preset-risu-preset, docs/canonical-model.md#presetchoice).
 
 One toggle per line, ``key=Label[=type[=opt1,opt2,...]]``, split on ``=`` the way Risu splits it
 (a fifth ``=`` part is ignored by Risu and kept here only in the twin). ``type`` missing (or

@@ -1,7 +1,7 @@
 """``rolecall``: RoleCall characters — Tavern CCv2/CCv3 cards carrying ``data.extensions.rolecall``.
 
 RoleCall writes an ordinary card (JSON, or a PNG ``chara``/``ccv3`` chunk) plus its own bag
-(formats/others.md §1.1). Its own PNG exporter writes the **bare V2 ``data`` object** (no
+(docs/formats/rolecall.md#character-dataextensionsrolecall-rolecalldialect-on-top-of-the-tavern-map). Its own PNG exporter writes the **bare V2 ``data`` object** (no
 ``{spec, data}`` wrapper) into the ``chara`` chunk; that flat shape is read and written back as it
 came, like any other layout the shared mapper knows.
 

@@ -1,7 +1,7 @@
 """``rolecall-lorebook``: RoleCall's lorebook export, ``RoleCallExportV1``.
 
 ``{schemaVersion: "1.0.0", exportDate, lorebook: {name, description, settings, metadata, entries[],
-categories?, tree?}}`` (formats/others.md §1.2). Entries are nested groups on the wire and flat in
+categories?, tree?}}`` (docs/formats/rolecall.md#lorebook-rolecallexportv1). Entries are nested groups on the wire and flat in
 canonical:
 
 ============================================  ==============================================

@@ -1,4 +1,4 @@
-"""``rolecall-persona``: RoleCall personas, in both shapes RoleCall reads (formats/others.md §1.3).
+"""``rolecall-persona``: RoleCall personas, in both shapes RoleCall reads (docs/formats/rolecall.md#persona).
 
 1. **rcpersona** — ``{spec: "rolecall_persona", spec_version: "1.0", data: {name, description,
    content, sections?, metadata?, lorebook?}}``; as a PNG, base64 JSON in a text chunk with keyword

@@ -2,7 +2,7 @@
 
 The body of the file is an ordinary ST flat preset (prompts, ``prompt_order``, samplers...), mapped
 by the ``sillytavern-preset`` functions (``formats/sillytavern/preset.py``). RoleCall adds
-(formats/others.md §1.5):
+(docs/formats/rolecall.md#preset):
 
 - ``name`` — the display name -> ``body.name`` (the file name only when there is none);
 - ``readme`` -> ``body.description``;

@@ -2,7 +2,7 @@
 
 ``{id?, name?, rules: [{id, name, description, find_pattern, replace_string, placement: string[],
 flags, enabled, min_depth, max_depth, run_on_edit, sort_order, trim_strings[]}, ...]}``
-(formats/others.md §1.4). One file is one canonical regex set.
+(docs/formats/rolecall.md#regex). One file is one canonical regex set.
 
 ==========================  ===============================================================
 rule key                    canonical ``RegexRule``

@@ -2,11 +2,11 @@
 
 The native shape is ``{entries: {"<uid>": {...}}, name?, extensions?, originalData?}``: ``entries``
 is an object keyed by the uid as a string (not an array), each entry carrying up to ~45 fields
-(formats/sillytavern.md §5). The book's name is the file stem. ``originalData`` (the card book a
+(docs/formats/sillytavern.md#sillytavern-world-info-chat-completion-presets-personas). The book's name is the file stem. ``originalData`` (the card book a
 world was imported from) is ``sourceBook``, verbatim; ``addMemo`` has no canonical home and rides in
 the escrow twin.
 
-Enumerations (CANONICAL.md §2.3): ``position`` 0..7 -> ``world``, ``character``,
+Enumerations (docs/canonical-model.md#loreentry): ``position`` 0..7 -> ``world``, ``character``,
 ``author_note_top``, ``author_note_bottom``, ``depth``, ``before_example``, ``after_example``,
 ``outlet`` (unknown numbers kept verbatim as their text); ``role`` 0/1/2 (and ``null``) ->
 ``system``/``user``/``assistant``; ``selectiveLogic`` 0..3 -> ``and_any``/``not_all``/``not_any``/

@@ -1,6 +1,6 @@
 """sillytavern-persona: SillyTavern personas, from a persona backup or from a whole ``settings.json``.
 
-SillyTavern keeps every persona in two maps keyed by the avatar file id (formats/sillytavern.md §8):
+SillyTavern keeps every persona in two maps keyed by the avatar file id (docs/formats/sillytavern.md#persona---personabody):
 ``personas`` (``{avatarId: name}``) and ``persona_descriptions`` (``{avatarId: {description,
 position, depth, role, lorebook, title, connections?}}``), plus ``default_persona``. The backup file
 (``personas_YYYYMMDD.json``) is exactly ``{personas, persona_descriptions, default_persona}``; the

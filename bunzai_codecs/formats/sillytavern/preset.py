@@ -1,8 +1,8 @@
 """sillytavern-preset: SillyTavern chat-completion presets (``OpenAI Settings/<name>.json``) and the
 PromptManager's own export (``{version, type, data: {prompts, prompt_order}}``).
 
-A preset is a flat object of ~80 settings (formats/sillytavern.md §9). Canonical keeps the prompts,
-samplers, generation and API options, utility prompts and format templates (CANONICAL.md §5);
+A preset is a flat object of ~80 settings (docs/formats/sillytavern.md#preset---presetbody). Canonical keeps the prompts,
+samplers, generation and API options, utility prompts and format templates (docs/canonical-model.md#presetbody);
 connection data (``*_model``, ``custom_url``, ``proxy_password``, ``reverse_proxy``...), legacy keys
 and anything unknown ride in the escrow twin.
 

@@ -1,5 +1,5 @@
 """``agnai``: Agnai's native character JSON. Expectations are written from the facts
-(../shared/formats/agnai-marinara.md A1) and the Agnai seed, never from the codec's own output."""
+read from Agnai's source (docs/formats/agnai.md#character), never from the codec's own output."""
 
 from __future__ import annotations
 

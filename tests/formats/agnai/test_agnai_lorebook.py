@@ -1,5 +1,5 @@
 """``agnai-lorebook``: Agnai's memory book. Expectations come from the facts
-(../shared/formats/agnai-marinara.md A2) and the Agnai seed."""
+read from Agnai's source (docs/formats/agnai.md#lorebook-memorybook)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Chub's ``extensions.chub`` on Tavern cards: read by ``sillytavern`` through the Chub dialect, a
-lens from the bag onto ``media.assets`` (formats/others.md §6.1)."""
+lens from the bag onto ``media.assets`` (docs/formats/chub.md#extensionschub-on-cards-chubdialect-a-lens)."""
 
 from __future__ import annotations
 

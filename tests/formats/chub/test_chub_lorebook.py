@@ -1,5 +1,5 @@
 """``chub-lorebook``: a Chub lorebook (``character_book`` JSON with a book-level ``extensions.chub``,
-formats/others.md §6.2)."""
+docs/formats/chub.md#lorebook)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Builds ``samples/lumiverse/quill.lumiverse.zip`` from ``quill.lumiverse.json`` (run from the project
 root: ``python tests/formats/lumiverse/make_lumiverse_samples.py``). Deterministic.
 
-The zip is Lumiverse's charx-like character container (formats/others.md §2.1): ``card.json``,
+The zip is Lumiverse's charx-like character container (docs/formats/lumiverse.md#character): ``card.json``,
 ``lumiverse_modules.json`` (version 1: expressions mapped to archive paths, alternate avatars, one
 module regex script whose ``target`` is a single string, as module rows write it) and the image
 files the modules file names.

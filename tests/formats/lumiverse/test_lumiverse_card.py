@@ -1,5 +1,5 @@
 """``lumiverse``: Tavern cards with Lumiverse's bare extension keys, and the zip with
-``lumiverse_modules.json`` (formats/others.md §2.1)."""
+``lumiverse_modules.json`` (docs/formats/lumiverse.md#character)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``lumiverse-persona`` (the account object, formats/others.md §2.3) and ``lumiverse-preset`` (the
-``lumiverse_preset`` wrapper, §2.4)."""
+"""``lumiverse-persona`` (the account object, docs/formats/lumiverse.md#persona) and ``lumiverse-preset`` (the
+``lumiverse_preset`` wrapper, docs/formats/lumiverse.md#preset)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``lumiverse-regex``: the ``lumiverse_regex_scripts`` export file (formats/others.md §2.2)."""
+"""``lumiverse-regex``: the ``lumiverse_regex_scripts`` export file (docs/formats/lumiverse.md#regex-export-file-and-module-rows)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A model of how RisuAI reads a .charx (formats/risu.md §3.2 / §3.3), for tests: written from the
+"""A model of how RisuAI reads a .charx (docs/formats/risu.md#character-risu), for tests: written from the
 facts, independent of bunzai's codec, so a .charx bunzai writes can be checked against Risu's rules.
 
 Risu's reader (CharXReader / CharXImporter) streams the archive with fflate's ``Unzip``: it walks
@@ -123,7 +123,7 @@ def _read_module(b: bytes) -> tuple[dict[str, Any], list[bytes]]:
 
 
 def fflate_zip(entries: list[tuple[str, bytes]], *, level: int = 0) -> bytes:
-    """A zip laid out the way Risu's fflate ``Zip`` streams it (formats/risu.md §3.2): deflate for
+    """A zip laid out the way Risu's fflate ``Zip`` streams it (docs/formats/risu.md#character-risu): deflate for
     every entry (level 0 = stored blocks inside deflate), flag bit 3 with zero CRC and sizes in the
     local header, a ``PK\\x07\\x08`` data descriptor after each entry, then a complete central
     directory. Offsets count from the zip's own start (a JPEG may be put in front of it)."""

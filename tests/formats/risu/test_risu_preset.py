@@ -23,7 +23,7 @@ JSON = SAMPLES / "harbor_night_shift_preset.json"
 
 
 def _decrypt_file(data: bytes, *, rpacked: bool = True) -> tuple[dict[str, Any], Any]:
-    """The chain undone independently of the codec (facts: formats/risu.md §6.1)."""
+    """The chain undone independently of the codec (facts: docs/formats/risu.md#preset-risu-preset)."""
     outer = jsformat.unpack(gzip.decompress(rpack.decode(data) if rpacked else data))
     key = hashlib.sha256(b"risupreset").digest()
     return outer, jsformat.unpack(AESGCM(key).decrypt(bytes(12), outer["preset"], None))

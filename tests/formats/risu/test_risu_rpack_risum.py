@@ -21,7 +21,7 @@ def test_tables_are_inverse_permutations_without_fixed_points() -> None:
 
 
 def test_tables_digest_is_risus_rpack_map_bin() -> None:
-    # formats/risu.md §1: SHA-256 of the 512-byte rpack_map.bin (ENCODE then DECODE)
+    # docs/formats/risu.md#source-of-truth: SHA-256 of the 512-byte rpack_map.bin (ENCODE then DECODE)
     assert hashlib.sha256(rpack.ENCODE + rpack.DECODE).hexdigest() == (
         "428e939c41617140ef2fad0420d9163cc80ce7c9b2f5e620223a25acc8afd498"
     )

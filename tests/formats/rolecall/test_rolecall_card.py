@@ -1,4 +1,4 @@
-"""``rolecall``: Tavern cards with ``data.extensions.rolecall`` (formats/others.md §1.1)."""
+"""``rolecall``: Tavern cards with ``data.extensions.rolecall`` (docs/formats/rolecall.md#character-dataextensionsrolecall-rolecalldialect-on-top-of-the-tavern-map)."""
 
 from __future__ import annotations
 

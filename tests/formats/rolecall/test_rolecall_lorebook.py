@@ -1,4 +1,4 @@
-"""``rolecall-lorebook``: RoleCallExportV1 (formats/others.md §1.2)."""
+"""``rolecall-lorebook``: RoleCallExportV1 (docs/formats/rolecall.md#lorebook-rolecallexportv1)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``rolecall-persona``: the rcpersona spec (JSON, PNG ``rcpersona``) and RoleCall's persona card
-(formats/others.md §1.3)."""
+(docs/formats/rolecall.md#persona)."""
 
 from __future__ import annotations
 

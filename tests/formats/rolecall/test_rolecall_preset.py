@@ -1,5 +1,5 @@
 """``rolecall-preset``: a SillyTavern chat-completion preset plus RoleCall's keys
-(formats/others.md §1.5)."""
+(docs/formats/rolecall.md#preset)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``rolecall-regex``: one RoleCall script file with its rules (formats/others.md §1.4)."""
+"""``rolecall-regex``: one RoleCall script file with its rules (docs/formats/rolecall.md#regex)."""
 
 from __future__ import annotations
 

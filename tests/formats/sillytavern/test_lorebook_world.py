@@ -1,4 +1,4 @@
-"""sillytavern-lorebook: SillyTavern world info files (formats/sillytavern.md §5, CANONICAL.md §2)."""
+"""sillytavern-lorebook: SillyTavern world info files (docs/formats/sillytavern.md#sillytavern-world-info-chat-completion-presets-personas, docs/canonical-model.md#lorebook)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""sillytavern-persona: persona backups and settings.json as persona bundles (formats/sillytavern.md §8,
-CANONICAL.md §4)."""
+"""sillytavern-persona: persona backups and settings.json as persona bundles (docs/formats/sillytavern.md#persona---personabody,
+docs/canonical-model.md#persona)."""
 
 from __future__ import annotations
 

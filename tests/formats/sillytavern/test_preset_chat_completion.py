@@ -1,5 +1,5 @@
-"""sillytavern-preset: chat-completion presets and PromptManager exports (formats/sillytavern.md §9,
-CANONICAL.md §5)."""
+"""sillytavern-preset: chat-completion presets and PromptManager exports (docs/formats/sillytavern.md#preset---presetbody,
+docs/canonical-model.md#preset)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The `sillytavern` card codec: detection, JSON and PNG containers, bundles, bad input, and each card
-quirk of formats/sillytavern.md §0 pinned by name (test_quirk_NN_...)."""
+quirk (docs/formats/sillytavern.md#quirks) pinned by name (test_quirk_NN_...)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """CCv2/V3 `character_book` <-> canonical lorebook (_shared/character_book.py), every entry field.
 
-Expected values come from formats/sillytavern.md §0.5-0.10, §2, §3, §6 and CANONICAL.md §2.
+Expected values come from SillyTavern's sources and the V2/V3 card specs (docs/formats/sillytavern.md#lorebook-an-embedded-character_book-_sharedcharacter_bookpy)
+and the model (docs/canonical-model.md#lorebook).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """ST regex scripts: the shared mapper (_shared/st_regex.py) and the `sillytavern-regex` codec.
 
-Facts: formats/sillytavern.md §0.7-0.8 and §7; CANONICAL.md §3.
+Facts: SillyTavern's regex extension (docs/formats/sillytavern.md#regex-_sharedst_regexpy); the model: docs/canonical-model.md#regexrule.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The shared Tavern mapper (_shared/tavern.py): CCv1/V2/V3 data fields <-> the canonical character.
 
-Expectations are written from formats/sillytavern.md and CANONICAL.md §1, not from the mapper's output.
+Expectations are written from the card specs (docs/formats/sillytavern.md#character-the-cards-data-_sharedtavernpy) and
+docs/canonical-model.md#characterbody, not from the mapper's output.
 """
 
 from __future__ import annotations
@@ -194,7 +195,7 @@ def test_source_that_is_not_strings_stays_in_the_twin_with_a_warning() -> None:
 
 
 def test_fav_is_claimed_but_not_mapped() -> None:
-    """`fav` is ST UI state: escrow only (CANONICAL §1 esc), never in body.extensions."""
+    """`fav` is ST UI state: escrow only, never in body.extensions."""
     body = _body({"extensions": {"fav": True, "zzz": 1}})
     assert body.extensions == {"zzz": 1}
     assert "fav" not in body_to_data(body)["extensions"]
