@@ -330,6 +330,17 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
 
 
+#: the rule paths every regex format of the Tavern lineage holds (SillyTavern's, RoleCall's,
+#: Lumiverse's, Marinara's): a rule's id, label, pattern and flags, replacement and trim strings
+RULE_PATHS: tuple[str, ...] = (
+    "rules[].id",
+    "rules[].label",
+    "rules[].find",
+    "rules[].flags",
+    "rules[].replace",
+    "rules[].trimStrings",
+)
+
 #: canonical regex paths an ST script array can hold (for every value: a path ST holds only some
 #: values of is left out and its note says which)
 ST_REGEX_COVERAGE = Coverage.of(
@@ -373,6 +384,7 @@ __all__ = [
     "EMBEDDED_SCRIPTS_COVERAGE",
     "PHASE_PLACEMENTS",
     "PLACEMENT_PHASES",
+    "RULE_PATHS",
     "SCRIPTS_TAG",
     "SCRIPT_KEY",
     "SCRIPT_KEYS",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, join_path
@@ -144,6 +145,28 @@ def file_stem(name: str, suffixes: tuple[str, ...] = ()) -> str:
     return base[:dot] if dot > 0 else base
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_to_seconds(value: Any, *, ms: bool = False) -> int | float | None:
+    """An ISO-8601 date (JavaScript's ``toISOString()`` and kin) as unix seconds: an int when whole,
+    else exact to the microsecond (``ms``: truncated to the millisecond, for apps that keep no
+    more); ``None`` when it is not a non-empty string that reads as a date (a naive one is UTC)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        t = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    d = t - _EPOCH
+    us = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+    if ms:
+        us -= us % 1000
+    return us // 1_000_000 if us % 1_000_000 == 0 else us / 1_000_000
+
+
 def opt_num(v: Any, path: str) -> int | float | None:
     """A number (a numeric string is read as one); ``null``/absent is ``None``; else ``Malformed``."""
     if v is None:
@@ -260,6 +283,7 @@ __all__ = [
     "file_stem",
     "get_obj",
     "id_text",
+    "iso_to_seconds",
     "join_path",
     "js_number_text",
     "loose_num",

@@ -29,13 +29,13 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
+from bunzai_codecs.formats._shared.wire import iso_to_seconds
 from bunzai_codecs.formats.agnai import memory
 from bunzai_codecs.formats.agnai.lorebook import CCV3_SHAPE, JSON_OPTIONS
 from bunzai_codecs.formats.agnai.mapping import (
     IMAGE_AFFIXES,
     Path,
     bad,
-    iso_to_seconds,
     opt_num,
     opt_obj,
     opt_str,

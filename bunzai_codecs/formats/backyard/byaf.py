@@ -44,6 +44,7 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats.backyard.common import (
+    CHARACTER_PATHS,
     book_to_lore_items,
     card_date,
     from_backyard,
@@ -346,17 +347,9 @@ class ByafCodec(Codec):
     extension = ".byaf"
     containers = (Container("byaf", (".byaf",), "zip", images=True),)
     coverage = Coverage.of(
-        "identity.name",
-        "identity.nickname",
-        "identity.description",
-        "persona.scenario",
-        "prompts.systemPrompt",
-        "greetings.firstMessage",
+        *CHARACTER_PATHS,
         "greetings.alternateGreetings",
-        "examples.exampleMessages",
         "attribution.creator",
-        "attribution.createdAt",
-        "attribution.updatedAt",
         *media_mod.PORTRAIT_BYTES,
         *media_mod.ASSET_BYTES,
         notes=[

@@ -37,6 +37,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats.backyard import exif
 from bunzai_codecs.formats.backyard.common import (
+    CHARACTER_PATHS,
     book_to_lore_items,
     card_date,
     dialogue_from_backyard,
@@ -206,15 +207,7 @@ class BackyardCodec(Codec):
     extension = ".png"
     containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
-        "identity.name",
-        "identity.nickname",
-        "identity.description",
-        "persona.scenario",
-        "prompts.systemPrompt",
-        "greetings.firstMessage",
-        "examples.exampleMessages",
-        "attribution.createdAt",
-        "attribution.updatedAt",
+        *CHARACTER_PATHS,
         *media.PORTRAIT_BYTES,
         notes=[
             "`aiName` is `identity.nickname` when it differs from `aiDisplayName`",

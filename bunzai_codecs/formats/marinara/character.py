@@ -48,7 +48,7 @@ from bunzai_codecs.formats._shared.tavern import (
     card_to_body,
     default_portrait,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
 from bunzai_codecs.formats.tavern.links import fresh_links, relink
 
@@ -92,21 +92,6 @@ def score(t: Any) -> float:
 # -- dates -------------------------------------------------------------------------------------
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-def iso_to_seconds(v: Any) -> int | float | None:
-    """An ISO 8601 timestamp as unix seconds (exact to the microsecond), ``None`` if unreadable."""
-    if not isinstance(v, str) or not v:
-        return None
-    try:
-        t = dt.datetime.fromisoformat(v)
-    except ValueError:
-        return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)
-    d = t - _EPOCH
-    us = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
-    return us // 1_000_000 if us % 1_000_000 == 0 else us / 1_000_000
 
 
 def seconds_to_iso(v: int | float) -> str:

@@ -26,6 +26,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
+from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
 from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.marinara._rows import (
     MARINARA_SUFFIXES,
@@ -273,12 +274,7 @@ class MarinaraRegexCodec(Codec):
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "rules[].id",
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].replace",
-        "rules[].trimStrings",
+        *RULE_PATHS,
         "rules[].targets",
         "rules[].minDepth",
         "rules[].maxDepth",

@@ -45,7 +45,6 @@ from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, keyed_i
 from bunzai_codecs.formats.sillytavern.preset import (
     SillyTavernPresetCodec,
     _is_preset,
-    _preset_scripts,
     body_to_preset,
     preset_to_body,
 )
@@ -219,7 +218,7 @@ class RoleCallPreset(Codec):
         e = self.entity(s, body, raw=tree, name=name)
         e.warnings.extend(r.warnings)
         out = [e]
-        linked = _regex_link.link_scripts(self, s, e, _preset_scripts(tree, r), name)
+        linked = _regex_link.link_scripts(self, s, e, _regex_link.preset_scripts(tree, r), name)
         if linked is not None:
             out.append(linked)
         return Decoded(out)
@@ -233,7 +232,7 @@ class RoleCallPreset(Codec):
             old, layout = rc_to_body(raw, twin.name or "", r)
             base = body_to_rc(PresetBody.model_validate(old), layout)
             fresh = body_to_rc(body, layout)
-            _regex_link.overlay_scripts(self, entity, ctx, _preset_scripts(raw, r), base, fresh)
+            _regex_link.overlay_scripts(self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh)
             return dumps(merge3(raw, base, fresh, list_key=rc_keyed))
         out = body_to_rc(body, None)
         _regex_link.fresh_scripts(self, entity, ctx, out)

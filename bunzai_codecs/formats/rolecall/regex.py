@@ -42,6 +42,7 @@ from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.lore import unique_ids
+from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -195,12 +196,7 @@ class RoleCallRegex(Codec):
     extension = ".json"
     coverage = Coverage.of(
         "name",
-        "rules[].id",
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].replace",
-        "rules[].trimStrings",
+        *RULE_PATHS,
         "rules[].phases",
         "rules[].minDepth",
         "rules[].maxDepth",

@@ -307,7 +307,7 @@ class FlatPreset(Codec):
         e.warnings.extend(r.warnings)
         out = [e]
         if self.carries_regex:
-            linked = _regex_link.link_scripts(self, s, e, regex_scripts(top, r), name)
+            linked = _regex_link.link_scripts(self, s, e, _regex_link.preset_scripts(top, r), name)
             if linked is not None:
                 out.append(linked)
         return Decoded(out)
@@ -328,22 +328,14 @@ class FlatPreset(Codec):
             base = self.tree(PresetBody.model_validate(old), layout)
             fresh = self.tree(body, layout)
             if regex:
-                _regex_link.overlay_scripts(self, entity, ctx, regex_scripts(raw, r), base, fresh)
+                _regex_link.overlay_scripts(
+                    self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh
+                )
             return merge3(raw, base, fresh, list_key=keyed_items)
         out = self.tree(body, None)
         if regex:
             _regex_link.fresh_scripts(self, entity, ctx, out)
         return out
-
-
-def regex_scripts(tree: Any, r: Reader) -> list[Any] | None:
-    """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
-    if not isinstance(tree, dict):
-        return None
-    ext = tree.get("extensions")
-    if not isinstance(ext, dict) or ext.get("regex_scripts") is None:
-        return None
-    return r.arr(ext["regex_scripts"], ("extensions", "regex_scripts"))
 
 
 def only_keys(t: dict[str, Any], allowed: frozenset[str]) -> bool:
@@ -364,7 +356,6 @@ __all__ = [
     "read_keys",
     "read_order",
     "read_value",
-    "regex_scripts",
     "write_keys",
     "write_order",
     "write_value",

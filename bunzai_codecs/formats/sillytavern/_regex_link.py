@@ -20,6 +20,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats._shared.links import DROP, KEEP
 from bunzai_codecs.formats._shared.st_regex import scripts_to_body
 from bunzai_codecs.formats._shared.wire import MapContext, join_path
+from bunzai_codecs.formats.sillytavern._wire import Reader
 from bunzai_codecs.formats.tavern.links import linked_scripts
 
 #: the escrow part name of a linked script list (its entity id is derived from it)
@@ -56,6 +57,16 @@ def embedded_scripts(
 
 #: where a preset keeps its scripts
 PRESET_SCRIPTS = ("extensions", "regex_scripts")
+
+
+def preset_scripts(tree: Any, r: Reader) -> list[Any] | None:
+    """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
+    if not isinstance(tree, dict):
+        return None
+    ext = tree.get("extensions")
+    if not isinstance(ext, dict) or ext.get("regex_scripts") is None:
+        return None
+    return r.arr(ext["regex_scripts"], PRESET_SCRIPTS)
 
 
 def link_scripts(

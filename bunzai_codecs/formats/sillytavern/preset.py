@@ -460,7 +460,7 @@ class SillyTavernPresetCodec(Codec):
         e.warnings.extend(r.warnings)
         out = [e]
         if shape == PRESET:
-            linked = _regex_link.link_scripts(self, s, e, _preset_scripts(tree, r), name)
+            linked = _regex_link.link_scripts(self, s, e, _regex_link.preset_scripts(tree, r), name)
             if linked is not None:
                 out.append(linked)
         return Decoded(out)
@@ -481,21 +481,11 @@ class SillyTavernPresetCodec(Codec):
             old, layout = preset_to_body(raw, twin.name or "", r)
             base = body_to_preset(PresetBody.model_validate(old), layout)
             fresh = body_to_preset(body, layout)
-            _regex_link.overlay_scripts(self, entity, ctx, _preset_scripts(raw, r), base, fresh)
+            _regex_link.overlay_scripts(self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh)
             return dumps(merge3(raw, base, fresh, list_key=keyed_items))
         fresh = body_to_preset(body, None)
         _regex_link.fresh_scripts(self, entity, ctx, fresh)
         return dumps(fresh)
-
-
-def _preset_scripts(tree: Any, r: Reader) -> list[Any] | None:
-    """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
-    if not isinstance(tree, dict):
-        return None
-    ext = tree.get("extensions")
-    if not isinstance(ext, dict) or ext.get("regex_scripts") is None:
-        return None
-    return r.arr(ext["regex_scripts"], ("extensions", "regex_scripts"))
 
 
 __all__ = ["SillyTavernPresetCodec", "body_to_preset", "preset_to_body"]
