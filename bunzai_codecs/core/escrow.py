@@ -70,6 +70,15 @@ class Twin:
                 raise TypeError(f"{cls.__name__} has no facet {k!r}")
         return cls(raw=raw, keys=tuple(keys), **facets)
 
+    def put(self, name: str, value: Any) -> None:
+        """Set facet ``name`` after the twin was made (written after the facets given to ``of``)."""
+        wire = _spec(type(self)).wire.get(name)
+        if wire is None:
+            raise TypeError(f"{type(self).__name__} has no facet {name!r}")
+        setattr(self, name, value)
+        if wire not in self.keys:
+            self.keys = (*self.keys, wire)
+
     def blob(self, name: str) -> bytes | None:
         """The blob called ``name``, if the twin has it."""
         got = self.blobs.get(name) if self.blobs else None
