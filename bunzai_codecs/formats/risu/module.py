@@ -103,13 +103,7 @@ class RisuModuleCodec(Codec):
     coverage = Coverage.of(
         "name",
         "description",
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].useFlags",
-        "rules[].replace",
-        "rules[].enabled",
-        "rules[].extras",
+        *scripts.RULE_PATHS,
         notes=[
             "a module's regex rows are Risu regex scripts: one phase per rule (Risu type), no trim "
             "strings, targets, depth window or macro substitution; a rule's id and sortOrder are its "

@@ -66,13 +66,7 @@ class RisuRegexCodec(Codec):
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].useFlags",
-        "rules[].replace",
-        "rules[].enabled",
-        "rules[].extras",
+        *scripts.RULE_PATHS,
         notes=[
             "one phase per rule (Risu type: input, output, request, display, or an unknown type kept "
             "verbatim); a rule with several phases keeps the first, and a disabled rule has none",
