@@ -73,14 +73,19 @@ from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, p
 from bunzai_codecs.formats._shared.tavern import SPEC_V2
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
-from bunzai_codecs.formats.tavern.png import card_extensions, sniff_payload_tree
+from bunzai_codecs.formats.tavern.png import (
+    CARD_KEYWORDS,
+    card_extensions,
+    png_card_trees,
+    sniff_payload_tree,
+)
 
 SPEC = "rolecall_persona"
 RCPERSONA = "rcpersona"
 RCPERSONA_SHAPE = "rcpersona"
 CARD_SHAPE = "card"
 #: PNG keywords, in the order RoleCall's persona importer prefers them
-PNG_KEYWORDS = (RCPERSONA, "ccv3", "chara")
+PNG_KEYWORDS = (RCPERSONA, *CARD_KEYWORDS)
 #: the compile order of sections, with their labels
 SECTION_LABELS = (
     ("appearance", "Appearance"),
@@ -324,17 +329,7 @@ class RoleCallPersona(Codec):
         if s.is_png:
             if s.png_text(RCPERSONA) is not None:
                 return 1.0
-            for kw in ("ccv3", "chara"):
-                t = s.png_text(kw)
-                if t is None:
-                    continue
-                try:
-                    tree = sniff_payload_tree(s, t)
-                except BunzaiError:
-                    continue
-                if shape_of(peel(tree)[0]) is not None:
-                    return 1.0
-            return 0.0
+            return 1.0 if any(shape_of(peel(t)[0]) is not None for t in png_card_trees(s)) else 0.0
         return 1.0 if shape_of(peel(s.json_object)[0]) is not None else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
