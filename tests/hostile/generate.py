@@ -9,6 +9,7 @@ with wrong-typed fields. New codecs and samples are covered without touching thi
 from __future__ import annotations
 
 import base64
+import functools
 import random
 import struct
 import zipfile
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from tests.formats.helpers import png_chunk
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -37,12 +40,6 @@ class Case:
 
 
 # -- building blocks --------------------------------------------------------------------------
-
-
-def png_chunk(ctype: bytes, data: bytes) -> bytes:
-    return (
-        struct.pack(">I", len(data)) + ctype + data + struct.pack(">I", zlib.crc32(ctype + data) & 0xFFFFFFFF)
-    )
 
 
 def tiny_png(*extra: bytes) -> bytes:
@@ -1481,18 +1478,27 @@ def payload_cases(per_payload: int = 25, seed: int = 7) -> Iterator[Case]:
 
 
 def cases() -> Iterator[Case]:
-    yield from zip_cases()
-    yield from png_cases()
-    yield from png_payload_cases()
-    yield from json_cases()
-    yield from risum_cases()
-    yield from risup_cases()
-    yield from charx_cases()
-    yield from byaf_cases()
-    yield from voxta_cases()
-    yield from exif_cases()
-    yield from naidata_cases()
-    yield from preset_cases()
-    yield from random_cases()
-    yield from shape_cases()
-    yield from payload_cases()
+    """Every case, built once per process (the bombs take seconds of compression): the hostile
+    tests' collection and the pipeline's hostile-set test share them."""
+    yield from _all_cases()
+
+
+@functools.cache
+def _all_cases() -> tuple[Case, ...]:
+    return (
+        *zip_cases(),
+        *png_cases(),
+        *png_payload_cases(),
+        *json_cases(),
+        *risum_cases(),
+        *risup_cases(),
+        *charx_cases(),
+        *byaf_cases(),
+        *voxta_cases(),
+        *exif_cases(),
+        *naidata_cases(),
+        *preset_cases(),
+        *random_cases(),
+        *shape_cases(),
+        *payload_cases(),
+    )

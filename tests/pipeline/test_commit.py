@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import pipeline.graph
 from jobs.normalize import run as run_job
 from pipeline.commit import STAGING
 
-from .conftest import PINNED, ROOT, normalize, same_outputs, write_inputs
+from .conftest import PINNED, ROOT, SharedRuns, copy_output, normalize, same_outputs
 from .faulty_fs import disk_full, faults
 
 pytestmark = pytest.mark.slow  # runs the pipeline
@@ -45,13 +46,14 @@ def digests(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def previous(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    """Inputs, and an output folder holding a complete run over them (with its digests)."""
+def previous(shared: SharedRuns, tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """Inputs, and an output folder holding a complete run (with its digests): copies of the
+    session's shared inputs and of its run over them, for the test to change."""
     src = tmp_path / "in"
-    write_inputs(src)
-    out = tmp_path / "out"
-    first = normalize("--input", str(src), "--output", str(out), *ARGS)
+    shutil.copytree(shared.inputs, src)
+    first = shared.run(*ARGS)
     assert first.manifest["balance"]["ok"] and first.manifest["counts"]["exports"]["total"] > 0
+    out = copy_output(first, tmp_path / "out")
     before = digests(out)
     assert "manifest.json" in before and not any(k.startswith(STAGING) for k in before)
     return src, out, before

@@ -75,21 +75,32 @@ STAGES = [
     "Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
 ]
 SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarriedExports"]
-#: stage -> the DoFn class each must run on the workers
-DOFNS = {
-    "List": "_ListFiles",
-    "ReadBytes": "_ReadBytes",
-    "Detect": "_Detect",
-    "Decode": "_Decode",
-    "Validate": "_Validate",
-    "RoundTrip": "_RoundTrip",
-    "Export": "_Export",
-    "WriteCanonical": "_MergeShard",
-    "WriteInventory": "_StageRuns",
-    "CommitExports": "_Commit",
-    "Commit": "_WriteManifest",
-    "CarryForward": "_ReadLines",
-}
+#: the stages whose work runs in bunzai's own DoFns on the workers (which classes is the graph's
+#: business: the tests check that each stage ships one of ours, and that all of them pickle)
+WORKER_STAGES = [
+    "List",
+    "ReadBytes",
+    "Detect",
+    "Decode",
+    "Validate",
+    "RoundTrip",
+    "Export",
+    "WriteCanonical",
+    "WriteInventory",
+    "CommitExports",
+    "Commit",
+    "CarryForward",
+]
+
+
+def ours(cls: type) -> bool:
+    """A class of bunzai's packages (not Beam's wrappers of a function)."""
+    return cls.__module__.split(".")[0] in ("pipeline", "jobs", "bunzai_codecs")
+
+
+def check_worker_stages(dofns: dict[str, set[type]]) -> None:
+    for stage in WORKER_STAGES:
+        assert any(ours(c) for c in dofns.get(stage, ())), (stage, dofns.get(stage))
 
 
 @pytest.fixture
@@ -115,9 +126,9 @@ def _translate(argv: list[str]) -> tuple[beam.Pipeline, Any]:
     return p, result
 
 
-def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[str]]:
-    """Top-level stage -> class names of the DoFns its ParDos run (their pickled payloads, loaded)."""
-    out: dict[str, set[str]] = {}
+def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[type]]:
+    """Top-level stage -> classes of the DoFns its ParDos run (their pickled payloads, loaded)."""
+    out: dict[str, set[type]] = {}
     for t in proto.components.transforms.values():
         if t.spec.urn != common_urns.primitives.PAR_DO.urn:
             continue
@@ -125,7 +136,7 @@ def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[str]]:
         if payload.do_fn.urn != "beam:dofn:pickled_python_info:v1":
             continue
         fn = pickler.loads(payload.do_fn.payload)[0]
-        out.setdefault(t.unique_name.split("/")[0], set()).add(type(fn).__name__)
+        out.setdefault(t.unique_name.split("/")[0], set()).add(type(fn))
     return out
 
 
@@ -139,6 +150,7 @@ def _display_data(proto: beam_runner_api_pb2.Pipeline) -> dict[str, dict[str, st
     return out
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> None:
     p, result = _translate(full_argv())
@@ -152,9 +164,7 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
     for stage in [*STAGES, *SINCE_STAGES]:
         assert stage in top, f"{stage} missing from the translated job: {top}"
 
-    dofns = _dofn_classes(proto)
-    for stage, cls in DOFNS.items():
-        assert cls in dofns.get(stage, set()), (stage, dofns.get(stage))
+    check_worker_stages(_dofn_classes(proto))
 
     # one environment: the bunzai image, with nothing of the package staged (it is in the image)
     envs = list(proto.components.environments.values())
@@ -169,6 +179,7 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
     assert p.options.view_as(SetupOptions).sdk_location == "container"
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> None:
     """What the job page shows (sdkPipelineOptions, display data): the public options, never the
@@ -205,6 +216,7 @@ def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> 
     assert as_dict["worker_pools"][0]["sdk_harness_container_images"][0]["container_image"] == IMAGE
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_cli_dry_run_without_any_network(tmp_path: Path) -> None:
     """``bunzai normalize`` with the Dataflow flags, in a network namespace with no interface up,
@@ -243,15 +255,28 @@ def pickle_library(request: pytest.FixtureRequest) -> Iterator[str]:
         pickler.set_library(pickler.DEFAULT_PICKLE_LIB)
 
 
-def _local_full_graph() -> beam.Pipeline:
-    return build_graph(["--runner=FnApiRunner", *full_argv()])
+@pytest.fixture(scope="module")
+def local_graphs() -> dict[str, beam.Pipeline]:
+    """pickler library -> the full graph on the local runner, built (under that library: a ParDo
+    copies its DoFn through the pickler) by the first test that needs it; the tests only read it."""
+    return {}
 
 
-def test_every_transform_and_dofn_pickles(pickle_library: str) -> None:
-    p = _local_full_graph()
+def _local_full_graph(graphs: dict[str, beam.Pipeline], library: str) -> beam.Pipeline:
+    if library not in graphs:
+        graphs[library] = build_graph(["--runner=FnApiRunner", *full_argv()])
+    return graphs[library]
+
+
+@pytest.mark.slow  # builds the whole graph
+@pytest.mark.xdist_group("full-graph-pickling")  # shares local_graphs
+def test_every_transform_and_dofn_pickles(
+    pickle_library: str, local_graphs: dict[str, beam.Pipeline]
+) -> None:
+    p = _local_full_graph(local_graphs, pickle_library)
     nodes = applied_transforms(p)
     assert len(nodes) > 150  # the whole graph, composites and leaves
-    checked: set[str] = set()
+    pickled: dict[str, set[type]] = {}  # top-level stage -> classes pickled and loaded back
     for node in nodes:
         parts = [("transform", node.transform)]
         for attr in ("fn", "dofn"):  # ParDo/Combine's function, our composites' DoFn
@@ -263,18 +288,22 @@ def test_every_transform_and_dofn_pickles(pickle_library: str) -> None:
             except Exception as exc:
                 pytest.fail(f"{pickle_library}: {node.full_label} ({what} {type(obj).__name__}): {exc!r}")
             assert type(back) is type(obj), (node.full_label, what)
-            checked.add(type(obj).__name__)
-    assert set(DOFNS.values()) <= checked, set(DOFNS.values()) - checked
+            pickled.setdefault(node.full_label.split("/")[0], set()).add(type(obj))
+    check_worker_stages(pickled)
 
 
-def test_graph_survives_runner_api_round_trip(pickle_library: str) -> None:
+@pytest.mark.slow  # builds the whole graph
+@pytest.mark.xdist_group("full-graph-pickling")  # shares local_graphs
+def test_graph_survives_runner_api_round_trip(
+    pickle_library: str, local_graphs: dict[str, beam.Pipeline]
+) -> None:
     """As Beam ships it: every payload pickled into the portable graph, then loaded back."""
-    p = _local_full_graph()
+    p = _local_full_graph(local_graphs, pickle_library)
     proto = p.to_runner_api()
     back = beam.Pipeline.from_runner_api(proto, p.runner, p.options)
     labels = {n.full_label for n in applied_transforms(back)}
     assert {"List", "ReadBytes", "Export", "CarryForward", "Commit/Manifest"} <= labels
-    assert set().union(*_dofn_classes(proto).values()) >= set(DOFNS.values())
+    check_worker_stages(_dofn_classes(proto))
 
 
 def test_storage_pickles_with_the_reference_not_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:
