@@ -48,47 +48,55 @@ needs_dataflow = pytest.mark.skipif(
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the graph's named stages (pipeline/graph.py), as the job must hold them; with --since, also these
+#: the graph's steps (pipeline/graph.py) and their named stages, as the job must hold them; with
+#: --since, also these
 STAGES = [
-    "Inputs",
-    "List",
-    "PairWithPrevious",
-    "Pack",
-    "Spread",
-    "ReadBytes",
-    "Detect",
-    "Decode",
-    "Validate",
-    "CanonicalRecords",
-    "RoundTrip",
-    "Export",
-    "InventoryRecords0",
-    "FreshRejects",
-    "WriteCanonical",
-    "WriteFidelity",
-    "WriteRejects",
-    "WriteInventory",
-    "CommitExports",
-    "Balance",
-    "PartialSum0",
-    "Sum",
-    "Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
+    "ListInputs",
+    "ListInputs/Inputs",
+    "ListInputs/Files",
+    "ListInputs/PairWithPrevious",
+    "ListInputs/Pack",
+    "ListInputs/Spread",
+    "Normalize",
+    "Normalize/ReadBytes",
+    "Normalize/Detect",
+    "Normalize/Decode",
+    "Normalize/Validate",
+    "Normalize/CanonicalRecords",
+    "Normalize/RoundTrip",
+    "Normalize/Export",
+    "WriteOutputs",
+    "WriteOutputs/WriteCanonical",
+    "WriteOutputs/WriteFidelity",
+    "WriteOutputs/WriteRejects",
+    "WriteOutputs/WriteInventory",
+    "WriteOutputs/CommitExports",
+    "Finish",
+    "Finish/Balance",
+    "Finish/Count",
+    "Finish/Count/Sum",
+    "Finish/Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
 ]
-SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarriedExports"]
+SINCE_STAGES = [
+    "ListInputs/ReadPrevInventory",
+    "CarryForward",
+    "CarryForward/NotCarried",
+    "CarryForward/CarriedExports",
+]
 #: the stages whose work runs in bunzai's own DoFns on the workers (which classes is the graph's
 #: business: the tests check that each stage ships one of ours, and that all of them pickle)
 WORKER_STAGES = [
-    "List",
-    "ReadBytes",
-    "Detect",
-    "Decode",
-    "Validate",
-    "RoundTrip",
-    "Export",
-    "WriteCanonical",
-    "WriteInventory",
-    "CommitExports",
-    "Commit",
+    "ListInputs/Files",
+    "Normalize/ReadBytes",
+    "Normalize/Detect",
+    "Normalize/Decode",
+    "Normalize/Validate",
+    "Normalize/RoundTrip",
+    "Normalize/Export",
+    "WriteOutputs/WriteCanonical",
+    "WriteOutputs/WriteInventory",
+    "WriteOutputs/CommitExports",
+    "Finish/Commit",
     "CarryForward",
 ]
 
@@ -127,7 +135,8 @@ def _translate(argv: list[str]) -> tuple[beam.Pipeline, Any]:
 
 
 def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[type]]:
-    """Top-level stage -> classes of the DoFns its ParDos run (their pickled payloads, loaded)."""
+    """Stage (every prefix of a ParDo's name) -> classes of the DoFns its ParDos run (their pickled
+    payloads, loaded)."""
     out: dict[str, set[type]] = {}
     for t in proto.components.transforms.values():
         if t.spec.urn != common_urns.primitives.PAR_DO.urn:
@@ -136,7 +145,9 @@ def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[type]]:
         if payload.do_fn.urn != "beam:dofn:pickled_python_info:v1":
             continue
         fn = pickler.loads(payload.do_fn.payload)[0]
-        out.setdefault(t.unique_name.split("/")[0], set()).add(type(fn))
+        parts = t.unique_name.split("/")
+        for i in range(1, len(parts) + 1):
+            out.setdefault("/".join(parts[:i]), set()).add(type(fn))
     return out
 
 
@@ -159,10 +170,9 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
     assert type(runner).__name__ == "DataflowRunner"
     assert result.job.proto.type_.name == "JOB_TYPE_BATCH"
 
-    root = proto.components.transforms[proto.root_transform_ids[0]]
-    top = [proto.components.transforms[t].unique_name for t in root.subtransforms]
+    names = {t.unique_name for t in proto.components.transforms.values()}
     for stage in [*STAGES, *SINCE_STAGES]:
-        assert stage in top, f"{stage} missing from the translated job: {top}"
+        assert stage in names, f"{stage} missing from the translated job: {sorted(names)}"
 
     check_worker_stages(_dofn_classes(proto))
 
@@ -206,9 +216,9 @@ def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> 
     assert not any("storage" in k for k in options)
     # the job page shows where the run reads and writes as the display data of its steps
     shown = _display_data(job.proto_pipeline)
-    listing = next(v for k, v in shown.items() if k.startswith("List/") and "inputs" in v)
+    listing = next(v for k, v in shown.items() if k.startswith("ListInputs/Files/") and "inputs" in v)
     assert listing["inputs"] == "gs://card-archive/uploads/** zip://**::s3://card-archive/dumps/2024-06.zip"
-    commit = next(v for k, v in shown.items() if k.startswith("Commit/Manifest") and "output" in v)
+    commit = next(v for k, v in shown.items() if k.startswith("Finish/Commit/Manifest") and "output" in v)
     assert commit["output"] == "gs://bunzai-results/2024-06-02"
     assert commit["export"] == ",".join(export_formats("all"))
     dumped = orjson.dumps(as_dict, default=str).decode()
@@ -302,7 +312,13 @@ def test_graph_survives_runner_api_round_trip(
     proto = p.to_runner_api()
     back = beam.Pipeline.from_runner_api(proto, p.runner, p.options)
     labels = {n.full_label for n in applied_transforms(back)}
-    assert {"List", "ReadBytes", "Export", "CarryForward", "Commit/Manifest"} <= labels
+    assert {
+        "ListInputs/Files",
+        "Normalize/ReadBytes",
+        "Normalize/Export",
+        "CarryForward",
+        "Finish/Commit/Manifest",
+    } <= labels
     check_worker_stages(_dofn_classes(proto))
 
 

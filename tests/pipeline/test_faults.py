@@ -79,10 +79,10 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
     """The first run dies at its ``after``-th output write (as a killed worker would: what was
     written stays, staging included); the re-run into the same folder must leave exactly what a
     run that was never interrupted leaves."""
+    import pipeline.export
+    import pipeline.fidelity
     import pipeline.io
-    import pipeline.report
     import pipeline.shards
-    import pipeline.transforms
 
     args = ("--input", str(shared.inputs), *SAMPLES_EXPORT_ALL)
     reference = shared.run(*SAMPLES_EXPORT_ALL)  # the same inputs, never interrupted
@@ -96,7 +96,7 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
             raise Interrupted(f"worker lost at write {after}: {path}")
         real_write(fs, path, data)
 
-    for mod in (pipeline.io, pipeline.transforms, pipeline.shards, pipeline.report):
+    for mod in (pipeline.io, pipeline.export, pipeline.shards, pipeline.fidelity):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", dying_write)
     out = tmp_path / "interrupted"
