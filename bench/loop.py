@@ -234,7 +234,7 @@ def check_formats(files: Sequence[File]) -> list[str]:
             fmt = got.format if got else "?"
         except BunzaiError as exc:
             fmt = "REJECT"
-            if getattr(exc, "internal", False):
+            if exc.internal:
                 fmt = f"INTERNAL {exc}"
         if fmt != f.expect:
             bad.append(f"{f.path}: detected {fmt}, expected {f.expect}")

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -49,8 +48,6 @@ from bunzai_codecs.core.diff import Change, diff, join
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff, parse_json
-
-VAUD = "vaud-json"
 
 Check = Literal["decode", "native", "stability", "cross"]
 CHECKS: tuple[Check, ...] = ("decode", "native", "stability", "cross")
@@ -121,7 +118,7 @@ class RowError:
     def of(cls, exc: BaseException) -> RowError:
         # NotImplementedError: a format bunzai reads but does not write (yet) — a fact, not a bug
         typed = isinstance(exc, BunzaiError | NotImplementedError)
-        internal = not typed or bool(getattr(exc, "internal", False))
+        internal = not typed or (isinstance(exc, BunzaiError) and exc.internal)
         msg = exc.message if isinstance(exc, BunzaiError) else str(exc)
         return cls(type(exc).__name__, " ".join(msg.split())[:500], internal)
 
@@ -455,25 +452,15 @@ class _Units:
             units.setdefault(prefix, {}).update(content_units(body))
         return cls(units)
 
-    #: the last entity weighed, its pool and its units: an entity's cross rows (one per target)
-    #: come one after another, and its units do not depend on the target (matched by identity: an
-    #: entity is not edited between its rows)
-    _last: tuple[CanonicalEntity, tuple[CanonicalEntity, ...], _Units] | None = None
-
     @classmethod
     def of(cls, e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> _Units:
         """The units of ``e`` and the entities of ``pool`` it links to (see ``_bodies``)."""
-        last = cls._last
-        if (
-            last is not None
-            and last[0] is e
-            and len(last[1]) == len(pool)
-            and all(map(operator.is_, last[1], pool))
-        ):
-            return cls(last[2].units, last[2].order)
-        made = cls.of_bodies(_bodies(e, pool))
-        cls._last = (e, tuple(pool), made)
-        return made
+        return cls.of_bodies(_bodies(e, pool))
+
+    def fresh(self) -> _Units:
+        """The same units, none taken yet: one entity's cross rows (one per target) weigh the same
+        units, which do not depend on the target."""
+        return _Units(self.units, self.order)
 
     def total(self) -> int:
         return sum(w for units in self.units.values() for w in units.values())
@@ -812,7 +799,7 @@ def _carrier_coverage(carrier: Codec, kind: str) -> Coverage:
     it is of that kind; else what the carrier says it holds of an embedded ``kind``
     (``embedded_coverage``: a Tavern card's ``character_book`` is not the app's lorebook file);
     else its app's codec for the kind; else none."""
-    if carrier.kind == kind or carrier.id == VAUD:
+    if carrier.holds(kind):
         return carrier.coverage
     embedded = carrier.embedded_coverage.get(kind)
     if embedded is not None:
@@ -1294,13 +1281,15 @@ def cross_format(
     uri: str = "",
     source: str | None = None,
     name: str = "",
+    units: _Units | None = None,
 ) -> FidelityRow:
     """Check 3 for one entity and one target: ``decode_T(encode_T(e))`` against ``e``; each lost or
     changed path is expected when ``target.coverage`` cannot hold it, unexpected otherwise. Linked
-    entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier."""
+    entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier.
+    ``units``: ``e``'s units of content when the caller weighed them already (for several targets)."""
     fmt = source or _source_of(e)
     inp = _Input(input, sha256, uri, name)
-    units = _Units.of(e, pool)
+    units = units.fresh() if units is not None else _Units.of(e, pool)
     try:
         back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
@@ -1337,7 +1326,7 @@ def export_row(
         )
     except Exception as exc:
         return _error_row(inp, e, fmt, target.id, "cross", exc)
-    parts = [_compare_bodies(e, back.primary, None if target.id == VAUD else target.coverage)]
+    parts = [_compare_bodies(e, back.primary, None if target.lossless else target.coverage)]
     linked = _linked_of(e, pool)
     ids = {x.id for x in linked} | {e.id}
     held = [x for x in pool if x.id in export.embedded and x.id not in ids]
@@ -1346,8 +1335,8 @@ def export_row(
 
 
 def cross_targets(kind: str, source: str) -> list[Codec]:
-    """Every codec of ``kind`` but the source itself and vaud-json (lossless by construction)."""
-    return [c for c in registry.for_kind(kind) if c.id not in (source, VAUD)]  # type: ignore[arg-type]
+    """Every codec of ``kind`` but the source itself and the lossless vaud-json (nothing to learn)."""
+    return [c for c in registry.for_kind(kind) if c.id != source and not c.lossless]  # type: ignore[arg-type]
 
 
 def check_decoded(
@@ -1371,9 +1360,12 @@ def check_decoded(
     rows = [_native_row(data, decoded, inp, fmt, made)]
     rows += _stability_rows(decoded, inp, fmt, made, data)
     for e in decoded.entities:
+        units: _Units | None = None
         for t in cross_targets(e.kind, source):
             if targets is None or t.id in targets:
-                rows.append(cross_format(e, t, pool=decoded.entities, **kw))
+                if units is None:
+                    units = _Units.of(e, decoded.entities)
+                rows.append(cross_format(e, t, pool=decoded.entities, units=units, **kw))
     return rows
 
 

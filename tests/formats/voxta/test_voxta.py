@@ -22,6 +22,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
 from bunzai_codecs.fidelity import check_file
 from bunzai_codecs.formats.voxta.mapping import derived_uuid, from_voxta, read_date, write_date
+from bunzai_codecs.formats.voxta.package import PackageTwin
 from tests.formats.helpers import edited, sample, tiny_png
 from tests.formats.voxta import make_voxta_samples as gen
 
@@ -196,17 +197,20 @@ def test_the_first_twin_holds_the_package_and_each_twin_its_own_json() -> None:
     d = read(sample(PACKAGE), "p.voxpkg")
     files = dict(gen.lantern_harbor())
     twin = d.primary.original["voxta"]
-    assert [m[0] for m in twin["archive"]["members"]] == list(files)
-    assert set(twin["blobs"]) == {
+    assert isinstance(twin, PackageTwin) and twin.archive is not None and twin.blobs is not None
+    assert [m[0] for m in twin.archive["members"]] == list(files)
+    assert set(twin.blobs) == {
         MIRA_DIR + "character.json",
         "package.json",
         f"Scenarios/{gen.SCENARIO}/scenario.json",
         f"Scenarios/{gen.SCENARIO}/thumbnail.png",
     }
-    assert twin["raw"]["TextToSpeech"][0]["Voice"]["label"] == "Kokoro: Bella"  # escrow only
+    assert twin.raw["TextToSpeech"][0]["Voice"]["label"] == "Kokoro: Bella"  # escrow only
     tobin = d.entities[3].original["voxta"]
-    assert set(tobin["blobs"]) == {TOBIN_DIR + "character.json"} and "archive" not in tobin
-    assert tobin["raw"]["Scripts"][0]["Name"] == "index"
+    assert isinstance(tobin, PackageTwin) and tobin.blobs is not None
+    assert set(tobin.blobs) == {TOBIN_DIR + "character.json"} and tobin.archive is None
+    assert "archive" not in tobin.to_json()
+    assert tobin.raw["Scripts"][0]["Name"] == "index"
 
 
 def test_the_entry_resource_character_comes_first() -> None:
