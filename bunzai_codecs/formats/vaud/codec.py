@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, validation_failed
 from bunzai_codecs.core.entity import (
     ENTITY_KINDS,
@@ -43,6 +44,7 @@ from bunzai_codecs.core.entity import (
     Source,
 )
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, json_path
+from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.sniff import Sniff, parse_json
 
 BLOBS = "blobs"
@@ -63,13 +65,17 @@ _Put = Callable[[bytes], str]
 
 def to_tree(e: CanonicalEntity) -> dict[str, Any]:
     """The JSON-ready form of an entity (blobs still bytes; ``dumps`` encodes them)."""
+    return _tree(e, {fmt: twin.to_json() for fmt, twin in e.original.items()})
+
+
+def _tree(e: CanonicalEntity, original: dict[str, Any]) -> dict[str, Any]:
     tree: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "kind": e.kind,
         "id": e.id,
         "body": e.body.dump(),
         "links": e.links,
-        "original": e.original,
+        "original": original,
     }
     if e.source is not None:
         tree["source"] = e.source.to_json()
@@ -138,31 +144,29 @@ class _Pngs:
 
 
 def _blobs_out(
-    original: dict[str, Any], media: dict[str, bytes], put: _Put | None = None, inline_max: int = INLINE_MAX
+    original: dict[str, Twin], media: dict[str, bytes], put: _Put | None = None, inline_max: int = INLINE_MAX
 ) -> dict[str, Any]:
     from bunzai_codecs.core.media import digest
 
     pngs = _Pngs(media)
-    out = {}
-    for fmt, env in original.items():
-        blobs = env.get(BLOBS) if isinstance(env, dict) else None
-        if blobs:
-            written: dict[str, Any] = {}
-            for k, v in blobs.items():
-                key = digest(v) if media else None
-                if key is not None and media.get(key) == v:
-                    written[k] = _REF + key
-                    continue
-                spliced = pngs.splice(v, put, inline_max) if media else None
-                if spliced is not None:
-                    written[k] = spliced
-                elif put is not None and len(v) > inline_max:
-                    written[k] = _REF + put(v)
-                else:
-                    written[k] = _b64(v)
-            env = {**env, BLOBS: written}
-        out[fmt] = env
-    return out
+
+    def written(blobs: dict[str, bytes]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in blobs.items():
+            key = digest(v) if media else None
+            if key is not None and media.get(key) == v:
+                out[k] = _REF + key
+                continue
+            spliced = pngs.splice(v, put, inline_max) if media else None
+            if spliced is not None:
+                out[k] = spliced
+            elif put is not None and len(v) > inline_max:
+                out[k] = _REF + put(v)
+            else:
+                out[k] = _b64(v)
+        return out
+
+    return {fmt: twin.to_json(written) for fmt, twin in original.items()}
 
 
 def _dump(tree: dict[str, Any], e: CanonicalEntity) -> bytes:
@@ -182,7 +186,7 @@ def dumps(
     """One compact JSON line (no newline) for ``e``: self-contained (vaud-json files, ``bunzai
     inspect``), or, with ``store``, a lean line of the canonical dataset whose big bytes are put
     in ``store`` (see the module docstring; ``inline_max`` and ``bound`` are for tests)."""
-    tree = to_tree(e)
+    tree = _tree(e, {})  # its "original" is written below, blobs encoded
     if store is None:
         tree["original"] = _blobs_out(e.original, e.media)
         if e.media:
@@ -341,14 +345,22 @@ def from_tree(
                 data = stored.get(a.sha256, f"$.body.{path}.sha256")
                 if data is not None:
                     media[a.sha256] = data
-    original: dict[str, Any] = {}
+    original: dict[str, Twin] = {}
     for fmt, env in raw_original.items():
-        if isinstance(env, dict) and isinstance(env.get(BLOBS), dict):
+        where = json_path(("original", fmt))
+        raw_blobs = env.get(BLOBS) if isinstance(env, dict) else None
+        blobs: dict[str, bytes] | None = None
+        if raw_blobs is not None:
+            if not isinstance(raw_blobs, dict):
+                raise Malformed(f"{prefix}blobs must be an object", uri=uri, path=f"{where}.{BLOBS}")
             blobs = {}
-            for name, b64 in env[BLOBS].items():
+            for name, b64 in raw_blobs.items():
                 blobs[name] = _blob_in(b64, media, stored, prefix, uri, ("original", fmt, BLOBS, name))
-            env = {**env, BLOBS: blobs}
-        original[fmt] = env
+        try:
+            original[fmt] = registry.twin_type(fmt).from_json(env, where, blobs)
+        except Malformed as exc:
+            exc.message = prefix + exc.message
+            raise exc.with_uri(uri) from None
     source = None
     if t.get("source") is not None:
         try:
@@ -460,7 +472,9 @@ class VaudJsonCodec(Codec):
     id = "vaud-json"
     label = "bunzai canonical (vaud-json)"
     family = "vaud"
-    kind = "character"  # vaud-json carries every kind; this is only its default for tables
+    kind = "character"  # the kind of a fresh line's default; the format holds every kind
+    kinds = frozenset(ENTITY_KINDS)
+    lossless = True
     suffixes = (".vaud.json", ".jsonl")
     extension = ".vaud.json"
     containers = (Container("json", (".vaud.json", ".jsonl", ".json"), "json", images=True),)
