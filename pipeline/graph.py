@@ -6,6 +6,8 @@
                                          (--fidelity full: every check; native: no cross-format rows;
                                           off: no RoundTrip, no fidelity rows, shards or report)
                                       -> Export -> exports/<format>/<entity-id><ext>
+                                      -> (RoundTrip, or IndexRows) -> index/part-*.parquet (sorted;
+                                         --bigquery-table: loaded into BigQuery once committed)
       every stage's failures -> rejects/part-*.jsonl; one row per input -> inventory/part-*.jsonl
       an input rejected whole -> its fidelity ``decode`` row, made by the stage that rejected it
       every file above is staged (.bunzai-staging/<run>/out/) -> Commit: the verdict (listing
@@ -29,6 +31,7 @@ import apache_beam as beam
 import orjson
 
 from pipeline.commit import STAGING, Commit
+from pipeline.index import INDEX, CarryIndex, LoadBigQuery, WriteIndex, unchecked_records
 from pipeline.io import Output
 from pipeline.options import NormalizeConfig
 from pipeline.report import (
@@ -151,6 +154,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     if fidelity_on:
         roundtrip = valid | "RoundTrip" >> RoundTrip(cross=cfg.fidelity == "full")
         reject_streams.append(roundtrip.rejects)
+        index_in = [roundtrip[INDEX]]  # the entity index's rows (pipeline/index.py)
         # the fidelity ``decode`` row of each input this run rejected whole (decoded ones get theirs
         # from RoundTrip), made where it stopped: the audit's "a file that decoded now rejects"
         # needs both. Made in the fused chain: no join over every input's inventory row.
@@ -164,6 +168,8 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
             pc | f"RejectedRow{i}" >> beam.FlatMap(rejected_record) for i, pc in enumerate(whole)
         ]
         fresh_fidelity = [roundtrip.rows, *rejected_fidelity]
+    else:  # no RoundTrip: the index rows without a native status
+        index_in = [valid | "IndexRows" >> beam.FlatMap(unchecked_records)]
     fresh_candidates = None
     direct_exports = None
     if cfg.export:
@@ -193,6 +199,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         skip = (read.refreshed, paired.deleted) | "NotCarried" >> beam.Flatten()
         carried = p | "CarryForward" >> CarryForward(reuse, cfg.storage, skip)
         canonical_in.append(carried["canonical"])
+        index_in.append(p | "CarryIndex" >> CarryIndex(reuse.urls(INDEX), cfg.storage, skip))
         reject_dicts.append(carried["reject_dicts"])
         accounted_extra.append(carried["accounted"])
         if fidelity_on:  # the same --fidelity as that run, or it would not be reused
@@ -217,6 +224,8 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     ]
     if fidelity_on:
         written_shards.append(tuple(fidelity_in) | "WriteFidelity" >> shards[FIDELITY])
+    index_files = tuple(index_in) | "WriteIndex" >> WriteIndex(output, staging, target_bytes=cfg.shard_bytes)
+    written_shards.append(index_files)
     shard_infos = tuple(written_shards) | "AllShards" >> beam.Flatten()
     written = [shard_infos | "ShardPaths" >> beam.Map(lambda s: s.rel)]  # staged files
     kept = [p | "NoneKept" >> beam.Create([])]  # files the previous run left in place
@@ -294,6 +303,8 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         "staged": tuple(written) | "Written" >> beam.Flatten(),
         "kept": tuple(kept) | "AllKept" >> beam.Flatten(),
     } | "Commit" >> Commit(output, staging, header, cfg.inputs, cfg.allow_empty)
+    if cfg.bigquery_table:  # the committed index, loaded into BigQuery once the run is committed
+        index_files | "BigQuery" >> LoadBigQuery(cfg.bigquery_table, output, manifest)
     return Built(output, previous, manifest, staging)
 
 

@@ -33,7 +33,7 @@ KEPT = "kept"
 #: example inputs per (stage, error) of the rejects, in the manifest and the summary
 REJECT_EXAMPLES = 5
 #: folders the job owns in the output; files there that this run did not write are removed
-MANAGED = ("canonical", "fidelity", "rejects", "inventory", "exports")
+MANAGED = ("canonical", "fidelity", "rejects", "inventory", "index", "exports")
 #: uris listed per balance problem in the manifest
 SAMPLE = 20
 
@@ -661,6 +661,7 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
         ("fidelity", "fidelity rows"),
         ("rejects", "rejects"),
         ("inventory", "input inventory"),
+        ("index", "entity index rows (Parquet)"),
     ):
         for s in shards.get(ds, []):
             rows.append((output.display(s["path"]), f"{s['records']} {what}"))

@@ -46,6 +46,7 @@ from pipeline.transforms import (
 
 MANIFEST_VERSION = 1
 CANONICAL, FIDELITY, REJECTS_DS, INVENTORY_DS = "canonical", "fidelity", "rejects", "inventory"
+INDEX_DS = "index"  # pipeline/index.py: Parquet files, carried by CarryIndex
 
 
 def codec_fingerprint() -> str:
@@ -108,6 +109,8 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
         reason = f"--fidelity {cfg.fidelity} differs from that run's ({prev_opts.get('fidelity', 'full')})"
     elif INVENTORY_DS not in shards:
         reason = "that manifest lists no inventory"
+    elif INDEX_DS not in shards:  # a run before the entity index: its rows cannot be carried
+        reason = "that manifest lists no entity index"
     export = prev_opts.get("export")
     notes = moved_notes(f for f in export if isinstance(f, str)) if isinstance(export, list) else ()
     return Previous(url, root, reason is None, reason, shards, notes)

@@ -34,6 +34,7 @@ from bunzai_codecs.core.sniff import MAX_INPUT_BYTES, Sniff
 from bunzai_codecs.fidelity import FidelityRow, RowError, check_decoded, decode_row, reject_row
 from bunzai_codecs.formats.vaud.codec import dumps
 from pipeline.archives import archive_input, chain_url, member_protocol
+from pipeline.index import INDEX, index_records
 from pipeline.io import (
     FileRef,
     InputSpec,
@@ -822,7 +823,11 @@ class _RoundTrip(beam.DoFn):
             ]
         except Exception as exc:  # check_decoded turns codec failures into rows; this is a bug of ours
             yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", exc))
-            return
+            rows = []
+        # the entity index's rows, with the status of the input's native round trip (pipeline/index.py)
+        native = next((r.status for r in rows if r.check == "native"), None)
+        for rec in index_records((ve.entity for ve in v.accepted), native):
+            yield TaggedOutput(INDEX, rec)
         bugs: set[tuple[str, str, str]] = set()
         for row in rows:
             if row.entity not in keep and row.check != "decode":
@@ -888,7 +893,7 @@ class RoundTrip(beam.PTransform):
         self.cross = cross
 
     def expand(self, valid: Any) -> Any:
-        return valid | beam.ParDo(_RoundTrip(self.cross)).with_outputs(REJECTS, main="rows")
+        return valid | beam.ParDo(_RoundTrip(self.cross)).with_outputs(REJECTS, INDEX, main="rows")
 
 
 class _Export(beam.DoFn):

@@ -68,13 +68,14 @@ STAGES = [
     "WriteFidelity",
     "WriteRejects",
     "WriteInventory",
+    "WriteIndex",  # the entity index: sorted, then Parquet (pipeline/index.py)
     "CommitExports",
     "Balance",
     "PartialSum0",
     "Sum",
     "Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
 ]
-SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarriedExports"]
+SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarryIndex", "CarriedExports"]
 #: stage -> the DoFn class each must run on the workers
 DOFNS = {
     "List": "_ListFiles",
@@ -86,6 +87,8 @@ DOFNS = {
     "Export": "_Export",
     "WriteCanonical": "_MergeShard",
     "WriteInventory": "_StageRuns",
+    "WriteIndex": "_ToParquet",
+    "CarryIndex": "_ReadIndex",
     "CommitExports": "_Commit",
     "Commit": "_WriteManifest",
     "CarryForward": "_ReadLines",
