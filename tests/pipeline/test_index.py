@@ -388,3 +388,51 @@ def test_a_previous_run_without_an_index_is_not_reused() -> None:
     prev = load_previous(cfg, codec_fingerprint())
     assert prev is not None and not prev.honoured
     assert prev.reason == "that manifest lists no entity index"
+
+
+class _FailingLoad:
+    """Stands in for ``LoadBigQuery``: reads the committed rows as it does, counts them, then fails
+    the way a refused load job would."""
+
+    def __init__(self, table: str, output: Any, committed: Any) -> None:
+        self.output, self.committed = output, committed
+
+    def __rrshift__(self, label: str) -> Any:
+        import apache_beam as beam
+
+        from pipeline.index import _CommittedRows
+
+        def fail(n: int) -> None:
+            raise RuntimeError(f"BigQuery refused the load of {n} rows")
+
+        output, committed = self.output, self.committed
+
+        class Fake(beam.PTransform):
+            def expand(self, shards: Any) -> Any:
+                return (
+                    shards
+                    | beam.ParDo(_CommittedRows(output), beam.pvalue.AsSingleton(committed))
+                    | beam.combiners.Count.Globally()
+                    | beam.Map(fail)
+                )
+
+        return label >> Fake()
+
+
+def test_a_failed_load_after_the_commit_says_the_run_is_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pipeline.graph
+
+    monkeypatch.setattr(pipeline.graph, "LoadBigQuery", _FailingLoad)
+    out = tmp_path / "o"
+    argv = [*PINNED, "-q", "--input", str(SAMPLES), "--output", str(out), "--fidelity", "off"]
+    code = run_job([*argv, "--bigquery-table", "my-project:bunzai.entities", "--temp_location=gs://b/tmp"])
+    err = capsys.readouterr().err.strip().splitlines()
+    manifest = orjson.loads((out / "manifest.json").read_bytes())
+    total = manifest["counts"]["entities"]["total"]
+    assert code == 4
+    assert len(err) == 1 and "the run is committed" in err[0], err
+    assert f"BigQuery refused the load of {total} rows" in err[0]  # every committed row reached it
+    assert manifest["options"]["bigqueryTable"] == "my-project:bunzai.entities"
+    assert sorted(p.name for p in (out / "index").iterdir()) == ["part-00000-of-00001.parquet"]
