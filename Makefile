@@ -1,10 +1,11 @@
 # The two commands a new user needs: `make run` and `make test`. Both create .venv when missing.
+# `make check` is the developer's quick loop: lint and every test not marked slow.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock \
+.PHONY: run test check lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock \
 	bench bench-full
 
 # The fidelity audit runs over samples/ plus the shared corpus when it is present.
@@ -26,9 +27,22 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# pytest-xdist: one worker per core; loadgroup hands tests out one at a time (slow ones first, see
+# tests/conftest.py) and keeps an xdist_group's tests on one worker. PYTEST_ARGS="-n0" runs serially.
+PYTEST_ARGS ?= -n auto --dist loadgroup
+
+# Every test process (each xdist worker, each CLI subprocess) compiles the project and pytest
+# rewrites the tests' asserts: with bytecode caching off (PYTHONDONTWRITEBYTECODE, set in some
+# containers) that is ~10 s of CPU per worker each time. The tests keep it on; __pycache__/ is ignored.
+test check: export PYTHONDONTWRITEBYTECODE :=
+
 test: $(STAMP) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory audit
+
+# lint + every test not marked slow (no pipeline runs, no package build): a couple of minutes
+check: $(STAMP) lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS) -m "not slow"
 
 # round-trip fidelity report over the samples (+ corpus): out/audit/report.html. Its own folder:
 # out/fidelity/ is `make run`'s, listed with its sha256 in out/manifest.json

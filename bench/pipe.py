@@ -62,7 +62,7 @@ class PipelineRun:
 
 def same_work(f: File, fidelity: str = "full") -> int:
     """``normalize --fidelity MODE``'s per-input library work, in memory
-    (``pipeline/transforms.py``: Detect, Decode, Validate, the canonical records and, unless
+    (``pipeline/normalize.py``: Detect, Decode, Validate, the canonical records and, unless
     ``off``, RoundTrip — without the cross-format rows for ``native``): returns the bytes it would
     write."""
     from bunzai_codecs import lint as lint_rules

@@ -54,6 +54,9 @@ class Export:
     data: bytes
     extension: str
     beside: list[Export] = field(default_factory=list)
+    #: the linked entities the file itself holds (a card's lorebook, a Voxta package's other
+    #: characters): a caller writing every entity of an input skips these
+    embedded: frozenset[str] = frozenset()
 
 
 def codec_for_export(entity: CanonicalEntity, format: str) -> Codec:
@@ -103,7 +106,7 @@ def write(
     data = codec.encode(entity, ctx)
     written = codec.container_named(ctx.written) if ctx.written else None
     ext = written.suffixes[0] if written is not None else codec.extension_for(data)
-    out = Export(entity, format, data, ext)
+    out = Export(entity, format, data, ext, embedded=frozenset(ctx.embedded))
     for ref in ctx.refs(entity):
         if ref.id in ctx.embedded:
             continue

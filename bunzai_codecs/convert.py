@@ -20,9 +20,10 @@ those it can; a name without a suffix is written as given. In a folder, each ent
 itself (``<name><ext>``), made unique, with the extension of the bytes it holds, and the source's
 container is kept where the target has it. Linked entities the target cannot embed are written
 beside their entity as ``<stem>.<kind><ext>`` (one of the entity's own kind, as the other personas of
-a persona backup, as ``<stem>.<its name><ext>``); further entities of a multi-entity input next to
-the first as ``<stem>.<their name><ext>``. Nothing from an input is used as a path but its cleaned-up
-name (no separators, no leading dots).
+a persona backup, as ``<stem>.<its name><ext>``); further entities of a multi-entity input (a Voxta
+package's other characters) next to the first as ``<stem>.<their name><ext>``, unless an earlier
+file already holds them (``Export.embedded``: a package written again as a package). Nothing from an
+input is used as a path but its cleaned-up name (no separators, no leading dots).
 """
 
 from __future__ import annotations
@@ -204,8 +205,12 @@ def plan(
         container = next((c.name for c in codec.container_list() if c.magic == "png"), None)
     result = Plan(source, decoded, opts.to)
     first_stem = ""
+    inside: set[str] = set()
     for i, e in enumerate(entities):
+        if e.id in inside:
+            continue  # the file of an earlier entity holds it (a Voxta package's other characters)
         export = write(e, opts.to, linked=decoded.entities, container=container, image=opts.image)
+        inside |= export.embedded
         stem = safe_stem(entity_name(e)) or safe_stem(source.name.split(".")[0]) or "export"
         if named_as_source and folder_mode:
             if i == 0:

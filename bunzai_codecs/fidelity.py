@@ -1194,8 +1194,10 @@ def canonical_stability(
     name: str = "",
 ) -> list[FidelityRow]:
     """Check 2: the file's primary entity written in its own format and decoded again must give the
-    same bodies — the primary's, and each linked entity's (matched by kind and order). One row per
-    entity; every difference is unexpected."""
+    same bodies — the primary's, and each linked entity's (matched by kind and order). Entities the
+    primary does not link to (a Voxta package's further characters, which the package written for
+    its first one holds too) are matched, by kind and order, with what came back beyond the linked
+    ones; one that did not come back is lost. One row per entity; every difference is unexpected."""
     e = decoded.primary
     fmt = source or _source_of(e)
     inp = _Input(input, sha256, uri, name)
@@ -1205,30 +1207,22 @@ def canonical_stability(
     except Exception as exc:
         return [_error_row(inp, x, fmt, fmt, "stability", exc) for x in decoded.entities]
     rows = [_losses_row(inp, e, fmt, fmt, "stability", [_compare_bodies(e, back.primary, None)])]
-    want = _by_kind((x, None) for x in _linked_of(e, decoded.entities))
+    linked = _linked_of(e, decoded.entities)
+    linked_ids = {x.id for x in linked}
+    rest = [x for x in decoded.entities[1:] if x.id not in linked_ids]
     got = _by_kind(back.linked)
-    for kind, ws in want.items():
-        gs = got.get(kind, [])
-        for i, (w, _) in enumerate(ws):
-            if i < len(gs):
-                rows.append(_losses_row(inp, w, fmt, fmt, "stability", [_compare_bodies(w, gs[i][0], None)]))
-            else:
-                lost = [PathLoss("$", "unexpected", 1, "$")]
-                rows.append(_row(inp, w, fmt, fmt, "stability", status="unexpected", lost=lost))
-    linked_ids = {x.id for x in _linked_of(e, decoded.entities)}
-    for x in decoded.entities[1:]:
-        if x.id not in linked_ids:  # decoded but not linked from the primary: not re-encoded at all
-            rows.append(
-                _row(
-                    inp,
-                    x,
-                    fmt,
-                    fmt,
-                    "stability",
-                    status="unexpected",
-                    lost=[PathLoss("$", "unexpected", 1, "$")],
-                )
-            )
+    for group in (linked, rest):
+        for kind, ws in _by_kind((x, None) for x in group).items():
+            gs = got.get(kind, [])
+            for i, (w, _) in enumerate(ws):
+                if i < len(gs):
+                    rows.append(
+                        _losses_row(inp, w, fmt, fmt, "stability", [_compare_bodies(w, gs[i][0], None)])
+                    )
+                else:
+                    lost = [PathLoss("$", "unexpected", 1, "$")]
+                    rows.append(_row(inp, w, fmt, fmt, "stability", status="unexpected", lost=lost))
+            got[kind] = gs[len(ws) :]
     return rows
 
 
@@ -1270,7 +1264,8 @@ def export_row(
 ) -> FidelityRow:
     """The cross check on an export already made (``bunzai convert``'s report): ``export`` read back
     under the file ``name`` it was written as (the exports beside it under ``side_names``, by the
-    export's ``id``), compared with ``e`` and its linked entities, classed by the target's coverage."""
+    export's ``id``), compared with ``e``, its linked entities and the other entities the file holds
+    (``Export.embedded``: a Voxta package's further characters), classed by the target's coverage."""
     target = registry.get(export.format)
     inp = _Input(input, "", input, name)
     fmt = source or _source_of(e)
@@ -1285,7 +1280,10 @@ def export_row(
     except Exception as exc:
         return _error_row(inp, e, fmt, target.id, "cross", exc)
     parts = [_compare_bodies(e, back.primary, None if target.id == VAUD else target.coverage)]
-    parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
+    linked = _linked_of(e, pool)
+    ids = {x.id for x in linked} | {e.id}
+    held = [x for x in pool if x.id in export.embedded and x.id not in ids]
+    parts += list(_linked_changes(linked + held, back.linked, cross=True))
     return _losses_row(inp, e, fmt, target.id, "cross", parts)
 
 

@@ -42,6 +42,7 @@ from bunzai_codecs.progress import Progress
 from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
 from pipeline.io import Output, list_files, staged_path, write_bytes
+from pipeline.manifest import MANIFEST, now
 from pipeline.memory import tune_malloc
 from pipeline.options import (
     NormalizeConfig,
@@ -53,7 +54,7 @@ from pipeline.options import (
     submits_only,
 )
 from pipeline.progress import watching
-from pipeline.report import MANIFEST, now, summary
+from pipeline.summary import summary
 
 EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 PROG = "bunzai normalize"

@@ -37,7 +37,8 @@ import apache_beam as beam
 import orjson
 
 from pipeline.io import Output, move_file, staged_path, write_bytes
-from pipeline.report import MANIFEST, Prune, build_manifest, now
+from pipeline.manifest import MANIFEST, build_manifest, now
+from pipeline.prune import Prune
 
 #: the parent of every run's staging folder, inside the output
 STAGING = ".bunzai-staging"

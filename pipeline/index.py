@@ -243,15 +243,15 @@ def row_record(row: dict[str, Any]) -> bytes:
     return record(row["id"], [row["id"], row["source_uri"]], orjson.dumps(row))
 
 
-def index_records(entities: Iterable[CanonicalEntity], native: str | None) -> Iterator[bytes]:
+def index_rows(entities: Iterable[CanonicalEntity], native: str | None) -> Iterator[dict[str, Any]]:
     for e in entities:
-        yield row_record(index_row(e, native=native))
+        yield index_row(e, native=native)
 
 
-def unchecked_records(valid: Any) -> Iterator[bytes]:
-    """The row records of a ``ValidInput``'s entities when no round trip is made (``--fidelity
-    off``); with one, ``RoundTrip`` makes them (it knows the native status)."""
-    return index_records((ve.entity for ve in valid.accepted), None)
+def unchecked_rows(valid: Any) -> Iterator[dict[str, Any]]:
+    """The rows of a ``ValidInput``'s entities when no round trip is made (``--fidelity off``);
+    with one, ``RoundTrip`` makes them (it knows the native status)."""
+    return index_rows((ve.entity for ve in valid.accepted), None)
 
 
 # -- writing -------------------------------------------------------------------------------------
@@ -356,8 +356,9 @@ class _ToParquet(beam.DoFn):
 
 
 class WriteIndex(beam.PTransform):
-    """Index row records (``row_record``; one PCollection per producer) -> the staged Parquet
-    shards ``index/part-NNNNN-of-NNNNN.parquet``, as ``ShardInfo``s for the manifest and commit."""
+    """Index rows (producers: a dict of PCollections by name, each written where it is made) ->
+    the staged Parquet shards ``index/part-NNNNN-of-NNNNN.parquet``, as ``ShardInfo``s for the
+    manifest and the commit."""
 
     def __init__(self, output: Output, staging: str, *, target_bytes: int) -> None:
         super().__init__()
@@ -367,7 +368,12 @@ class WriteIndex(beam.PTransform):
 
     def expand(self, producers: Any) -> Any:
         sorted_rows = producers | "Sort" >> WriteShards(
-            INDEX, ShardSpec(INDEX), self.output, self.staging, target_bytes=self.target_bytes
+            INDEX,
+            ShardSpec(INDEX),
+            self.output,
+            self.staging,
+            target_bytes=self.target_bytes,
+            record=row_record,
         )
         return sorted_rows | "Parquet" >> beam.ParDo(_ToParquet(self.output, self.staging))
 
@@ -392,14 +398,14 @@ class _ReadIndex(beam.DoFn):
         yield from read_rows(fs, path)
 
 
-def _carry(row: dict[str, Any], skip: dict[str, bool]) -> Iterator[bytes]:
+def _carry(row: dict[str, Any], skip: dict[str, bool]) -> Iterator[dict[str, Any]]:
     if row["source_uri"] not in skip:
-        yield row_record(row)
+        yield row
 
 
 class CarryIndex(beam.PTransform):
-    """The previous run's index rows of inputs this run did not process again (``skip``: a
-    PCollection of uris, refreshed and deleted inputs), as row records."""
+    """The previous run's index rows of inputs this run did not process again (``skip``: a side
+    input, uri -> True, of the refreshed and deleted inputs)."""
 
     def __init__(self, urls: Sequence[str], storage: Storage, skip: Any) -> None:
         super().__init__()
@@ -408,13 +414,12 @@ class CarryIndex(beam.PTransform):
         self.skip = skip
 
     def expand(self, pbegin: Any) -> Any:
-        skip = beam.pvalue.AsDict(self.skip | "SkipSet" >> beam.Map(lambda u: (u, True)))
         return (
             pbegin
             | "Files" >> beam.Create(self.urls)
             | "Spread" >> beam.Reshuffle()
             | "Rows" >> beam.ParDo(_ReadIndex(self.storage))
-            | "Keep" >> beam.FlatMap(_carry, skip)
+            | "Keep" >> beam.FlatMap(_carry, self.skip)
         )
 
 
@@ -464,7 +469,7 @@ class _CommittedRows(beam.DoFn):
 
 
 class LoadBigQuery(beam.PTransform):
-    """The committed index files (``ShardInfo``s) -> their rows loaded into a BigQuery table with
+    """The run's shards (``ShardInfo``s; the index files are picked) -> their rows loaded into a BigQuery table with
     Beam's BigQuery sink (file loads; the table is replaced: it mirrors the last committed run).
     ``committed`` (the commit's output, the manifest's URL) gates the load: a run that is not
     committed loads nothing."""
@@ -480,6 +485,7 @@ class LoadBigQuery(beam.PTransform):
 
         return (
             shards
+            | "IndexFiles" >> beam.Filter(lambda s: s.dataset == INDEX)
             | "AfterCommit"
             >> beam.ParDo(_CommittedRows(self.output), beam.pvalue.AsSingleton(self.committed))
             | "Load"
@@ -595,13 +601,13 @@ __all__ = [
     "WriteIndex",
     "bigquery_schema",
     "check_bigquery_table",
-    "index_records",
     "index_row",
+    "index_rows",
     "json_schema",
     "lint_codes",
     "markdown",
     "read_rows",
     "row_record",
-    "unchecked_records",
+    "unchecked_rows",
     "write_parquet",
 ]

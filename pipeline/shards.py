@@ -28,7 +28,7 @@ import heapq
 import os
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,7 @@ import orjson
 from apache_beam.transforms.window import GlobalWindows
 
 from pipeline.io import Output, open_atomic, read_lines, staged_path, write_bytes
+from pipeline.streams import each
 
 #: hash cells; also the most shards one dataset is cut into
 GRID = 256
@@ -130,13 +131,22 @@ def cell_offsets(records: Sequence[bytes]) -> tuple[int, ...]:
 
 
 class _StageRuns(beam.DoFn):
-    """Buffers records and writes them as sorted runs into the staging folder."""
+    """Buffers records (made from the elements by ``record``, if given) and writes them as sorted
+    runs into the staging folder."""
 
-    def __init__(self, dataset: str, output: Output, staging: str, flush_bytes: int) -> None:
+    def __init__(
+        self,
+        dataset: str,
+        output: Output,
+        staging: str,
+        flush_bytes: int,
+        record: Callable[[Any], bytes] | None = None,
+    ) -> None:
         self.dataset = dataset
         self.output = output
         self.staging = staging
         self.flush_bytes = flush_bytes
+        self.record = record
 
     def setup(self) -> None:
         self.fs, self.root = self.output.open()
@@ -145,7 +155,8 @@ class _StageRuns(beam.DoFn):
         self.buf: list[bytes] = []
         self.size = 0
 
-    def process(self, rec: bytes) -> Iterator[RunInfo]:
+    def process(self, element: Any) -> Iterator[RunInfo]:
+        rec = element if self.record is None else self.record(element)
         self.buf.append(rec)
         self.size += len(rec)
         if self.size >= self.flush_bytes or len(self.buf) >= FLUSH_RECORDS:
@@ -250,8 +261,9 @@ class _MergeShard(beam.DoFn):
 class WriteShards(beam.PTransform):
     """Records (``record(...)`` bytes) from one or more PCollections -> sorted shards.
 
-    Give each producer its own PCollection rather than a Flatten: the run writer then fuses with
-    each producer, and nothing big is ever materialised between stages.
+    Give each producer its own PCollection (a tuple, or a dict by name) rather than a Flatten: the
+    run writer then fuses with each producer, and nothing big is ever materialised between stages.
+    ``record``: the elements are rows, and this makes each one's record (where the run is staged).
     """
 
     def __init__(
@@ -263,6 +275,7 @@ class WriteShards(beam.PTransform):
         *,
         target_bytes: int,
         flush_bytes: int = 32 << 20,
+        record: Callable[[Any], bytes] | None = None,
     ) -> None:
         super().__init__()
         self.dataset = dataset
@@ -271,15 +284,15 @@ class WriteShards(beam.PTransform):
         self.staging = staging
         self.target_bytes = target_bytes
         self.flush_bytes = flush_bytes
+        self.record = record
 
     def expand(self, producers: Any) -> Any:
         if isinstance(producers, beam.PCollection):
             producers = (producers,)
-        runs = [
-            pc
-            | f"Runs{i}" >> beam.ParDo(_StageRuns(self.dataset, self.output, self.staging, self.flush_bytes))
-            for i, pc in enumerate(producers)
-        ]
+        if not isinstance(producers, dict):
+            producers = {str(i): pc for i, pc in enumerate(producers)}
+        stage = _StageRuns(self.dataset, self.output, self.staging, self.flush_bytes, self.record)
+        runs = list(each("Runs", producers, beam.ParDo, stage).values())
         merged = runs[0] if len(runs) == 1 else tuple(runs) | "AllRuns" >> beam.Flatten()
         spec, target = self.spec, self.target_bytes
         return (

@@ -1,4 +1,4 @@
-"""Nightly runs: ``--since URL_OF_PREVIOUS_MANIFEST``.
+"""Nightly runs: ``--since URL_OF_PREVIOUS_MANIFEST``, and step ``CarryForward``.
 
 The previous manifest names its inventory shards (one row per input: uri, size, checksum, sha256,
 entity ids, where it stopped). Each listed input is paired with its previous row by uri; one whose
@@ -31,22 +31,15 @@ from apache_beam.pvalue import TaggedOutput
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.lint import ID_PATTERN
+from pipeline.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, canonical_record
+from pipeline.elements import Pending, inventory_row
+from pipeline.export import ExportCandidate, export_formats_for, export_rel
+from pipeline.index import INDEX, CarryIndex
 from pipeline.io import Storage, join, read_lines
 from pipeline.options import NormalizeConfig, UsageError, moved_notes
-from pipeline.shards import record
-from pipeline.transforms import (
-    REJECTS,
-    ExportCandidate,
-    Pending,
-    export_formats_for,
-    export_rel,
-    inventory_row,
-    reject_record,
-)
+from pipeline.streams import Results, results
 
 MANIFEST_VERSION = 1
-CANONICAL, FIDELITY, REJECTS_DS, INVENTORY_DS = "canonical", "fidelity", "rejects", "inventory"
-INDEX_DS = "index"  # pipeline/index.py: Parquet files, carried by CarryIndex
 
 
 def codec_fingerprint() -> str:
@@ -109,7 +102,7 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
         reason = f"--fidelity {cfg.fidelity} differs from that run's ({prev_opts.get('fidelity', 'full')})"
     elif INVENTORY_DS not in shards:
         reason = "that manifest lists no inventory"
-    elif INDEX_DS not in shards:  # a run before the entity index: its rows cannot be carried
+    elif INDEX not in shards:  # a run before the entity index: its rows cannot be carried
         reason = "that manifest lists no entity index"
     export = prev_opts.get("export")
     notes = moved_notes(f for f in export if isinstance(f, str)) if isinstance(export, list) else ()
@@ -170,69 +163,83 @@ def canonical_keys(line: bytes) -> tuple[str, str]:
     return str(tree["id"]), str(tree["source"]["uri"])
 
 
+#: ``_carry_canonical``'s output of the uris its lines account for
+ACCOUNTED = "accounted"
+
+
 def _carry_canonical(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
     eid, uri = canonical_keys(line)
     if uri not in skip:
-        yield record(eid, [eid, uri], line)
-        yield TaggedOutput("accounted", uri)
+        yield canonical_record(eid, uri, line)
+        yield TaggedOutput(ACCOUNTED, uri)
 
 
-def _carry_rows(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
-    row = orjson.loads(line)
+def _carry_rows(line: bytes, skip: dict[str, bool]) -> Iterator[dict[str, Any]]:
+    """A previous fidelity or reject row, as a row (it is written, counted and reported as the
+    rows this run makes are)."""
+    row: dict[str, Any] = orjson.loads(line)
     if row["uri"] not in skip:
-        yield record(row["entity"], [row["entity"], row["check"], row["target"], row["uri"]], line)
-        yield TaggedOutput("parsed", row)
-
-
-def _carry_rejects(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
-    rec = orjson.loads(line)
-    if rec["uri"] not in skip:
-        yield reject_record(rec)
-        yield TaggedOutput(REJECTS, rec)
+        yield row
 
 
 class CarryForward(beam.PTransform):
-    """The previous run's results for inputs this run did not process again.
+    """Step ``CarryForward``: the previous run's results for the inputs this run did not process
+    again.
 
-    ``skip`` (a PCollection of uris: refreshed and deleted inputs) is a side input: every previous
-    line whose uri is not in it is carried. Returns ``canonical`` / ``fidelity`` / ``rejects``
-    shard records, ``accounted`` (uris of carried entities), ``rows`` (carried fidelity rows) and
-    ``reject_dicts`` (carried rejects), for the manifest's counts.
+    ``{"unchanged": Pending, "refreshed": uris, "deleted": uris}`` -> ``Results``: every previous
+    canonical line, fidelity row and reject whose uri is neither refreshed (processed anew) nor
+    deleted (``NotCarried``, a side input); the inventory rows of the unchanged inputs; their
+    export files as candidates (``export``: this run's formats); the uris the carried canonical
+    lines account for. ``fidelity``: this run makes fidelity rows (then so did that run: its
+    results are reused only under the same ``--fidelity``).
     """
 
-    def __init__(self, previous: Previous, storage: Storage, skip: Any) -> None:
+    def __init__(
+        self, previous: Previous, storage: Storage, *, export: tuple[str, ...] = (), fidelity: bool = True
+    ) -> None:
         super().__init__()
         self.previous = previous
         self.storage = storage
-        self.skip = skip
+        self.export = export
+        self.fidelity = fidelity
 
-    def expand(self, pbegin: Any) -> dict[str, Any]:
-        skip = beam.pvalue.AsDict(self.skip | "SkipSet" >> beam.Map(lambda u: (u, True)))
+    def expand(self, left: dict[str, Any]) -> Results:
+        skip_uris = (left["refreshed"], left["deleted"]) | "NotCarried" >> beam.Flatten()
+        skip = beam.pvalue.AsDict(skip_uris | "SkipSet" >> beam.Map(lambda u: (u, True)))
+        pbegin = beam.pvalue.PBegin(skip_uris.pipeline)
         prev, st = self.previous, self.storage
         canon = (
             pbegin
             | "ReadCanonical" >> ReadShards(prev.urls(CANONICAL), st)
-            | "KeepCanonical"
-            >> beam.FlatMap(_carry_canonical, skip).with_outputs("accounted", main="records")
-        )
-        rows = (
-            pbegin
-            | "ReadFidelity" >> ReadShards(prev.urls(FIDELITY), st)
-            | "KeepFidelity" >> beam.FlatMap(_carry_rows, skip).with_outputs("parsed", main="records")
+            | "KeepCanonical" >> beam.FlatMap(_carry_canonical, skip).with_outputs(ACCOUNTED, main="records")
         )
         rejects = (
             pbegin
             | "ReadRejects" >> ReadShards(prev.urls(REJECTS_DS), st)
-            | "KeepRejects" >> beam.FlatMap(_carry_rejects, skip).with_outputs(REJECTS, main="records")
+            | "KeepRejects" >> beam.FlatMap(_carry_rows, skip)
         )
-        return {
-            "canonical": canon.records,
-            "accounted": canon.accounted,
-            "fidelity": rows.records,
-            "rows": rows.parsed,
-            "rejects": rejects.records,
-            "reject_dicts": rejects[REJECTS],
-        }
+        unchanged = left["unchanged"] | "UnchangedRows" >> beam.Map(unchanged_row)
+        fidelity, exports = {}, {}
+        if self.fidelity:
+            fidelity["carried"] = (
+                pbegin
+                | "ReadFidelity" >> ReadShards(prev.urls(FIDELITY), st)
+                | "KeepFidelity" >> beam.FlatMap(_carry_rows, skip)
+            )
+        if self.export:
+            exports["carried"] = left["unchanged"] | "CarriedExports" >> beam.FlatMap(
+                carried_exports, prev.root, self.export
+            )
+        index = pbegin | "CarryIndex" >> CarryIndex(prev.urls(INDEX), st, skip)
+        return results(
+            canonical={"carried": canon.records},
+            index_rows={"carried": index},
+            inventory={"unchanged": unchanged},
+            rejects={"carried": rejects},
+            fidelity=fidelity,
+            exports=exports,
+            accounted={"carried": canon[ACCOUNTED]},
+        )
 
 
 def previous_inventory(pbegin: Any, previous: Previous, storage: Storage) -> Any:

@@ -12,6 +12,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the tests marked slow first: workers take tests one at a time in this
+    order, so the long pipeline runs start early and the many short tests even out the end."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: file order kept
+
+
 def corpus_root() -> Path | None:
     env = os.environ.get("BUNZAI_CORPUS")
     p = Path(env) if env else ROOT.parent / "shared" / "corpus"

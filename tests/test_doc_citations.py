@@ -8,6 +8,8 @@ models) and the format pages (docs/formats/<app>.md) instead, with an ``#anchor`
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,20 +40,29 @@ FORMAT_DOC = re.compile(r"(?<![\w.-])(?:\.\./shared/)?(?:docs/|\.\./)?formats/([
 ANCHORED = re.compile(r"([\w./-]*?)([\w-]+\.md)#([\w-]+)")
 
 
+def _skipped(folder: tuple[str, ...]) -> bool:
+    name = folder[-1]
+    return (
+        name in SKIP_DIRS
+        or name.endswith(".egg-info")
+        or (name.startswith(".") and name not in (".ci", ".github"))  # tool caches
+        or folder == ("tests", "fuzz", "corpus")
+    )
+
+
 def repo_files() -> Iterator[Path]:
-    for p in sorted(ROOT.rglob("*")):
-        rel = p.relative_to(ROOT)
-        folders = rel.parts[:-1]
-        if (
-            any(f in SKIP_DIRS or f.endswith(".egg-info") for f in folders)
-            or any(f.startswith(".") and f not in (".ci", ".github") for f in folders)  # tool caches
-            or rel.parts[:3] == ("tests", "fuzz", "corpus")
-        ):
-            continue
-        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES or folders == (".ci",)):
-            yield p
+    found = []
+    for top, dirs, files in os.walk(ROOT):  # skipped folders are never entered (.venv is large)
+        folders = Path(top).relative_to(ROOT).parts
+        dirs[:] = [d for d in dirs if not _skipped((*folders, d))]
+        for name in files:
+            p = Path(top) / name
+            if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES or folders == (".ci",)):
+                found.append(p)
+    yield from sorted(found)
 
 
+@functools.cache  # one parse per document, however often it is cited
 def anchors(doc: Path) -> set[str]:
     """The anchors of a Markdown file's headings, repeated headings numbered as GitHub does."""
     seen: dict[str, int] = {}

@@ -445,6 +445,7 @@ LOSSY: dict[str, list[Lossy]] = {
             "RoleCall stores every rule flag: absent is written as the app default",
         ),
     ],
+    "voxta": [],
 }
 
 

@@ -67,6 +67,7 @@ CODECS: dict[str, str | type[Codec]] = {
     "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
     "sillytavern-sysprompt": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernSyspromptCodec",
     "sillytavern-textgen": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernTextgenCodec",
+    "voxta": "bunzai_codecs.formats.voxta.package:VoxtaCodec",
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import bench.__main__ as bench_main
-from pipeline.report import MANAGED
+from pipeline.prune import MANAGED
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -26,6 +26,7 @@ from bunzai_codecs.core.png import (
     replace_text,
     text_chunks,
 )
+from tests.formats.helpers import png_chunk
 
 CORPUS = (Path(__file__).parents[2] / ".." / "shared" / "corpus").resolve()
 MIB = 1024 * 1024
@@ -34,30 +35,26 @@ MIB = 1024 * 1024
 # -- helpers: PNG bytes built by hand, independent of the module under test ------------------------
 
 
-def raw_chunk(ctype: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + ctype + data + struct.pack(">I", zlib.crc32(ctype + data))
-
-
 def tiny_png(*middle: bytes, trailing: bytes = b"") -> bytes:
     """A valid 1x1 8-bit greyscale PNG, with ``middle`` raw chunks between IDAT and IEND."""
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
     idat = zlib.compress(b"\x00\x00")  # filter byte + one grey pixel
     return (
         PNG_SIGNATURE
-        + raw_chunk(b"IHDR", ihdr)
-        + raw_chunk(b"IDAT", idat)
+        + png_chunk(b"IHDR", ihdr)
+        + png_chunk(b"IDAT", idat)
         + b"".join(middle)
-        + raw_chunk(b"IEND", b"")
+        + png_chunk(b"IEND", b"")
         + trailing
     )
 
 
 def text(keyword: str, value: bytes) -> bytes:
-    return raw_chunk(b"tEXt", keyword.encode("latin-1") + b"\0" + value)
+    return png_chunk(b"tEXt", keyword.encode("latin-1") + b"\0" + value)
 
 
 def ztxt(keyword: str, compressed: bytes) -> bytes:
-    return raw_chunk(b"zTXt", keyword.encode("latin-1") + b"\0\0" + compressed)
+    return png_chunk(b"zTXt", keyword.encode("latin-1") + b"\0\0" + compressed)
 
 
 def zeros_deflated(total: int, *, wbits: int = 15) -> bytes:
@@ -165,7 +162,7 @@ def test_length_above_spec_maximum() -> None:
 
 
 def test_bad_chunk_type_is_malformed() -> None:
-    data = tiny_png(raw_chunk(b"t3Xt", b"x"))
+    data = tiny_png(png_chunk(b"t3Xt", b"x"))
     with pytest.raises(Malformed, match="chunk type"):
         parse(data)
 
@@ -196,8 +193,8 @@ def test_chunk_count_bound() -> None:
 
 
 def test_text_chunk_kinds() -> None:
-    itxt_plain = raw_chunk(b"iTXt", b"Comment\0\0\0en\0Kommentar\0caf\xc3\xa9")
-    itxt_z = raw_chunk(b"iTXt", b"chara\0\1\0\0\0" + zlib.compress(b"eyJhIjoxfQ=="))
+    itxt_plain = png_chunk(b"iTXt", b"Comment\0\0\0en\0Kommentar\0caf\xc3\xa9")
+    itxt_z = png_chunk(b"iTXt", b"chara\0\1\0\0\0" + zlib.compress(b"eyJhIjoxfQ=="))
     data = tiny_png(
         text("Title", b"hi"), ztxt("Description", zlib.compress(b"a long description")), itxt_plain, itxt_z
     )
@@ -230,7 +227,7 @@ def test_find_text_is_case_insensitive_and_filters_types() -> None:
 
 def test_keyword_filter_skips_broken_unrelated_chunks() -> None:
     data = tiny_png(
-        raw_chunk(b"tEXt", b"no separator here"),
+        png_chunk(b"tEXt", b"no separator here"),
         ztxt("junk", b"not zlib at all"),
         text("chara", b"payload"),
     )
@@ -244,16 +241,16 @@ def test_keyword_filter_skips_broken_unrelated_chunks() -> None:
 @pytest.mark.parametrize(
     "chunk",
     [
-        raw_chunk(b"tEXt", b"no separator"),
-        raw_chunk(b"zTXt", b"k\0"),  # no method byte
-        raw_chunk(b"zTXt", b"k\0\1" + zlib.compress(b"x")),  # unknown method
+        png_chunk(b"tEXt", b"no separator"),
+        png_chunk(b"zTXt", b"k\0"),  # no method byte
+        png_chunk(b"zTXt", b"k\0\1" + zlib.compress(b"x")),  # unknown method
         ztxt("k", b"\x78\x9c garbage"),
         ztxt("k", zlib.compress(b"hello world" * 100)[:-10]),  # truncated stream
-        raw_chunk(b"iTXt", b"k\0\0"),
-        raw_chunk(b"iTXt", b"k\0\2\0\0\0x"),  # bad flag
-        raw_chunk(b"iTXt", b"k\0\1\0en"),  # no translated-keyword terminator
-        raw_chunk(b"iTXt", b"k\0\1\5\0\0" + zlib.compress(b"x")),  # unknown method
-        raw_chunk(b"iTXt", b"k\0\1\0\0\0garbage"),
+        png_chunk(b"iTXt", b"k\0\0"),
+        png_chunk(b"iTXt", b"k\0\2\0\0\0x"),  # bad flag
+        png_chunk(b"iTXt", b"k\0\1\0en"),  # no translated-keyword terminator
+        png_chunk(b"iTXt", b"k\0\1\5\0\0" + zlib.compress(b"x")),  # unknown method
+        png_chunk(b"iTXt", b"k\0\1\0\0\0garbage"),
     ],
 )
 def test_bad_text_chunks_are_malformed_with_offset(chunk: bytes) -> None:
@@ -313,7 +310,7 @@ def test_a_recorded_bomb_error_does_not_keep_the_inflated_bytes_alive() -> None:
 
 
 def test_compressed_itxt_bomb() -> None:
-    chunks = parse(tiny_png(raw_chunk(b"iTXt", b"k\0\1\0\0\0" + zeros_deflated(8 * MIB)))).chunks
+    chunks = parse(tiny_png(png_chunk(b"iTXt", b"k\0\1\0\0\0" + zeros_deflated(8 * MIB)))).chunks
     with pytest.raises(LimitExceeded):
         text_chunks(chunks, max_inflate=MIB)
 
@@ -379,7 +376,7 @@ def test_build_is_deterministic_and_recomputes_lengths() -> None:
     chunks = [Chunk(b"IHDR", b"x" * 13), Chunk(b"tEXt", b"a\0b"), Chunk(b"IEND", b"")]
     out = build(chunks)
     assert out == build(chunks)
-    assert out == PNG_SIGNATURE + raw_chunk(b"IHDR", b"x" * 13) + raw_chunk(b"tEXt", b"a\0b") + raw_chunk(
+    assert out == PNG_SIGNATURE + png_chunk(b"IHDR", b"x" * 13) + png_chunk(b"tEXt", b"a\0b") + png_chunk(
         b"IEND", b""
     )
     with pytest.raises(ValueError):
@@ -388,12 +385,12 @@ def test_build_is_deterministic_and_recomputes_lengths() -> None:
 
 def test_replace_text_keeps_other_chunks_and_adds_before_iend() -> None:
     # an APNG with text in odd places: before IDAT, between frames, in zTXt and iTXt
-    actl = raw_chunk(b"acTL", struct.pack(">II", 2, 0))
-    fctl0 = raw_chunk(b"fcTL", struct.pack(">IIIIIHHBB", 0, 1, 1, 0, 0, 1, 10, 0, 0))
-    fctl1 = raw_chunk(b"fcTL", struct.pack(">IIIIIHHBB", 1, 1, 1, 0, 0, 1, 10, 0, 0))
-    fdat = raw_chunk(b"fdAT", struct.pack(">I", 2) + zlib.compress(b"\x00\x7f"))
-    ihdr = raw_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-    idat = raw_chunk(b"IDAT", zlib.compress(b"\x00\x00"))
+    actl = png_chunk(b"acTL", struct.pack(">II", 2, 0))
+    fctl0 = png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", 0, 1, 1, 0, 0, 1, 10, 0, 0))
+    fctl1 = png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", 1, 1, 1, 0, 0, 1, 10, 0, 0))
+    fdat = png_chunk(b"fdAT", struct.pack(">I", 2) + zlib.compress(b"\x00\x7f"))
+    ihdr = png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+    idat = png_chunk(b"IDAT", zlib.compress(b"\x00\x00"))
     source = (
         PNG_SIGNATURE
         + ihdr
@@ -405,8 +402,8 @@ def test_replace_text_keeps_other_chunks_and_adds_before_iend() -> None:
         + fctl1
         + fdat
         + ztxt("CCV3", zlib.compress(b"old-v3"))
-        + raw_chunk(b"iTXt", b"chara\0\0\0\0\0old-itxt")
-        + raw_chunk(b"IEND", b"")
+        + png_chunk(b"iTXt", b"chara\0\0\0\0\0old-itxt")
+        + png_chunk(b"IEND", b"")
         + b"trailer"
     )
     new = [make_text_chunk("chara", b"new-v2"), make_text_chunk("ccv3", b"new-v3")]
@@ -450,7 +447,7 @@ def test_replace_text_with_nothing_to_do_is_identity() -> None:
 
 
 def test_replace_text_by_keyword_keeps_chunks_without_a_keyword() -> None:
-    broken = raw_chunk(b"tEXt", b"no separator")
+    broken = png_chunk(b"tEXt", b"no separator")
     source = tiny_png(broken, text("chara", b"old"))
     out = replace_text(source, remove={"chara"}, add=[make_text_chunk("chara", b"new")])
     assert broken in out and b"old" not in out
@@ -499,7 +496,7 @@ def test_random_corruption_only_raises_typed_errors() -> None:
     base = tiny_png(
         text("chara", b"eyJ9"),
         ztxt("Description", zlib.compress(b"words " * 20)),
-        raw_chunk(b"iTXt", b"k\0\1\0en\0K\0" + zlib.compress(b"value")),
+        png_chunk(b"iTXt", b"k\0\1\0en\0K\0" + zlib.compress(b"value")),
     )
     for _ in range(3000):
         data = bytearray(base)

@@ -10,7 +10,8 @@ import pytest
 from bunzai_codecs.core import sniff as sniff_mod
 from bunzai_codecs.core.errors import LimitExceeded, Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
-from tests.hostile.generate import png_chunk, text, tiny_png
+from tests.formats.helpers import png_chunk
+from tests.hostile.generate import text, tiny_png
 
 
 def test_json_is_parsed_once_and_errors_are_cached() -> None:

@@ -24,7 +24,8 @@ from tests.pipeline.graphs import build_graph, full_argv
 from .conftest import DEPLOY, ROOT, pyproject
 from .lint import parse_dockerfile
 
-pytestmark = pytest.mark.slow  # builds the package (~15 s)
+# builds the package (~15 s) once for the module's tests: one xdist worker runs them all
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("package-build")]
 
 
 def _offline(cmd: list[str]) -> list[str]:

@@ -1,13 +1,11 @@
-"""Helpers shared by the codec tests: samples, detection scores, exports and the corpus round-trip
-comparer (the SillyTavern tests take ``rt_compare`` from here too)."""
+"""Helpers shared by the codec tests: detection scores, exports and the corpus round-trip comparer
+(the SillyTavern tests take ``rt_compare`` from here too). ``sample`` and ``edited`` are in
+tests/formats/helpers.py."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +14,9 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import Body
+from tests.formats.helpers import sample
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "samples"
-
-
-def sample(rel: str) -> bytes:
-    return (SAMPLES / rel).read_bytes()
 
 
 def sample_tree(rel: str) -> Any:
@@ -45,13 +39,6 @@ def dumps(tree: Any) -> bytes:
 
 def decode(data: bytes, name: str = "x.json", fmt: str | None = None) -> Decoded:
     return read(data, name, format=fmt)
-
-
-def edited(e: CanonicalEntity, change: Callable[[Any], None]) -> CanonicalEntity:
-    """A copy of ``e`` whose body went through ``change`` (the twin is shared, as after an edit)."""
-    body = copy.deepcopy(e.body)
-    change(body)
-    return dataclasses.replace(e, body=type(body).model_validate(body.model_dump()))
 
 
 def export(e: CanonicalEntity, fmt: str, linked: list[CanonicalEntity] | None = None) -> bytes:

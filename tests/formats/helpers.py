@@ -1,8 +1,11 @@
-"""Small helpers shared by the format tests: edit a body, read PNG chunks independently of bunzai."""
+"""The helpers every test shares: a bundled sample, an edited entity, PNG chunks built and read
+independently of bunzai (struct and zlib only)."""
 
 from __future__ import annotations
 
 import base64
+import copy
+import dataclasses
 import json
 import struct
 import zlib
@@ -11,21 +14,34 @@ from pathlib import Path
 from typing import Any
 
 from bunzai_codecs.core.entity import CanonicalEntity
-from bunzai_codecs.entities import BODY_TYPES
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def sample(rel: str) -> bytes:
+    """The bytes of ``samples/<rel>`` (e.g. ``sample("sillytavern/tidepool.png")``)."""
     return (SAMPLES / rel).read_bytes()
 
 
-def edit(entity: CanonicalEntity, change: Callable[[dict[str, Any]], None]) -> CanonicalEntity:
-    """Apply ``change`` to the body's JSON form and validate it back (as an editor would)."""
+def edited(
+    entity: CanonicalEntity, change: Callable[[dict[str, Any]], object] | None = None, /, **sections: Any
+) -> CanonicalEntity:
+    """A copy of ``entity`` as an editor leaves it: the body's JSON form goes through ``change`` (it
+    mutates the dict in place: ``lambda b: b["entries"].pop(0)``), then ``sections`` (a dict value
+    updates the section's dict, anything else replaces it: ``edited(e, identity={"name": "Ren"})``),
+    and is validated back. The escrow twin and source are kept, so a codec writes an edit of the
+    file it read; the links are copied."""
     tree = entity.body.dump()
-    change(tree)
-    entity.body = BODY_TYPES[entity.kind].model_validate(tree)
-    return entity
+    if change is not None:
+        change(tree)
+    for section, value in sections.items():
+        if isinstance(value, dict) and isinstance(tree.get(section), dict):
+            tree[section].update(value)
+        else:
+            tree[section] = value
+    return dataclasses.replace(
+        entity, body=type(entity.body).model_validate(tree), links=copy.deepcopy(entity.links)
+    )
 
 
 def chunks(data: bytes) -> list[tuple[bytes, bytes]]:
@@ -54,6 +70,7 @@ def text_json(data: bytes, keyword: str) -> Any:
 
 
 def png_chunk(ctype: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, CRC."""
     return struct.pack(">I", len(data)) + ctype + data + struct.pack(">I", zlib.crc32(ctype + data))
 
 

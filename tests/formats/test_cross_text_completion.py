@@ -13,7 +13,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import PresetBody
-from tests.formats.helpers import edit, sample
+from tests.formats.helpers import edited, sample
 
 
 def _entity(body: dict[str, Any]) -> CanonicalEntity:
@@ -48,8 +48,8 @@ def test_risu_instruct_template_and_stop_strings() -> None:
         "jinjaTemplate": "{{ messages }}",
     }
     assert e.body.samplers.stopSequences == ["\nUser:"]  # type: ignore[attr-defined]
-    edited = edit(e, lambda b: b["instruct"].update(chatTemplate="chatml"))
-    out = json.loads(write(edited, "risu-preset").data)
+    changed = edited(e, lambda b: b["instruct"].update(chatTemplate="chatml"))
+    out = json.loads(write(changed, "risu-preset").data)
     assert out["instructChatTemplate"] == "chatml"
     assert {k: v for k, v in out.items() if k != "instructChatTemplate"} == {
         k: v for k, v in tree.items() if k != "instructChatTemplate"
@@ -116,8 +116,8 @@ def test_marinara_several_thinking_tags_stay_unread_and_are_kept() -> None:
     tree["data"]["preset"]["parameters"] = json.dumps(params)
     e = read(json.dumps(tree).encode(), "p.marinara.json").primary
     assert e.body.reasoning.prefix is None  # type: ignore[attr-defined]
-    edited = edit(e, lambda b: b.update(name="Renamed"))
-    out = json.loads(write(edited, "marinara-preset").data)
+    changed = edited(e, lambda b: b.update(name="Renamed"))
+    out = json.loads(write(changed, "marinara-preset").data)
     assert (
         json.loads(out["data"]["preset"]["parameters"])["customThinkingTags"] == params["customThinkingTags"]
     )

@@ -5,8 +5,9 @@ and then, as a file of that container, through ``read()`` + export and every cod
 ``decode`` (tests/hostile/harness.py). It returns quietly when each call either succeeds or raises
 a ``BunzaiError`` that is not marked ``internal``; anything else raises ``Crash``. Some targets also
 wrap the input into a valid outer layer first (a ``.risup`` chain around fuzzed msgpack, a PNG
-around a fuzzed EXIF block, a ``.charx`` around a fuzzed card.json), so the fuzzer reaches the
-inner parsers instead of dying at the outer checksum: the first input byte picks raw or wrapped.
+around a fuzzed EXIF block, a ``.charx`` around a fuzzed card.json, a ``.voxpkg`` around a fuzzed
+character.json), so the fuzzer reaches the inner parsers instead of dying at the outer checksum:
+the first input byte picks raw or wrapped.
 
 No atheris import here: pytest replays the saved corpus (tests/fuzz/test_replay.py) without it.
 """
@@ -77,6 +78,22 @@ def _charx_around(card: bytes) -> bytes:
     return archive.write_zip([("card.json", card), ("assets/icon/image/main.png", _png_around([]))])
 
 
+#: the folder of the character a wrapped Voxta input's character.json is put in
+VOXTA_CHARACTER = "Characters/0b6f3c2e-8d41-4a7e-9c15-2f8e6d4a1b93/"
+VOXTA_BOOK = "Books/5a9e1d37-c2b8-4f60-8e43-7d1c9b2a6f05/book.json"
+
+
+def _voxpkg_around(character: bytes) -> bytes:
+    book = b'{"$type":"book","Id":"5a9e1d37-c2b8-4f60-8e43-7d1c9b2a6f05","Name":"B","Items":[{"Keywords":["k"],"Text":"t"}]}'
+    return archive.write_zip(
+        [
+            (VOXTA_CHARACTER + "character.json", character),
+            (VOXTA_CHARACTER + "thumbnail.png", _png_around([])),
+            (VOXTA_BOOK, book),
+        ]
+    )
+
+
 # -- targets -----------------------------------------------------------------------------------
 
 
@@ -95,6 +112,8 @@ def check_png(data: bytes) -> None:
 def check_zip(data: bytes) -> None:
     if data[:1] == b"\x01":  # wrapped: the rest is card.json inside a valid charx
         data = _charx_around(data[1:])
+    elif data[:1] == b"\x02":  # wrapped: the rest is a character.json inside a valid .voxpkg
+        data = _voxpkg_around(data[1:])
 
     def low() -> None:
         z = archive.open_zip(data)

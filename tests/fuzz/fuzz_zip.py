@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Fuzz the bounded zip reader and zipped cards (.charx, .byaf, JPEG+ZIP) through every codec.
+"""Fuzz the bounded zip reader and zipped cards (.charx, .byaf, .voxpkg, JPEG+ZIP) through every codec.
 
     python tests/fuzz/fuzz_zip.py -max_total_time=60        (or: make fuzz FUZZ_TIME=60)
 

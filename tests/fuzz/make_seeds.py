@@ -38,6 +38,20 @@ CARD = orjson.dumps(
 )
 
 
+VOXTA_CHARACTER = orjson.dumps(
+    {
+        "$type": "character",
+        "Id": "0b6f3c2e-8d41-4a7e-9c15-2f8e6d4a1b93",
+        "Name": "Seed",
+        "Profile": "{{ char }} d",
+        "FirstMessage": "hi",
+        "AlternativeFirstMessages": ["hello"],
+        "MemoryBooks": ["5a9e1d37-c2b8-4f60-8e43-7d1c9b2a6f05"],
+        "DateCreated": "2024-01-01T00:00:00+00:00",
+    }
+)
+
+
 def seeds() -> dict[str, list[bytes]]:
     files = {p.name: p.read_bytes() for p in sorted(SAMPLES.rglob("*")) if p.is_file()}
     out: dict[str, list[bytes]] = {t: [] for t in ("png", "zip", "rpack", "risup", "exif", "json")}
@@ -60,6 +74,7 @@ def seeds() -> dict[str, list[bytes]]:
             out["json"].append(data)
     out["png"].append(b"\x01" + CARD)
     out["zip"].append(b"\x01" + CARD)
+    out["zip"].append(b"\x02" + VOXTA_CHARACTER)
     out["json"].append(CARD)
     out["exif"].append(
         exif.build_exif(exif.user_comment_value(b'{"character":{"aiName":"Seed"},"version":4}'))

@@ -9,6 +9,7 @@ with wrong-typed fields. New codecs and samples are covered without touching thi
 from __future__ import annotations
 
 import base64
+import functools
 import random
 import struct
 import zipfile
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from tests.formats.helpers import png_chunk
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -37,12 +40,6 @@ class Case:
 
 
 # -- building blocks --------------------------------------------------------------------------
-
-
-def png_chunk(ctype: bytes, data: bytes) -> bytes:
-    return (
-        struct.pack(">I", len(data)) + ctype + data + struct.pack(">I", zlib.crc32(ctype + data) & 0xFFFFFFFF)
-    )
 
 
 def tiny_png(*extra: bytes) -> bytes:
@@ -939,6 +936,174 @@ def byaf_cases() -> Iterator[Case]:
     )
 
 
+_VOX_CHAR = "Characters/11111111-2222-4333-8444-555555555555/"
+_VOX_BOOK = "Books/66666666-7777-4888-9999-aaaaaaaaaaaa/book.json"
+
+
+def _voxta_members() -> dict[str, bytes]:
+    character = {
+        "$type": "character",
+        "Id": "11111111-2222-4333-8444-555555555555",
+        "Name": "Hostile",
+        "Profile": "{{ char }} p",
+        "FirstMessage": "hi",
+        "MemoryBooks": ["66666666-7777-4888-9999-aaaaaaaaaaaa"],
+        "Tags": ["t"],
+        "DateCreated": "2024-01-01T00:00:00+00:00",
+        "Thumbnail": {"ContentType": "image/png"},
+    }
+    book = {
+        "$type": "book",
+        "Id": "66666666-7777-4888-9999-aaaaaaaaaaaa",
+        "Name": "Lore",
+        "Items": [{"Id": "0", "Keywords": ["harbor"], "Text": "v", "Weight": 10, "Deleted": False}],
+    }
+    package = {
+        "$type": "package",
+        "Id": "00000000-1111-4222-8333-444444444444",
+        "Name": "Hostile",
+        "EntryResource": {"Kind": 1, "Id": "11111111-2222-4333-8444-555555555555"},
+    }
+    return {
+        "package.json": orjson.dumps(package),
+        _VOX_CHAR + "character.json": orjson.dumps(character),
+        _VOX_CHAR + "thumbnail.png": tiny_png(),
+        _VOX_CHAR + "Assets/Avatars/Default/Smile_Idle_01.png": tiny_png(),
+        _VOX_BOOK: orjson.dumps(book),
+        "Scenarios/s/scenario.json": b'{"$type": "scenario"}',
+    }
+
+
+def _voxta(
+    package: Any = None, character: Any = None, book: Any = None, drop: tuple[str, ...] = (), **extra: bytes
+) -> bytes:
+    from bunzai_codecs.core.archive import write_zip
+
+    m = _voxta_members()
+    for key, change in [
+        ("package.json", package),
+        (_VOX_CHAR + "character.json", character),
+        (_VOX_BOOK, book),
+    ]:
+        if isinstance(change, bytes):
+            m[key] = change
+        elif change is not None:
+            m[key] = orjson.dumps({**orjson.loads(m[key]), **change})
+    for k in drop:
+        m.pop(k)
+    m.update({k.replace("__", "/"): v for k, v in extra.items()})
+    return write_zip(list(m.items()))
+
+
+def voxta_cases() -> Iterator[Case]:
+    """``.voxpkg`` with hostile members: JSON that is not JSON or of the wrong shape, memory books
+    naming what is not there, folders that hold no character, names that escape, bombs."""
+    yield Case("voxta", "valid package (control)", "v.voxpkg", _voxta())
+    yield Case("voxta", "no package.json (control)", "v.voxpkg", _voxta(drop=("package.json",)))
+    yield Case("voxta", "no character", "v.voxpkg", _voxta(drop=(_VOX_CHAR + "character.json",)))
+    yield Case("voxta", "package.json not JSON", "v.voxpkg", _voxta(package=b"{oops"))
+    yield Case("voxta", "package.json a JSON array", "v.voxpkg", _voxta(package=b"[]"))
+    yield Case("voxta", "character.json not JSON", "v.voxpkg", _voxta(character=b"\xff\xfe{"))
+    yield Case("voxta", "character.json a JSON array", "v.voxpkg", _voxta(character=b"[1]"))
+    yield Case("voxta", "book.json a JSON string", "v.voxpkg", _voxta(book=b'"book"'))
+    for label, change in [
+        ("entry resource names nobody", {"EntryResource": {"Kind": 1, "Id": "nobody"}}),
+        ("entry resource a string", {"EntryResource": "x"}),
+        ("entry resource id an object", {"EntryResource": {"Kind": 1, "Id": {"a": 1}}}),
+        ("$type a number", {"$type": 5}),
+    ]:
+        yield Case("voxta", f"package: {label}", "v.voxpkg", _voxta(package=change))
+    for label, change in [
+        ("Name an object", {"Name": {"x": 1}}),
+        ("Profile a list", {"Profile": ["a"]}),
+        ("MemoryBooks a string", {"MemoryBooks": "66666666-7777-4888-9999-aaaaaaaaaaaa"}),
+        ("MemoryBooks of objects", {"MemoryBooks": [{"Id": 1}]}),
+        ("MemoryBooks naming a missing book", {"MemoryBooks": ["00000000-0000-4000-8000-000000000000"]}),
+        ("Tags a number", {"Tags": 5}),
+        ("AlternativeFirstMessages of lists", {"AlternativeFirstMessages": [["a"]]}),
+        ("DateCreated a number", {"DateCreated": 5}),
+        ("DateCreated not a date", {"DateCreated": "yesterday"}),
+        ("DateCreated year 1", {"DateCreated": "0001-01-01T00:00:00+00:00"}),
+        ("Id differs from its folder", {"Id": "../../etc"}),
+        ("$type a scenario", {"$type": "scenario"}),
+    ]:
+        yield Case("voxta", f"character: {label}", "v.voxpkg", _voxta(character=change))
+    for label, change in [
+        ("Items a string", {"Items": "x"}),
+        ("Items of numbers", {"Items": [1, 2]}),
+        ("Keywords a string", {"Items": [{"Keywords": "harbor", "Text": "v"}]}),
+        ("Text an object", {"Items": [{"Keywords": ["a"], "Text": {"x": 1}}]}),
+        ("Weight a word", {"Items": [{"Keywords": ["a"], "Text": "v", "Weight": "heavy"}]}),
+        ("Deleted a string", {"Items": [{"Keywords": ["a"], "Text": "v", "Deleted": "yes"}]}),
+        ("repeated item ids", {"Items": [{"Id": "a", "Text": "1"}, {"Id": "a", "Text": "2"}]}),
+        ("Id a number", {"Id": 7}),
+    ]:
+        yield Case("voxta", f"book: {label}", "v.voxpkg", _voxta(book=change))
+    yield Case(
+        "voxta",
+        "a character folder without character.json",
+        "v.voxpkg",
+        _voxta(**{"Characters__stray__thumbnail.png": tiny_png()}),
+    )
+    yield Case(
+        "voxta",
+        "a thumbnail that is not an image",
+        "v.voxpkg",
+        _voxta(**{_VOX_CHAR.replace("/", "__") + "thumbnail.png": b"not a picture"}),
+    )
+    yield Case(
+        "voxta",
+        "two characters sharing one book (control)",
+        "v.voxpkg",
+        _voxta(
+            **{
+                "Characters__b__character.json": orjson.dumps(
+                    {
+                        "$type": "character",
+                        "Id": "b",
+                        "Name": "B",
+                        "MemoryBooks": ["66666666-7777-4888-9999-aaaaaaaaaaaa"],
+                    }
+                )
+            }
+        ),
+    )
+    yield Case(
+        "voxta",
+        "name escapes the character folder",
+        "v.voxpkg",
+        _zip_raw_members(
+            [
+                (_VOX_CHAR + "character.json", b'{"Name": "x"}', 8, None),
+                (_VOX_CHAR + "../../../evil.png", tiny_png(), 8, None),
+            ]
+        ),
+    )
+    m = _voxta_members()
+    yield Case(
+        "voxta",
+        "character.json a bomb",
+        "v.voxpkg",
+        _zip_raw_members(
+            [
+                ("package.json", m["package.json"], 8, None),
+                (_VOX_CHAR + "character.json", b"{" + b" " * (90 * MIB) + b"}", 8, None),
+            ]
+        ),
+    )
+    yield Case(
+        "voxta",
+        "thumbnail declares 10 bytes, inflates to 4 MiB",
+        "v.voxpkg",
+        _zip_raw_members(
+            [
+                *((k, v, 8, None) for k, v in m.items() if k != _VOX_CHAR + "thumbnail.png"),
+                (_VOX_CHAR + "thumbnail.png", bytes(4 * MIB), 8, 10),
+            ]
+        ),
+    )
+
+
 def _backyard_tree() -> dict[str, Any]:
     return {
         "character": {
@@ -1313,17 +1478,27 @@ def payload_cases(per_payload: int = 25, seed: int = 7) -> Iterator[Case]:
 
 
 def cases() -> Iterator[Case]:
-    yield from zip_cases()
-    yield from png_cases()
-    yield from png_payload_cases()
-    yield from json_cases()
-    yield from risum_cases()
-    yield from risup_cases()
-    yield from charx_cases()
-    yield from byaf_cases()
-    yield from exif_cases()
-    yield from naidata_cases()
-    yield from preset_cases()
-    yield from random_cases()
-    yield from shape_cases()
-    yield from payload_cases()
+    """Every case, built once per process (the bombs take seconds of compression): the hostile
+    tests' collection and the pipeline's hostile-set test share them."""
+    yield from _all_cases()
+
+
+@functools.cache
+def _all_cases() -> tuple[Case, ...]:
+    return (
+        *zip_cases(),
+        *png_cases(),
+        *png_payload_cases(),
+        *json_cases(),
+        *risum_cases(),
+        *risup_cases(),
+        *charx_cases(),
+        *byaf_cases(),
+        *voxta_cases(),
+        *exif_cases(),
+        *naidata_cases(),
+        *preset_cases(),
+        *random_cases(),
+        *shape_cases(),
+        *payload_cases(),
+    )

@@ -37,6 +37,7 @@ def test_the_generator_covers_every_category() -> None:
         "risup",
         "charx",
         "byaf",
+        "voxta",
         "exif",
         "naidata",
         "preset",
@@ -64,7 +65,7 @@ def test_bombs_and_traversal_are_rejected_not_decoded() -> None:
 
 @pytest.mark.parametrize(
     "category",
-    ["risum", "risup", "charx", "byaf", "exif", "naidata", "preset"],
+    ["risum", "risup", "charx", "byaf", "voxta", "exif", "naidata", "preset"],
     ids=lambda c: f"{c}-controls",
 )
 def test_the_controls_decode(category: str) -> None:
@@ -99,6 +100,13 @@ def test_the_controls_decode(category: str) -> None:
         ("byaf", "character: image path escapes"),
         ("byaf", "scenario: backgroundImage escapes"),
         ("byaf", "character.json a bomb"),
+        ("voxta", "no character"),
+        ("voxta", "character.json not JSON"),
+        ("voxta", "character: MemoryBooks a string"),
+        ("voxta", "book: Items a string"),
+        ("voxta", "name escapes the character folder"),
+        ("voxta", "character.json a bomb"),
+        ("voxta", "thumbnail declares 10 bytes, inflates to 4 MiB"),
         ("exif", "UserComment offset past the end"),
         ("exif", "IFD0 declares 65535 entries"),
         ("exif", "comment: invalid base64"),

@@ -1,4 +1,5 @@
-"""Helpers for the pipeline tests: hand-made inputs, a pinned runner, reading an output folder.
+"""Helpers for the pipeline tests: hand-made inputs, a pinned runner, reading an output folder, and
+runs shared by the tests that assert on the same output.
 
 Every run pins ``--runner=FnApiRunner``: offline, the DirectRunner first tries to download the
 Prism runner. The inputs are written here from the canonical model (vaud-json files, broken files,
@@ -7,8 +8,14 @@ random bytes); the real-world corpus is read in place, never copied into the pro
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import os
 import random
-from collections.abc import Iterator, Sequence
+import shutil
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +28,9 @@ from bunzai_codecs import write
 from bunzai_codecs.core.entity import CanonicalEntity, canonical_id
 from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
 from jobs.normalize import read_manifest, run_pipeline
+from pipeline.counters import NAMESPACE
 from pipeline.io import Storage
 from pipeline.options import parse
-from pipeline.transforms import NAMESPACE
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -173,3 +180,93 @@ def inputs(tmp_path: Path) -> Iterator[Path]:
     folder.mkdir()
     write_inputs(folder)
     yield folder
+
+
+# -- runs shared between tests ---------------------------------------------------------------------
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created if missing), between the processes of a test session."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class SharedRuns:
+    """Pipeline runs made once per test session and shared by every test that asserts on the same
+    output, across pytest-xdist's workers too: the first test to need a run makes it under a file
+    lock, the others wait for it and read it back.
+
+    Everything under ``root`` is read-only for the tests: a test that changes an input or writes
+    into an output folder copies it into its own ``tmp_path`` first (``copy_output``).
+    """
+
+    root: Path
+
+    def _once(self, name: str, make: Callable[[Path], object]) -> Path:
+        folder, done = self.root / name, self.root / f"{name}.done"
+        with _locked(self.root / f"{name}.lock"):
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)  # a worker that failed half-way
+                make(folder)
+                done.touch()
+        return folder
+
+    @property
+    def inputs(self) -> Path:
+        """The hand-made inputs (``write_inputs``), written once."""
+        return self._once("inputs", write_inputs)
+
+    @property
+    def zip(self) -> Path:
+        """The hand-made inputs in one zip archive (members in name order, hidden ones included),
+        written once."""
+
+        def make(folder: Path) -> None:
+            folder.mkdir()
+            with zipfile.ZipFile(folder / "dump.zip", "w") as z:
+                for p in sorted(self.inputs.rglob("*")):
+                    if p.is_file():
+                        z.write(p, p.relative_to(self.inputs).as_posix())
+
+        return self._once("zip", make) / "dump.zip"
+
+    def run(self, *args: str) -> Run:
+        """``normalize`` over the shared ``inputs`` (then any ``--input`` in ``args``) with ``args``,
+        into a folder of its own; made once per session for each ``args``."""
+        return self.run_argv("--input", str(self.inputs), *args)
+
+    def run_argv(self, *argv: str) -> Run:
+        """``normalize`` with ``argv`` (everything but ``--output``) into a folder of its own; made
+        once per session for each ``argv``."""
+        key = "run-" + hashlib.sha256("\0".join(argv).encode()).hexdigest()[:16]
+        record = self.root / f"{key}.json"
+
+        def make(folder: Path) -> None:
+            run = normalize(*argv, "--output", str(folder / "out"))
+            record.write_bytes(orjson.dumps({"argv": argv, "counters": run.counters}))
+
+        out = self._once(key, make) / "out"
+        manifest = orjson.loads((out / "manifest.json").read_bytes())
+        return Run(manifest, orjson.loads(record.read_bytes())["counters"], str(out))
+
+
+def copy_output(run: Run, to: Path) -> Path:
+    """A copy of a local run's output folder at ``to`` (for a test that writes into it)."""
+    shutil.copytree(run.output, to)
+    return to
+
+
+@pytest.fixture(scope="session")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> SharedRuns:
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, common to its workers
+    root = base / "shared-runs"
+    root.mkdir(exist_ok=True)
+    return SharedRuns(root)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,11 +23,11 @@ import orjson
 import pytest
 
 import jobs.normalize
-import pipeline.graph
+import pipeline.normalize
 from jobs.normalize import run as run_job
 from pipeline.commit import STAGING
 
-from .conftest import PINNED, ROOT, normalize, same_outputs, write_inputs
+from .conftest import PINNED, ROOT, SharedRuns, copy_output, normalize, same_outputs
 from .faulty_fs import disk_full, faults
 
 pytestmark = pytest.mark.slow  # runs the pipeline
@@ -45,13 +46,14 @@ def digests(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def previous(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    """Inputs, and an output folder holding a complete run over them (with its digests)."""
+def previous(shared: SharedRuns, tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """Inputs, and an output folder holding a complete run (with its digests): copies of the
+    session's shared inputs and of its run over them, for the test to change."""
     src = tmp_path / "in"
-    write_inputs(src)
-    out = tmp_path / "out"
-    first = normalize("--input", str(src), "--output", str(out), *ARGS)
+    shutil.copytree(shared.inputs, src)
+    first = shared.run(*ARGS)
     assert first.manifest["balance"]["ok"] and first.manifest["counts"]["exports"]["total"] > 0
+    out = copy_output(first, tmp_path / "out")
     before = digests(out)
     assert "manifest.json" in before and not any(k.startswith(STAGING) for k in before)
     return src, out, before
@@ -216,12 +218,12 @@ def test_a_run_that_does_not_balance_is_not_committed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     src, out, before = previous
-    real = pipeline.graph._entity_sources
+    real = pipeline.normalize._entity_sources
 
     def lose_one(v: Any) -> set[str]:  # a bug that loses an input's entities from the balance
         return set() if v.uri.endswith("rules.vaud.json") else real(v)
 
-    monkeypatch.setattr(pipeline.graph, "_entity_sources", lose_one)
+    monkeypatch.setattr(pipeline.normalize, "_entity_sources", lose_one)
     assert job("--input", str(src), "--output", str(out), *ARGS) == 1
     cap = capsys.readouterr()
     line = one_line(cap.err)
@@ -259,7 +261,7 @@ sys.exit(run(sys.argv[5:]))
 @pytest.mark.parametrize(
     ("module", "cls", "after"),
     [
-        ("pipeline.transforms", "_Validate", 2),  # mid-run: some inputs read, decoded and exported
+        ("pipeline.validate", "_Validate", 2),  # mid-run: some inputs read, decoded and exported
         ("pipeline.shards", "_MergeShard", 1),  # a shard of the new run written, others not yet
         ("pipeline.commit", "_Verdict", 0),  # everything staged, the commit about to start
     ],

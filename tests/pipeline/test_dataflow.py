@@ -48,51 +48,70 @@ needs_dataflow = pytest.mark.skipif(
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the graph's named stages (pipeline/graph.py), as the job must hold them; with --since, also these
+#: the graph's steps (pipeline/graph.py) and their named stages, as the job must hold them; with
+#: --since, also these
 STAGES = [
-    "Inputs",
-    "List",
-    "PairWithPrevious",
-    "Pack",
-    "Spread",
-    "ReadBytes",
-    "Detect",
-    "Decode",
-    "Validate",
-    "CanonicalRecords",
-    "RoundTrip",
-    "Export",
-    "InventoryRecords0",
-    "FreshRejects",
-    "WriteCanonical",
-    "WriteFidelity",
-    "WriteRejects",
-    "WriteInventory",
-    "WriteIndex",  # the entity index: sorted, then Parquet (pipeline/index.py)
-    "CommitExports",
-    "Balance",
-    "PartialSum0",
-    "Sum",
-    "Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
+    "ListInputs",
+    "ListInputs/Inputs",
+    "ListInputs/Files",
+    "ListInputs/PairWithPrevious",
+    "ListInputs/Pack",
+    "ListInputs/Spread",
+    "Normalize",
+    "Normalize/ReadBytes",
+    "Normalize/Detect",
+    "Normalize/Decode",
+    "Normalize/Validate",
+    "Normalize/CanonicalRecords",
+    "Normalize/RoundTrip",
+    "Normalize/Export",
+    "WriteOutputs",
+    "WriteOutputs/WriteCanonical",
+    "WriteOutputs/WriteFidelity",
+    "WriteOutputs/WriteRejects",
+    "WriteOutputs/WriteInventory",
+    "WriteOutputs/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/index.py)
+    "WriteOutputs/CommitExports",
+    "Finish",
+    "Finish/Balance",
+    "Finish/Count",
+    "Finish/Count/Sum",
+    "Finish/Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
 ]
-SINCE_STAGES = ["ReadPrevInventory", "NotCarried", "CarryForward", "CarryIndex", "CarriedExports"]
-#: stage -> the DoFn class each must run on the workers
-DOFNS = {
-    "List": "_ListFiles",
-    "ReadBytes": "_ReadBytes",
-    "Detect": "_Detect",
-    "Decode": "_Decode",
-    "Validate": "_Validate",
-    "RoundTrip": "_RoundTrip",
-    "Export": "_Export",
-    "WriteCanonical": "_MergeShard",
-    "WriteInventory": "_StageRuns",
-    "WriteIndex": "_ToParquet",
-    "CarryIndex": "_ReadIndex",
-    "CommitExports": "_Commit",
-    "Commit": "_WriteManifest",
-    "CarryForward": "_ReadLines",
-}
+SINCE_STAGES = [
+    "ListInputs/ReadPrevInventory",
+    "CarryForward",
+    "CarryForward/NotCarried",
+    "CarryForward/CarriedExports",
+    "CarryForward/CarryIndex",
+]
+#: the stages whose work runs in bunzai's own DoFns on the workers (which classes is the graph's
+#: business: the tests check that each stage ships one of ours, and that all of them pickle)
+WORKER_STAGES = [
+    "ListInputs/Files",
+    "Normalize/ReadBytes",
+    "Normalize/Detect",
+    "Normalize/Decode",
+    "Normalize/Validate",
+    "Normalize/RoundTrip",
+    "Normalize/Export",
+    "WriteOutputs/WriteCanonical",
+    "WriteOutputs/WriteInventory",
+    "WriteOutputs/WriteIndex",
+    "WriteOutputs/CommitExports",
+    "Finish/Commit",
+    "CarryForward",
+]
+
+
+def ours(cls: type) -> bool:
+    """A class of bunzai's packages (not Beam's wrappers of a function)."""
+    return cls.__module__.split(".")[0] in ("pipeline", "jobs", "bunzai_codecs")
+
+
+def check_worker_stages(dofns: dict[str, set[type]]) -> None:
+    for stage in WORKER_STAGES:
+        assert any(ours(c) for c in dofns.get(stage, ())), (stage, dofns.get(stage))
 
 
 @pytest.fixture
@@ -118,9 +137,10 @@ def _translate(argv: list[str]) -> tuple[beam.Pipeline, Any]:
     return p, result
 
 
-def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[str]]:
-    """Top-level stage -> class names of the DoFns its ParDos run (their pickled payloads, loaded)."""
-    out: dict[str, set[str]] = {}
+def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[type]]:
+    """Stage (every prefix of a ParDo's name) -> classes of the DoFns its ParDos run (their pickled
+    payloads, loaded)."""
+    out: dict[str, set[type]] = {}
     for t in proto.components.transforms.values():
         if t.spec.urn != common_urns.primitives.PAR_DO.urn:
             continue
@@ -128,7 +148,9 @@ def _dofn_classes(proto: beam_runner_api_pb2.Pipeline) -> dict[str, set[str]]:
         if payload.do_fn.urn != "beam:dofn:pickled_python_info:v1":
             continue
         fn = pickler.loads(payload.do_fn.payload)[0]
-        out.setdefault(t.unique_name.split("/")[0], set()).add(type(fn).__name__)
+        parts = t.unique_name.split("/")
+        for i in range(1, len(parts) + 1):
+            out.setdefault("/".join(parts[:i]), set()).add(type(fn))
     return out
 
 
@@ -142,6 +164,7 @@ def _display_data(proto: beam_runner_api_pb2.Pipeline) -> dict[str, dict[str, st
     return out
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> None:
     p, result = _translate(full_argv())
@@ -150,14 +173,11 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
     assert type(runner).__name__ == "DataflowRunner"
     assert result.job.proto.type_.name == "JOB_TYPE_BATCH"
 
-    root = proto.components.transforms[proto.root_transform_ids[0]]
-    top = [proto.components.transforms[t].unique_name for t in root.subtransforms]
+    names = {t.unique_name for t in proto.components.transforms.values()}
     for stage in [*STAGES, *SINCE_STAGES]:
-        assert stage in top, f"{stage} missing from the translated job: {top}"
+        assert stage in names, f"{stage} missing from the translated job: {sorted(names)}"
 
-    dofns = _dofn_classes(proto)
-    for stage, cls in DOFNS.items():
-        assert cls in dofns.get(stage, set()), (stage, dofns.get(stage))
+    check_worker_stages(_dofn_classes(proto))
 
     # one environment: the bunzai image, with nothing of the package staged (it is in the image)
     envs = list(proto.components.environments.values())
@@ -172,6 +192,7 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
     assert p.options.view_as(SetupOptions).sdk_location == "container"
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> None:
     """What the job page shows (sdkPipelineOptions, display data): the public options, never the
@@ -198,9 +219,9 @@ def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> 
     assert not any("storage" in k for k in options)
     # the job page shows where the run reads and writes as the display data of its steps
     shown = _display_data(job.proto_pipeline)
-    listing = next(v for k, v in shown.items() if k.startswith("List/") and "inputs" in v)
+    listing = next(v for k, v in shown.items() if k.startswith("ListInputs/Files/") and "inputs" in v)
     assert listing["inputs"] == "gs://card-archive/uploads/** zip://**::s3://card-archive/dumps/2024-06.zip"
-    commit = next(v for k, v in shown.items() if k.startswith("Commit/Manifest") and "output" in v)
+    commit = next(v for k, v in shown.items() if k.startswith("Finish/Commit/Manifest") and "output" in v)
     assert commit["output"] == "gs://bunzai-results/2024-06-02"
     assert commit["export"] == ",".join(export_formats("all"))
     dumped = orjson.dumps(as_dict, default=str).decode()
@@ -208,6 +229,7 @@ def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> 
     assert as_dict["worker_pools"][0]["sdk_harness_container_images"][0]["container_image"] == IMAGE
 
 
+@pytest.mark.slow  # builds the whole graph
 @needs_dataflow
 def test_cli_dry_run_without_any_network(tmp_path: Path) -> None:
     """``bunzai normalize`` with the Dataflow flags, in a network namespace with no interface up,
@@ -246,15 +268,28 @@ def pickle_library(request: pytest.FixtureRequest) -> Iterator[str]:
         pickler.set_library(pickler.DEFAULT_PICKLE_LIB)
 
 
-def _local_full_graph() -> beam.Pipeline:
-    return build_graph(["--runner=FnApiRunner", *full_argv()])
+@pytest.fixture(scope="module")
+def local_graphs() -> dict[str, beam.Pipeline]:
+    """pickler library -> the full graph on the local runner, built (under that library: a ParDo
+    copies its DoFn through the pickler) by the first test that needs it; the tests only read it."""
+    return {}
 
 
-def test_every_transform_and_dofn_pickles(pickle_library: str) -> None:
-    p = _local_full_graph()
+def _local_full_graph(graphs: dict[str, beam.Pipeline], library: str) -> beam.Pipeline:
+    if library not in graphs:
+        graphs[library] = build_graph(["--runner=FnApiRunner", *full_argv()])
+    return graphs[library]
+
+
+@pytest.mark.slow  # builds the whole graph
+@pytest.mark.xdist_group("full-graph-pickling")  # shares local_graphs
+def test_every_transform_and_dofn_pickles(
+    pickle_library: str, local_graphs: dict[str, beam.Pipeline]
+) -> None:
+    p = _local_full_graph(local_graphs, pickle_library)
     nodes = applied_transforms(p)
     assert len(nodes) > 150  # the whole graph, composites and leaves
-    checked: set[str] = set()
+    pickled: dict[str, set[type]] = {}  # top-level stage -> classes pickled and loaded back
     for node in nodes:
         parts = [("transform", node.transform)]
         for attr in ("fn", "dofn"):  # ParDo/Combine's function, our composites' DoFn
@@ -266,18 +301,28 @@ def test_every_transform_and_dofn_pickles(pickle_library: str) -> None:
             except Exception as exc:
                 pytest.fail(f"{pickle_library}: {node.full_label} ({what} {type(obj).__name__}): {exc!r}")
             assert type(back) is type(obj), (node.full_label, what)
-            checked.add(type(obj).__name__)
-    assert set(DOFNS.values()) <= checked, set(DOFNS.values()) - checked
+            pickled.setdefault(node.full_label.split("/")[0], set()).add(type(obj))
+    check_worker_stages(pickled)
 
 
-def test_graph_survives_runner_api_round_trip(pickle_library: str) -> None:
+@pytest.mark.slow  # builds the whole graph
+@pytest.mark.xdist_group("full-graph-pickling")  # shares local_graphs
+def test_graph_survives_runner_api_round_trip(
+    pickle_library: str, local_graphs: dict[str, beam.Pipeline]
+) -> None:
     """As Beam ships it: every payload pickled into the portable graph, then loaded back."""
-    p = _local_full_graph()
+    p = _local_full_graph(local_graphs, pickle_library)
     proto = p.to_runner_api()
     back = beam.Pipeline.from_runner_api(proto, p.runner, p.options)
     labels = {n.full_label for n in applied_transforms(back)}
-    assert {"List", "ReadBytes", "Export", "CarryForward", "Commit/Manifest"} <= labels
-    assert set().union(*_dofn_classes(proto).values()) >= set(DOFNS.values())
+    assert {
+        "ListInputs/Files",
+        "Normalize/ReadBytes",
+        "Normalize/Export",
+        "CarryForward",
+        "Finish/Commit/Manifest",
+    } <= labels
+    check_worker_stages(_dofn_classes(proto))
 
 
 def test_storage_pickles_with_the_reference_not_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,9 +21,9 @@ import pytest
 from tests.hostile.generate import cases
 
 from . import test_s3
-from .conftest import Run, normalize, same_outputs, write_inputs
+from .conftest import Run, SharedRuns, normalize, same_outputs, write_inputs
 from .faulty_proxy import FaultyProxy, every
-from .test_normalize import check_accounting
+from .test_normalize import SAMPLES_EXPORT_ALL, check_accounting
 from .test_s3 import IN, OUT, SECRET, _keys, _options, _upload
 
 endpoint = test_s3.endpoint  # the moto server fixtures of the S3 test, reused
@@ -74,20 +74,18 @@ class Interrupted(Exception):
 
 @pytest.mark.parametrize("after", [3, 12])
 def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int
+    shared: SharedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int
 ) -> None:
     """The first run dies at its ``after``-th output write (as a killed worker would: what was
     written stays, staging included); the re-run into the same folder must leave exactly what a
     run that was never interrupted leaves."""
+    import pipeline.export
+    import pipeline.fidelity
     import pipeline.io
-    import pipeline.report
     import pipeline.shards
-    import pipeline.transforms
 
-    write_inputs(tmp_path / "in")
-    samples = Path(__file__).resolve().parents[2] / "samples"
-    args = ("--input", str(tmp_path / "in"), "--input", str(samples), "--export", "all")
-    reference = normalize(*args, "--output", str(tmp_path / "reference"))
+    args = ("--input", str(shared.inputs), *SAMPLES_EXPORT_ALL)
+    reference = shared.run(*SAMPLES_EXPORT_ALL)  # the same inputs, never interrupted
 
     calls = {"n": 0}
     real_write = pipeline.io.write_bytes
@@ -98,7 +96,7 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
             raise Interrupted(f"worker lost at write {after}: {path}")
         real_write(fs, path, data)
 
-    for mod in (pipeline.io, pipeline.transforms, pipeline.shards, pipeline.report):
+    for mod in (pipeline.io, pipeline.export, pipeline.shards, pipeline.fidelity):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", dying_write)
     out = tmp_path / "interrupted"

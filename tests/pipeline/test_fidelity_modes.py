@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.options import UsageError, parse
 
-from .conftest import EXPECTED, PINNED, SAMPLES, Run, normalize, write_inputs
+from .conftest import EXPECTED, PINNED, SAMPLES, Run, SharedRuns, copy_output, normalize
 from .test_normalize import _sample_files, check_accounting
 
 pytestmark = pytest.mark.slow  # runs the pipeline
@@ -18,19 +18,29 @@ pytestmark = pytest.mark.slow  # runs the pipeline
 SAME_IN_EVERY_MODE = ("canonical/", "rejects/", "inventory/")
 
 
+class _ByMode(dict[str, Run]):
+    """mode -> the shared run in that mode over the hand-made inputs and the bundled samples, made
+    when first asked for (so parallel workers make different modes at once); "src": the inputs."""
+
+    def __init__(self, shared: SharedRuns) -> None:
+        super().__init__(src=Run({}, {}, str(shared.inputs)))
+        self.shared = shared
+
+    def __missing__(self, mode: str) -> Run:
+        run = self[mode] = self.shared.run("--input", str(SAMPLES), "--fidelity", mode)
+        return run
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+def runs(shared: SharedRuns) -> dict[str, Run]:
     """One run per mode over the hand-made inputs and the bundled samples."""
-    tmp = tmp_path_factory.mktemp("modes")
-    src = tmp / "in"
-    write_inputs(src)
-    out = {}
-    for mode in ("full", "native", "off"):
-        out[mode] = normalize(
-            "--input", str(src), "--input", str(SAMPLES), "--output", str(tmp / mode), "--fidelity", mode
-        )
-    out["src"] = Run({}, {}, str(src))
-    return out
+    return _ByMode(shared)
+
+
+def _plain(shared: SharedRuns, mode: str) -> Run:
+    """The shared run over the hand-made inputs alone in ``mode`` (full is the default: no flag, the
+    run other test files share too)."""
+    return shared.run() if mode == "full" else shared.run("--fidelity", mode)
 
 
 def _listed(runs: dict[str, Run]) -> set[str]:
@@ -104,42 +114,52 @@ def test_off_writes_no_fidelity_output(runs: dict[str, Run]) -> None:
     assert off.counters.get("fidelity_rows", 0) == 0
 
 
-def test_off_into_a_full_runs_folder_removes_its_fidelity_files(tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    write_inputs(src)
-    normalize("--input", str(src), "--output", str(tmp_path / "out"))
-    assert (tmp_path / "out" / "fidelity" / "report.json").exists()
-    again = normalize("--input", str(src), "--output", str(tmp_path / "out"), "--fidelity", "off")
-    assert not (tmp_path / "out" / "fidelity").exists()
+def test_off_into_a_full_runs_folder_removes_its_fidelity_files(shared: SharedRuns, tmp_path: Path) -> None:
+    out = copy_output(shared.run(), tmp_path / "out")  # a full run's folder
+    assert (out / "fidelity" / "report.json").exists()
+    again = normalize("--input", str(shared.inputs), "--output", str(out), "--fidelity", "off")
+    assert not (out / "fidelity").exists()
     assert again.manifest["outputs"]["pruned"] >= 3  # rows shard, report.json, report.html
 
 
 @pytest.mark.parametrize(
     ("before", "now"), [("full", "native"), ("native", "full"), ("full", "off"), ("off", "native")]
 )
-def test_since_does_not_reuse_a_run_made_in_another_mode(tmp_path: Path, before: str, now: str) -> None:
-    src = tmp_path / "in"
-    write_inputs(src)
-    first = tmp_path / "first" / "manifest.json"
-    normalize("--input", str(src), "--output", str(first.parent), "--fidelity", before)
+def test_since_does_not_reuse_a_run_made_in_another_mode(
+    shared: SharedRuns, tmp_path: Path, before: str, now: str
+) -> None:
+    first = Path(_plain(shared, before).output) / "manifest.json"
     again = normalize(
-        "--input", str(src), "--output", str(tmp_path / "again"), "--fidelity", now, "--since", str(first)
+        "--input",
+        str(shared.inputs),
+        "--output",
+        str(tmp_path / "again"),
+        "--fidelity",
+        now,
+        "--since",
+        str(first),
     )
     assert again.manifest["since"]["honoured"] is False
     assert again.manifest["since"]["reason"] == f"--fidelity {now} differs from that run's ({before})"
     assert again.counters.get("inputs_unchanged", 0) == 0
-    fresh = normalize("--input", str(src), "--output", str(tmp_path / "fresh"), "--fidelity", now)
+    fresh = _plain(shared, now)
     assert _pick(again, ("fidelity/",)) == _pick(fresh, ("fidelity/",))
 
 
 @pytest.mark.parametrize("mode", ["native", "off"])
-def test_since_in_the_same_mode_carries_that_modes_results(tmp_path: Path, mode: str) -> None:
-    src = tmp_path / "in"
-    write_inputs(src)
-    first = tmp_path / "first" / "manifest.json"
-    a = normalize("--input", str(src), "--output", str(first.parent), "--fidelity", mode)
+def test_since_in_the_same_mode_carries_that_modes_results(
+    shared: SharedRuns, tmp_path: Path, mode: str
+) -> None:
+    a = _plain(shared, mode)
     b = normalize(
-        "--input", str(src), "--output", str(tmp_path / "b"), "--fidelity", mode, "--since", str(first)
+        "--input",
+        str(shared.inputs),
+        "--output",
+        str(tmp_path / "b"),
+        "--fidelity",
+        mode,
+        "--since",
+        str(Path(a.output) / "manifest.json"),
     )
     assert b.manifest["since"]["honoured"] is True
     assert b.manifest["inputs"]["unchanged"] == b.manifest["inputs"]["listed"]
@@ -148,19 +168,17 @@ def test_since_in_the_same_mode_carries_that_modes_results(tmp_path: Path, mode:
     assert b.manifest["counts"]["fidelity"] == a.manifest["counts"]["fidelity"]
 
 
-def test_a_manifest_without_the_option_counts_as_full(tmp_path: Path) -> None:
+def test_a_manifest_without_the_option_counts_as_full(shared: SharedRuns, tmp_path: Path) -> None:
     import orjson
 
-    src = tmp_path / "in"
-    write_inputs(src)
-    first = tmp_path / "first" / "manifest.json"
-    normalize("--input", str(src), "--output", str(first.parent))
+    src = str(shared.inputs)
+    first = copy_output(shared.run(), tmp_path / "first") / "manifest.json"
     m = orjson.loads(first.read_bytes())
     del m["options"]["fidelity"]  # written before --fidelity existed: those runs made every check
     first.write_bytes(orjson.dumps(m))
-    full = normalize("--input", str(src), "--output", str(tmp_path / "b"), "--since", str(first))
+    full = normalize("--input", src, "--output", str(tmp_path / "b"), "--since", str(first))
     assert full.manifest["since"]["honoured"] is True
     native = normalize(
-        "--input", str(src), "--output", str(tmp_path / "c"), "--fidelity", "native", "--since", str(first)
+        "--input", src, "--output", str(tmp_path / "c"), "--fidelity", "native", "--since", str(first)
     )
     assert native.manifest["since"]["honoured"] is False

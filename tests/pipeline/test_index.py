@@ -411,6 +411,7 @@ class _FailingLoad:
             def expand(self, shards: Any) -> Any:
                 return (
                     shards
+                    | beam.Filter(lambda s: s.dataset == "index")
                     | beam.ParDo(_CommittedRows(output), beam.pvalue.AsSingleton(committed))
                     | beam.combiners.Count.Globally()
                     | beam.Map(fail)

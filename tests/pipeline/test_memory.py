@@ -73,13 +73,15 @@ def test_tune_gc_leaves_a_higher_threshold_and_a_disabled_collector(gc_threshold
 
 
 def test_the_stages_that_handle_inputs_tune_the_collector(gc_threshold: Any) -> None:
-    from pipeline import transforms
+    from pipeline.decode import _Decode
     from pipeline.io import Storage
+    from pipeline.read import _ReadBytes
+    from pipeline.roundtrip import _RoundTrip
 
     for dofn in (
-        transforms._ReadBytes(("memory://bunzai-gc",), Storage(), 1 << 20, False),
-        transforms._Decode(),
-        transforms._RoundTrip(),
+        _ReadBytes(("memory://bunzai-gc",), Storage(), 1 << 20, False),
+        _Decode(),
+        _RoundTrip(),
     ):
         gc.set_threshold(memory.CPYTHON_GEN0, 10, 10)
         dofn.setup()

@@ -13,15 +13,17 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import sniff_kind
 from bunzai_codecs.formats.vaud.codec import from_tree
 from jobs.normalize import run as run_job
+from pipeline.export import export_formats_for
 from pipeline.options import export_formats, parse, runner_name
-from pipeline.transforms import export_formats_for
 from tests.conftest import corpus_root, expect_rows
 
-from .conftest import EXPECTED, PINNED, SAMPLES, Run, normalize, same_outputs
+from .conftest import EXPECTED, PINNED, SAMPLES, Run, SharedRuns, normalize, same_outputs
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
 REJECT_KEYS = ["uri", "stage", "error", "message", "path"]
+#: after the hand-made inputs: the bundled samples too, exported to every format (a shared run)
+SAMPLES_EXPORT_ALL = ("--input", str(SAMPLES), "--export", "all")
 
 
 def _sample_files() -> list[str]:
@@ -53,11 +55,10 @@ def check_accounting(run: Run, listed: set[str]) -> None:
     assert run.counters["inputs_listed"] == len(listed)
 
 
-def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
+def test_samples_and_hand_made_inputs(shared: SharedRuns, tmp_path: Path) -> None:
     samples = _sample_files()
-    run = normalize(
-        "--input", str(inputs), "--input", str(SAMPLES), "--output", str(tmp_path / "out"), "--export", "all"
-    )
+    inputs = shared.inputs
+    run = normalize("--input", str(inputs), *SAMPLES_EXPORT_ALL, "--output", str(tmp_path / "out"))
     uri = lambda rel: f"{inputs}/{rel}"  # noqa: E731
     hand_made = {uri(rel) for rel in EXPECTED}
     check_accounting(run, hand_made | set(samples))
@@ -127,7 +128,7 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     assert {f"exports/vaud-json/{eid}.vaud.json" for eid in kinds} <= set(exports)
     assert any(rel.endswith(".png") for rel in exports if rel.startswith("exports/sillytavern/"))
     assert not any("escaped" in rel for rel in files)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     # identical inputs give the same ids; their exports are the smallest uri's, never a race
     mira_id = rows[uri("cards/mira.vaud.json")]["entities"][0]
     assert rows[uri("cards/copy-of-mira.vaud.json")]["entities"][0] == mira_id
@@ -184,20 +185,8 @@ def test_samples_and_hand_made_inputs(inputs: Path, tmp_path: Path) -> None:
     assert m["options"]["storageOptions"] is None and m["runner"] == "FnApiRunner"
     assert not (tmp_path / "out" / ".bunzai-staging").exists()
 
-    # same inputs, same outputs
-    same_outputs(
-        run,
-        normalize(
-            "--input",
-            str(inputs),
-            "--input",
-            str(SAMPLES),
-            "--output",
-            str(tmp_path / "again"),
-            "--export",
-            "all",
-        ),
-    )
+    # same inputs, same outputs (the run other tests share, made in another folder)
+    same_outputs(run, shared.run(*SAMPLES_EXPORT_ALL))
 
 
 def test_multi_processing_runner_writes_the_same_files(inputs: Path, tmp_path: Path) -> None:

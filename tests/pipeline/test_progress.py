@@ -22,9 +22,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from jobs.normalize import console_url, submitted
 from jobs.normalize import run as run_job
 
-from .conftest import EXPECTED, PINNED, ROOT, write_inputs
-
-pytestmark = pytest.mark.slow  # runs the pipeline
+from .conftest import EXPECTED, PINNED, ROOT, SharedRuns
 
 
 def run_in_pty(argv: list[str], rows: int = 40, cols: int = 160) -> tuple[int, str]:
@@ -51,9 +49,9 @@ def run_in_pty(argv: list[str], rows: int = 40, cols: int = 160) -> tuple[int, s
     return proc.wait(), b"".join(chunks).decode("utf-8", "replace")
 
 
-def test_normalize_shows_a_bar_on_a_terminal(tmp_path: Path) -> None:
-    write_inputs(tmp_path / "in")
-    argv = [*PINNED, "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")]
+@pytest.mark.slow  # runs the pipeline
+def test_normalize_shows_a_bar_on_a_terminal(shared: SharedRuns, tmp_path: Path) -> None:
+    argv = [*PINNED, "--input", str(shared.inputs), "--output", str(tmp_path / "out")]
     code, text = run_in_pty([sys.executable, "-m", "jobs.normalize", *argv])
     assert code == 0, text
     n = len(EXPECTED)
@@ -63,12 +61,12 @@ def test_normalize_shows_a_bar_on_a_terminal(tmp_path: Path) -> None:
     assert "INPUTS  listed 10" in text  # then the summary
 
 
+@pytest.mark.slow  # runs the pipeline
 def test_normalize_without_a_terminal_prints_plain_lines(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    shared: SharedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_inputs(tmp_path / "in")
     monkeypatch.setenv("BUNZAI_PROGRESS_INTERVAL", "0")  # a line at every poll (default: every 10 s)
-    argv = [*PINNED, "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")]
+    argv = [*PINNED, "--input", str(shared.inputs), "--output", str(tmp_path / "out")]
     assert run_job(argv) == 0
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("bunzai normalize: ")]

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .conftest import Run, normalize, vaud_bytes, write_inputs
+from .conftest import Run, SharedRuns, normalize, vaud_bytes, write_inputs
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
@@ -78,22 +78,20 @@ def test_change_one_add_one_delete_one(tmp_path: Path) -> None:
     same_results(night3, full)
 
 
-def test_results_are_not_reused_when_this_run_asks_for_more(tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    write_inputs(src)
-    normalize("--input", str(src), "--output", str(tmp_path / "a"))
+def test_results_are_not_reused_when_this_run_asks_for_more(shared: SharedRuns, tmp_path: Path) -> None:
+    first = Path(shared.run().output) / "manifest.json"  # exported nothing
     again = normalize(
         "--input",
-        str(src),
+        str(shared.inputs),
         "--output",
         str(tmp_path / "b"),
         "--export",
         "vaud-json",
         "--since",
-        str(tmp_path / "a" / "manifest.json"),
+        str(first),
     )
     assert again.manifest["since"] == {
-        "manifest": str(tmp_path / "a" / "manifest.json"),
+        "manifest": str(first),
         "honoured": False,
         "reason": "this run exports formats that run did not",
     }

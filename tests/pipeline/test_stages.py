@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import apache_beam as beam
-import orjson
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
@@ -14,25 +13,17 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
+from pipeline.balance import Balance, DigestSet
+from pipeline.datasets import canonical_records
+from pipeline.decode import Decode, Detect
+from pipeline.elements import InputFile, Pending
 from pipeline.io import FileRef, Storage
-from pipeline.report import Balance, DigestSet, uri_digest
-from pipeline.shards import line_of
-from pipeline.transforms import (
-    Decode,
-    Detect,
-    InputFile,
-    ListFiles,
-    Pack,
-    PairWithPrevious,
-    Pending,
-    ReadBytes,
-    RoundTrip,
-    SharedSizes,
-    Spread,
-    Validate,
-    canonical_records,
-    packed_uris,
-)
+from pipeline.listing import ListFiles, Pack, SharedSizes, Spread
+from pipeline.packed import packed_uris, uri_digest
+from pipeline.pairing import PairWithPrevious
+from pipeline.read import ReadBytes
+from pipeline.roundtrip import RoundTrip
+from pipeline.validate import Validate
 
 from .conftest import write_inputs
 
@@ -96,7 +87,7 @@ def test_pair_with_previous_dedupes_and_finds_deleted_inputs() -> None:
 def test_pair_with_previous_joins_across_many_cells_and_batches() -> None:
     # more rows than one packed batch holds, spread over the join's hash cells: every listed uri
     # comes out once with its own previous row, every uri only the previous run had is deleted
-    from pipeline.transforms import JOIN_PACK
+    from pipeline.pairing import JOIN_PACK
 
     n = JOIN_PACK * 5
     listed = [_ref(f"u{i}", size=i) for i in range(n)] + [
@@ -196,7 +187,7 @@ def test_detect_decode_validate_roundtrip_chain(tmp_path: Path) -> None:
         )
         assert_that(
             rows.rows
-            | "Checks" >> beam.Map(lambda rec: orjson.loads(line_of(rec))["check"])
+            | "Checks" >> beam.Map(lambda row: row["check"])
             | "CountChecks" >> beam.combiners.Count.PerElement(),
             equal_to([("decode", 1), ("native", 1), ("stability", 2), ("cross", CROSS)]),
             label="rows",
@@ -222,8 +213,8 @@ def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Pat
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.codec import Codec, EmitContext
     from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+    from pipeline.export import Export
     from pipeline.io import Output
-    from pipeline.transforms import Export
 
     class Buggy(Codec):
         id = "buggy"
@@ -249,7 +240,6 @@ def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Pat
         others = len([c for c in registry.for_kind("character") if c.id not in ("vaud-json", "buggy")])
         assert_that(
             rows.rows
-            | beam.Map(lambda rec: orjson.loads(line_of(rec)))
             | "Own" >> beam.Filter(lambda r: r["check"] != "cross")
             | "Status" >> beam.Map(lambda r: (r["check"], r["status"], (r["error"] or {}).get("internal"))),
             equal_to([("decode", "decoded", None), ("native", "error", True), ("stability", "error", True)]),
@@ -257,7 +247,6 @@ def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Pat
         )
         assert_that(
             rows.rows
-            | "Cross" >> beam.Map(lambda rec: orjson.loads(line_of(rec)))
             | "OnlyCross" >> beam.Filter(lambda r: r["check"] == "cross")
             | "CrossCount" >> beam.combiners.Count.Globally(),
             equal_to([others]),  # the other formats read what buggy decoded

@@ -7,31 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import EXPECTED, normalize, write_inputs
+from .conftest import EXPECTED, SharedRuns, normalize
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
 
-def make_zip(folder: Path, target: Path) -> list[str]:
-    names = []
-    with zipfile.ZipFile(target, "w") as z:
-        for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                name = p.relative_to(folder).as_posix()
-                z.write(p, name)
-                names.append(name)
-    return names
+def test_zip_chain_input(shared: SharedRuns) -> None:
+    dump = shared.zip  # the hand-made inputs, zipped
+    assert ".cache/ignored.json" in zipfile.ZipFile(dump).namelist()  # skipped like hidden files
 
-
-def test_zip_chain_input(tmp_path: Path) -> None:
-    write_inputs(tmp_path / "in")
-    dump = tmp_path / "dump.zip"
-    members = make_zip(tmp_path / "in", dump)
-    assert ".cache/ignored.json" in members  # hidden members are skipped like hidden files
-
-    run = normalize(
-        "--input", f"zip://**::{dump}", "--output", str(tmp_path / "out"), "--export", "vaud-json"
-    )
+    run = shared.run_argv("--input", f"zip://**::{dump}", "--export", "vaud-json")
     m = run.manifest
     assert m["balance"]["ok"] and m["inputs"]["listed"] == len(EXPECTED)
     rows = {r["uri"]: r for r in run.lines("inventory")}
@@ -40,7 +25,7 @@ def test_zip_chain_input(tmp_path: Path) -> None:
     assert len(mira["entities"]) == 2 and mira["etag"]  # the member's CRC is its checksum
     assert {e["source"]["uri"] for e in run.lines("canonical")} <= set(rows)
 
-    only_cards = normalize("--input", f"zip://cards/**::{dump}", "--output", str(tmp_path / "cards"))
+    only_cards = shared.run_argv("--input", f"zip://cards/**::{dump}")
     assert sorted(r["uri"] for r in only_cards.lines("inventory")) == [
         f"zip://cards/copy-of-mira.vaud.json::{dump}",
         f"zip://cards/mira.vaud.json::{dump}",
@@ -48,18 +33,16 @@ def test_zip_chain_input(tmp_path: Path) -> None:
     ]
 
 
-def test_zip_chain_since_skips_members_by_crc(tmp_path: Path) -> None:
-    write_inputs(tmp_path / "in")
-    dump = tmp_path / "dump.zip"
-    make_zip(tmp_path / "in", dump)
-    first = normalize("--input", f"zip://**::{dump}", "--output", str(tmp_path / "a"))
+def test_zip_chain_since_skips_members_by_crc(shared: SharedRuns, tmp_path: Path) -> None:
+    dump = shared.zip
+    first = shared.run_argv("--input", f"zip://**::{dump}")
     second = normalize(
         "--input",
         f"zip://**::{dump}",
         "--output",
         str(tmp_path / "b"),
         "--since",
-        str(tmp_path / "a" / "manifest.json"),
+        str(Path(first.output) / "manifest.json"),
     )
     assert second.counters.get("inputs_read", 0) == 0  # same size and CRC: not even read
     assert second.manifest["inputs"]["unchanged"] == first.manifest["inputs"]["listed"]
@@ -72,13 +55,11 @@ def test_zip_chain_since_skips_members_by_crc(tmp_path: Path) -> None:
 # -- a plain archive given as an input: a folder of inputs (pipeline/archives.py) ---------------------
 
 
-def test_a_plain_zip_input_is_read_as_a_folder_of_inputs(tmp_path: Path) -> None:
+def test_a_plain_zip_input_is_read_as_a_folder_of_inputs(shared: SharedRuns, tmp_path: Path) -> None:
     import tarfile
 
-    write_inputs(tmp_path / "in")
-    dump = tmp_path / "dump.zip"
-    make_zip(tmp_path / "in", dump)
-    chained = normalize("--input", f"zip://**::{dump}", "--output", str(tmp_path / "chained"))
+    dump = shared.zip
+    chained = shared.run_argv("--input", f"zip://**::{dump}")
     plain = normalize("--input", str(dump), "--output", str(tmp_path / "plain"))
     assert plain.manifest["balance"]["ok"] and plain.manifest["inputs"]["listed"] == len(EXPECTED)
     assert plain.manifest["inputs"]["patterns"] == [{"input": str(dump), "matched": len(EXPECTED)}]
@@ -90,7 +71,7 @@ def test_a_plain_zip_input_is_read_as_a_folder_of_inputs(tmp_path: Path) -> None
         archive = tmp_path / name
         with tarfile.open(archive, mode) as t:
             for rel in sorted(EXPECTED):
-                t.add(tmp_path / "in" / rel, rel)
+                t.add(shared.inputs / rel, rel)
         run = normalize("--input", str(archive), "--output", str(tmp_path / name.replace(".", "-")))
         rows = {r["uri"]: r for r in run.lines("inventory")}
         assert sorted(rows) == sorted(f"tar://{rel}::{archive}" for rel in EXPECTED), name

@@ -1,8 +1,8 @@
-"""Shared bits of the Agnai tests: the samples, a decode/encode shortcut, tree surgery."""
+"""Shared bits of the Agnai tests: the samples, a decode/encode shortcut, tree surgery (an edited
+entity: ``edited`` of tests/formats/helpers.py)."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -45,25 +45,6 @@ def encode(entity: CanonicalEntity, fmt: str, linked: list[CanonicalEntity] | No
 def score(codec_id: str, t: Any, name: str = "x.json") -> float:
     data = t if isinstance(t, bytes) else orjson.dumps(t)
     return registry.get(codec_id).detect(Sniff(data, name))
-
-
-def edited(entity: CanonicalEntity, **sections: dict[str, Any]) -> CanonicalEntity:
-    """A copy of ``entity`` whose body has the given sections updated (twin and links kept)."""
-    body = entity.body.model_dump()
-    for section, values in sections.items():
-        if isinstance(body.get(section), dict):
-            body[section].update(values)
-        else:
-            body[section] = values
-    return CanonicalEntity(
-        kind=entity.kind,
-        id=entity.id,
-        body=type(entity.body).model_validate(body),
-        links=copy.deepcopy(entity.links),
-        original=entity.original,
-        source=entity.source,
-        media=entity.media,
-    )
 
 
 def without_twins(entity: CanonicalEntity) -> CanonicalEntity:

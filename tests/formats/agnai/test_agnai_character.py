@@ -15,7 +15,6 @@ from agnai_helpers import (
     PIP,
     decode,
     dumps,
-    edited,
     encode,
     score,
     tree,
@@ -29,6 +28,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
+from tests.formats.helpers import edited
 
 # --- detection ----------------------------------------------------------------------------------
 

@@ -16,7 +16,6 @@ from agnai_helpers import (
     PIP,
     SAMPLES,
     decode,
-    edited,
     encode,
     tree,
     without_twins,
@@ -27,6 +26,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.diff import Change, diff
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.entities import CharacterBody, LorebookBody
+from tests.formats.helpers import edited
 
 ST_SAMPLES = sorted((SAMPLES.parent / "sillytavern").glob("*"))
 ST_CARDS = [p for p in ST_SAMPLES if p.suffix == ".png" or p.name.endswith((".v2.json", ".v3.json"))]

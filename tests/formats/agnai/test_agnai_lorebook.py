@@ -14,7 +14,6 @@ from agnai_helpers import (
     LANTERNFALL,
     MIRELLE,
     decode,
-    edited,
     encode,
     score,
     tree,
@@ -26,6 +25,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.diff import diff
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import LorebookBody
+from tests.formats.helpers import edited
 
 
 def _book(entries: list[dict[str, Any]], **book: Any) -> dict[str, Any]:

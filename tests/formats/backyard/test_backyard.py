@@ -25,7 +25,7 @@ from bunzai_codecs.formats.backyard.common import (
     unix_to_iso,
 )
 from tests.conftest import expect_rows
-from tests.formats.helpers import chunks, edit, png_chunk, sample, tiny_png
+from tests.formats.helpers import chunks, edited, png_chunk, sample, tiny_png
 from tests.formats.make_samples import BY_V2, BY_V4, exif_block
 
 CODEC = registry.get("backyard")
@@ -170,7 +170,7 @@ def test_unchanged_round_trip_is_byte_identical(rel: str) -> None:
 def test_an_edit_rewrites_only_the_user_comment(rel: str) -> None:
     src = sample(rel)
     d = read(src, rel)
-    e = edit(d.primary, lambda b: b["identity"].update(description="{{char}} has retired."))
+    e = edited(d.primary, lambda b: b["identity"].update(description="{{char}} has retired."))
     out = write(e, "backyard", linked=d.entities).data
     tree, encoding = payload(out)
     old, old_encoding = payload(src)
@@ -186,7 +186,7 @@ def test_an_edit_rewrites_only_the_user_comment(rel: str) -> None:
 
 def test_editing_the_linked_lorebook_rewrites_lore_items_by_id() -> None:
     d = read(sample(V4), "m.png")
-    book = edit(d.entities[1], lambda b: b["entries"][1].update(content="Seed oil, nothing else."))
+    book = edited(d.entities[1], lambda b: b["entries"][1].update(content="Seed oil, nothing else."))
     out = write(d.primary, "backyard", linked=[d.primary, book]).data
     items = payload(out)[0]["character"]["loreItems"]
     assert items[0] == BY_V4["character"]["loreItems"][0]  # type: ignore[index]
@@ -325,7 +325,7 @@ def test_corpus_detects_and_round_trips(corpus: Path, rel: str, fmt: str) -> Non
 def test_corpus_v1_edit_keeps_the_chat_history(corpus: Path) -> None:
     data = (corpus / "backyard/legacy-png/character-export-v1.png").read_bytes()
     d = read(data, "v1.png")
-    e = edit(d.primary, lambda b: b["greetings"].update(firstMessage="Hi {{user}}."))
+    e = edited(d.primary, lambda b: b["greetings"].update(firstMessage="Hi {{user}}."))
     tree, encoding = payload(write(e, "backyard").data)
     old, _ = payload(data)
     assert encoding == "raw" and tree["version"] == 1

@@ -20,7 +20,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
 from bunzai_codecs.formats.backyard.byaf import examples_from_messages, examples_to_messages
 from tests.conftest import expect_rows
-from tests.formats.helpers import edit, sample, tiny_png
+from tests.formats.helpers import edited, sample, tiny_png
 
 CODEC = registry.get("byaf")
 SAMPLE = "backyard/maelis.byaf"
@@ -189,7 +189,7 @@ def test_unchanged_round_trip_keeps_members_and_trees() -> None:
 
 def test_an_edit_changes_only_its_member() -> None:
     d = read(sample(SAMPLE), "m.byaf")
-    e = edit(d.primary, lambda b: b["identity"].update(description="{{char}} retired to the coast."))
+    e = edited(d.primary, lambda b: b["identity"].update(description="{{char}} retired to the coast."))
     out = write(e, "byaf", linked=d.entities).data
     before, after = members(sample(SAMPLE)), members(out)
     assert names(out) == names(sample(SAMPLE))
@@ -206,7 +206,7 @@ def test_an_edit_changes_only_its_member() -> None:
 
 def test_a_new_greeting_is_a_new_full_scenario_and_a_removed_one_drops_its_file() -> None:
     d = read(sample(SAMPLE), "m.byaf")
-    e = edit(
+    e = edited(
         d.primary,
         lambda b: b["greetings"]["alternateGreetings"].append(
             {"text": "Rain again, {{user}}.", "title": "Rainy day"}
@@ -230,7 +230,7 @@ def test_a_new_greeting_is_a_new_full_scenario_and_a_removed_one_drops_its_file(
     assert new["messages"] == [] and "backgroundImage" not in new
     assert read(out, "again.byaf").primary.body == e.body
 
-    e2 = edit(
+    e2 = edited(
         read(sample(SAMPLE), "m.byaf").primary, lambda b: b["greetings"].update(alternateGreetings=None)
     )
     out2 = write(e2, "byaf").data
@@ -245,7 +245,7 @@ def test_lorebook_edits_and_unique_keys() -> None:
         b["entries"][1]["content"] = "Seed oil."
         b["entries"].append({"id": "9", "content": "More about oil.", "triggers": [{"text": "lantern oil"}]})
 
-    book = edit(d.entities[1], change)
+    book = edited(d.entities[1], change)
     out = write(d.primary, "byaf", linked=[d.primary, book]).data
     items = json.loads(members(out)[f"{CDIR}/character.json"])["loreItems"]
     assert items == [

@@ -13,7 +13,8 @@ from conftest import corpus_root
 from bunzai_codecs import read
 from bunzai_codecs.entities import CharacterBody
 from bunzai_codecs.formats.chub.dialect import derived_media
-from tests.formats.codec_helpers import decode, dumps, edited, export, rt_compare, sample, sample_tree, winner
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, winner
+from tests.formats.helpers import edited, sample
 
 ST = "sillytavern"
 BEXLEY = "chub/dockhand.chub.v3.json"
@@ -74,7 +75,7 @@ def test_round_trip_and_canonical_stability() -> None:
 
 def test_an_edit_does_not_turn_the_derived_media_into_card_assets() -> None:
     d = decode(sample(BEXLEY))
-    out = json.loads(export(edited(d.primary, lambda b: setattr(b.identity, "name", "Bex")), ST))
+    out = json.loads(export(edited(d.primary, identity={"name": "Bex"}), ST))
     assert out["data"]["name"] == "Bex"
     assert out["data"]["assets"] == sample_tree(BEXLEY)["data"]["assets"]
     assert out["data"]["extensions"]["chub"] == sample_tree(BEXLEY)["data"]["extensions"]["chub"]
@@ -86,16 +87,16 @@ def test_a_card_without_assets_stays_without_assets() -> None:
     assert (
         isinstance(b, CharacterBody) and b.media.portrait is not None and b.media.portrait.ref == "ccdefault:"
     )
-    out = json.loads(export(edited(d.primary, lambda x: setattr(x.identity, "description", "e")), ST))
+    out = json.loads(export(edited(d.primary, identity={"description": "e"}), ST))
     assert "assets" not in out["data"]
 
 
 def test_an_edited_derived_item_is_written_as_a_real_asset() -> None:
     d = decode(sample(BEXLEY))
 
-    def change(b: CharacterBody) -> None:
-        assert b.media.assets
-        b.media.assets[0].ref = "https://example.invalid/bexley/night-market.webp"
+    def change(b: dict[str, Any]) -> None:
+        assert b["media"]["assets"]
+        b["media"]["assets"][0]["ref"] = "https://example.invalid/bexley/night-market.webp"
 
     out = json.loads(export(edited(d.primary, change), ST))
     assert out["data"]["assets"][-1] == {

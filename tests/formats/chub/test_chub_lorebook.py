@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import corpus_root
@@ -12,17 +13,8 @@ from conftest import corpus_root
 from bunzai_codecs import read, write
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import LorebookBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 CL = "chub-lorebook"
 MARKET = "chub/market-lore.chub-lorebook.json"
@@ -97,9 +89,9 @@ def test_round_trip_and_canonical_stability(which: str) -> None:
 def test_an_edit_keeps_the_book_level_chub_bag_and_unmapped_entry_keys() -> None:
     d = decode(corpus_book())
 
-    def change(b: LorebookBody) -> None:
-        b.entries[0].content = "Edited."
-        del b.entries[-1]
+    def change(b: dict[str, Any]) -> None:
+        b["entries"][0]["content"] = "Edited."
+        del b["entries"][-1]
 
     out = json.loads(export(edited(d.primary, change), CL))
     src = json.loads(corpus_book())

@@ -4,23 +4,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import PersonaBody, PresetBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 LVP = "lumiverse-persona"
 LVS = "lumiverse-preset"
@@ -56,7 +48,7 @@ def test_persona_round_trip_edit_and_stability() -> None:
     d = decode(data)
     out = export(d.primary, LVP)
     assert rt_compare(data, out) == [] and decode(out).primary.body == d.primary.body
-    e = edited(d.primary, lambda b: setattr(b, "content", "{{user}} is Ren."))
+    e = edited(d.primary, content="{{user}} is Ren.")
     tree = json.loads(export(e, LVP))
     assert tree["description"] == "{{user}} is Ren."
     assert {k: v for k, v in tree.items() if k != "description"} == {
@@ -132,9 +124,9 @@ def test_preset_round_trip_edit_and_stability() -> None:
     out = export(d.primary, LVS)
     assert rt_compare(data, out) == [] and decode(out).primary.body == d.primary.body
 
-    def change(b: PresetBody) -> None:
-        b.prompts[1].content = "Narrate in third person."
-        b.samplers.temperature = 1.0
+    def change(b: dict[str, Any]) -> None:
+        b["prompts"][1]["content"] = "Narrate in third person."
+        b["samplers"]["temperature"] = 1.0
 
     tree = json.loads(export(edited(d.primary, change), LVS))
     src = sample_tree(STORY)

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import RegexSetBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 LVR = "lumiverse-regex"
 CLEANUP = "lumiverse/cleanup.lumiverse-regex.json"
@@ -70,9 +62,9 @@ def test_round_trip_and_canonical_stability() -> None:
 def test_edit_keeps_account_fields_of_the_row() -> None:
     d = decode(sample(CLEANUP))
 
-    def change(b: RegexSetBody) -> None:
-        b.rules[0].targets = ["display"]
-        b.rules.pop(1)
+    def change(b: dict[str, Any]) -> None:
+        b["rules"][0]["targets"] = ["display"]
+        b["rules"].pop(1)
 
     out = json.loads(export(edited(d.primary, change), LVR))
     (row,) = out["scripts"]

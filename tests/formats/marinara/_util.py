@@ -12,21 +12,18 @@ from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
+from tests.formats.helpers import sample
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "samples" / "marinara"
 
 
-def sample_bytes(name: str) -> bytes:
-    return (SAMPLES / name).read_bytes()
-
-
 def sample_tree(name: str) -> Any:
-    return orjson.loads(sample_bytes(name))
+    return orjson.loads(sample(f"marinara/{name}"))
 
 
 def load(name: str) -> CanonicalEntity:
-    return read(sample_bytes(name), name).primary
+    return read(sample(f"marinara/{name}"), name).primary
 
 
 def load_tree(tree: Any, name: str = "x.json", fmt: str | None = None) -> CanonicalEntity:

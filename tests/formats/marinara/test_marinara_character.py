@@ -10,14 +10,15 @@ from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
 from bunzai_codecs.formats.marinara.character import MarinaraCharacterCodec, iso_to_seconds, seconds_to_iso
+from tests.formats.helpers import sample
 
-from ._util import fresh, load_tree, mutated, sample_bytes, sample_tree, score
+from ._util import fresh, load_tree, mutated, sample_tree, score
 
 NAME = "character.vesna.marinara.json"
 
 
 def _read() -> list[CanonicalEntity]:
-    return read(sample_bytes(NAME), NAME).entities
+    return read(sample(f"marinara/{NAME}"), NAME).entities
 
 
 def _body() -> CharacterBody:
@@ -35,7 +36,7 @@ def test_scores_one_on_the_envelope_and_tavern_readers_stay_out() -> None:
     assert score("marinara-character", t["data"]) == 0.0  # the bare card is a Tavern card
     assert score("marinara-character", {**t, "data": {**t["data"], "data": None}}) == 0.0
     assert score("marinara-character", {**t, "type": "marinara_persona"}) == 0.0
-    s = Sniff(sample_bytes(NAME), NAME)
+    s = Sniff(sample(f"marinara/{NAME}"), NAME)
     assert registry.get("sillytavern").detect(s) == 0.0
     assert registry.detect(s).id == "marinara-character"  # type: ignore[union-attr]
 

@@ -18,8 +18,9 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.diff import diff
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
+from tests.formats.helpers import sample
 
-from ._util import SAMPLES, sample_bytes, sample_tree
+from ._util import SAMPLES, sample_tree
 
 ST_SAMPLES = SAMPLES.parent / "sillytavern"
 
@@ -47,9 +48,9 @@ def _scores(data: bytes, name: str) -> dict[str, float]:
 
 
 def test_marinara_rows_outbid_sillytavern() -> None:
-    scores = _scores(sample_bytes("regex.api-rows.json"), "rows.json")
+    scores = _scores(sample("marinara/regex.api-rows.json"), "rows.json")
     assert scores == {"marinara-regex": 0.95, "sillytavern-regex": 0.9}
-    assert registry.detect(Sniff(sample_bytes("regex.api-rows.json"), "rows.json")).id == "marinara-regex"  # type: ignore[union-attr]
+    assert registry.detect(Sniff(sample("marinara/regex.api-rows.json"), "rows.json")).id == "marinara-regex"  # type: ignore[union-attr]
 
 
 def test_corpus_rows_outbid_sillytavern(corpus: Path) -> None:
@@ -75,7 +76,7 @@ def test_a_scriptName_row_hands_the_file_to_sillytavern() -> None:
 
 
 def test_regex_to_sillytavern_keeps_the_rules() -> None:
-    src = read(sample_bytes("regex.api-rows.json"), "regex.api-rows.json")
+    src = read(sample("marinara/regex.api-rows.json"), "regex.api-rows.json")
     st = _hop(src, "sillytavern-regex", "regex.api-rows.json")
     assert _losses(src.primary, st.primary, "marinara-regex", "sillytavern-regex") == []
     a, b, c = st.primary.body.rules  # type: ignore[attr-defined]
@@ -118,7 +119,7 @@ def test_sillytavern_regex_to_marinara() -> None:
 
 
 def test_lorebook_to_world_info_keeps_every_entry_field_world_info_holds() -> None:
-    src = read(sample_bytes("lorebook.saltmarsh.marinara.json"), "saltmarsh.marinara.json")
+    src = read(sample("marinara/lorebook.saltmarsh.marinara.json"), "saltmarsh.marinara.json")
     st = _hop(src, "sillytavern-lorebook", "Saltmarsh.json")
     losses = _losses(src.primary, st.primary, "marinara-lorebook", "sillytavern-lorebook")
     assert losses == []
@@ -162,7 +163,7 @@ def test_world_info_to_marinara() -> None:
 
 
 def test_preset_to_sillytavern() -> None:
-    src = read(sample_bytes("preset.tidewater.marinara.json"), "tidewater.marinara.json")
+    src = read(sample("marinara/preset.tidewater.marinara.json"), "tidewater.marinara.json")
     st = _hop(src, "sillytavern-preset", "Tidewater Narrator.json")
     assert _losses(src.primary, st.primary, "marinara-preset", "sillytavern-preset") == []
     # SillyTavern identifies a marker by its slot (so sillytavern-preset claims neither prompt ids
@@ -191,7 +192,7 @@ def test_sillytavern_preset_to_marinara(name: str) -> None:
 
 
 def test_persona_to_sillytavern_and_back() -> None:
-    src = read(sample_bytes("persona.wren.marinara.json"), "wren.marinara.json")
+    src = read(sample("marinara/persona.wren.marinara.json"), "wren.marinara.json")
     st = _hop(src, "sillytavern-persona", "personas.json")
     assert _losses(src.primary, st.primary, "marinara-persona", "sillytavern-persona") == []
     assert (st.primary.body.name, st.primary.body.content, st.primary.body.brief) == (  # type: ignore[attr-defined]
@@ -213,7 +214,7 @@ def test_sillytavern_persona_to_marinara(name: str) -> None:
 
 
 def test_character_to_sillytavern_card_and_back() -> None:
-    src = read(sample_bytes("character.vesna.marinara.json"), "vesna.marinara.json")
+    src = read(sample("marinara/character.vesna.marinara.json"), "vesna.marinara.json")
     st = _hop(src, "sillytavern", "vesna.json")
     assert _losses(src.primary, st.primary, "marinara-character", "sillytavern") == []
     assert st.primary.body.extensions["rpgStats"] == src.primary.body.extensions["rpgStats"]  # type: ignore[attr-defined]
@@ -244,7 +245,7 @@ RISU_SAMPLES = SAMPLES.parent / "risu"
 
 
 def test_regex_to_risu_keeps_what_a_risu_script_holds() -> None:
-    src = read(sample_bytes("regex.api-rows.json"), "regex.api-rows.json")
+    src = read(sample("marinara/regex.api-rows.json"), "regex.api-rows.json")
     risu = _hop(src, "risu-regex", "regex.api-rows.json")
     losses = _losses(src.primary, risu.primary, "marinara-regex", "risu-regex")
     assert losses == []

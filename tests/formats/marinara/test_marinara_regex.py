@@ -9,8 +9,9 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.entities import RegexSetBody
 from bunzai_codecs.formats.marinara.regex import MarinaraRegexCodec
+from tests.formats.helpers import sample
 
-from ._util import fresh, load, load_tree, out_tree, sample_bytes, sample_tree, score
+from ._util import fresh, load, load_tree, out_tree, sample_tree, score
 
 ST_ROW = {
     "id": "2d5b1c59-2f8a-4e2e-9c56-8f8b9d5f7a11",
@@ -305,4 +306,4 @@ def test_not_a_regex_file_is_not_recognized() -> None:
 
 def test_sample_bytes_detect_as_marinara_regex() -> None:
     for name in ("regex.api-rows.json", "marinara-regexes.json", "regex.single.json"):
-        assert read(sample_bytes(name), name).primary.source.format == "marinara-regex"  # type: ignore[union-attr]
+        assert read(sample(f"marinara/{name}"), name).primary.source.format == "marinara-regex"  # type: ignore[union-attr]

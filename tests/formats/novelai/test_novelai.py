@@ -16,7 +16,7 @@ from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import LorebookBody
 from tests.conftest import expect_rows
-from tests.formats.helpers import chunks, edit, sample, text_chunk, text_json, tiny_png
+from tests.formats.helpers import chunks, edited, sample, text_chunk, text_json, tiny_png
 from tests.formats.make_samples import CAT, NAI_BOOK, NAI_SCENARIO
 
 CODEC = registry.get("novelai-lorebook")
@@ -140,7 +140,7 @@ def test_png_round_trip_is_byte_identical() -> None:
 
 def test_an_edit_touches_only_its_field_and_keeps_the_snake_case_flags() -> None:
     d = read(sample(BOOK), "b.lorebook")
-    e = edit(d.primary, lambda b: b["entries"][1].update(content="Aldous whistles now.", sortOrder=700))
+    e = edited(d.primary, lambda b: b["entries"][1].update(content="Aldous whistles now.", sortOrder=700))
     out = json.loads(write(e, "novelai-lorebook").data)
     expected = json.loads(json.dumps(NAI_BOOK))
     expected["entries"][1]["text"] = "Aldous whistles now."
@@ -151,7 +151,7 @@ def test_an_edit_touches_only_its_field_and_keeps_the_snake_case_flags() -> None
 
 def test_a_png_edit_keeps_the_chunk_right_after_ihdr() -> None:
     d = read(sample(CARD), "c.png")
-    e = edit(d.primary, lambda b: b["entries"][0].update(title="The Orchard"))
+    e = edited(d.primary, lambda b: b["entries"][0].update(title="The Orchard"))
     out = write(e, "novelai-lorebook").data
     types = [t for t, _ in chunks(out)]
     assert types == [t for t, _ in chunks(sample(CARD))] and types[1] == b"tEXt"
@@ -163,7 +163,7 @@ def test_a_png_edit_keeps_the_chunk_right_after_ihdr() -> None:
 
 def test_a_scenario_edit_writes_the_whole_scenario() -> None:
     d = read(sample(SCENARIO), "s.scenario")
-    e = edit(d.primary, lambda b: b["entries"][0].update(content="A spring of tomorrows."))
+    e = edited(d.primary, lambda b: b["entries"][0].update(content="A spring of tomorrows."))
     out = json.loads(write(e, "novelai-lorebook").data)
     assert list(out) == list(NAI_SCENARIO)
     assert out["lorebook"]["entries"][0]["text"] == "A spring of tomorrows."
@@ -175,7 +175,7 @@ def test_a_scenario_edit_writes_the_whole_scenario() -> None:
 
 def test_an_added_entry_gets_the_full_shape() -> None:
     d = read(sample(BOOK), "b.lorebook")
-    e = edit(
+    e = edited(
         d.primary,
         lambda b: b["entries"].append(
             {"id": "new", "title": "Gate", "content": "Iron.", "triggers": [{"text": "gate"}]}

@@ -13,7 +13,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import PresetBody
-from tests.formats.helpers import edit, sample
+from tests.formats.helpers import edited, sample
 
 FMT = "novelai-preset"
 REL = "novelai/harbor-fog.preset"
@@ -79,7 +79,7 @@ def test_round_trip_is_byte_identical() -> None:
 
 
 def test_an_edit_changes_its_parameter_only() -> None:
-    e = edit(read(sample(REL), "harbor-fog.preset").primary, lambda b: b["samplers"].update(topP=0.9))
+    e = edited(read(sample(REL), "harbor-fog.preset").primary, lambda b: b["samplers"].update(topP=0.9))
     out = json.loads(write(e, FMT).data)
     want = _tree()
     want["parameters"]["top_p"] = 0.9
@@ -87,7 +87,7 @@ def test_an_edit_changes_its_parameter_only() -> None:
 
 
 def test_reordering_writes_the_enabled_samplers_first() -> None:
-    e = edit(
+    e = edited(
         read(sample(REL), "harbor-fog.preset").primary,
         lambda b: b["samplers"].update(samplerOrder=["topP", "unified"], disabledSamplers=["minP"]),
     )
@@ -115,7 +115,7 @@ def test_sillytavern_numbers_in_the_order_are_read() -> None:
     tree["parameters"]["order"] = [9, 2]
     e = _read(tree)
     assert e.body.samplers.samplerOrder == ["unified", "topP"]
-    e2 = edit(e, lambda b: b["samplers"].update(samplerOrder=["topP"]))
+    e2 = edited(e, lambda b: b["samplers"].update(samplerOrder=["topP"]))
     assert json.loads(write(e2, FMT).data)["parameters"]["order"] == [2]  # the file's own spelling
 
 

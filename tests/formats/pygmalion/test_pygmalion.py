@@ -15,7 +15,7 @@ from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody
 from tests.conftest import expect_rows
-from tests.formats.helpers import chunks, edit, sample, text_chunk, text_json, tiny_png
+from tests.formats.helpers import chunks, edited, sample, text_chunk, text_json, tiny_png
 
 CODEC = registry.get("pygmalion")
 
@@ -166,7 +166,7 @@ def test_png_round_trip_is_byte_identical() -> None:
 
 def test_an_edit_rewrites_only_its_key_and_keeps_metadata() -> None:
     d = read(sample("pygmalion/oskar.pygmalion.json"), "oskar.json")
-    e = edit(d.primary, lambda b: b["greetings"].update(firstMessage="Soup's on."))
+    e = edited(d.primary, lambda b: b["greetings"].update(firstMessage="Soup's on."))
     out = json.loads(write(e, "pygmalion").data)
     src = json.loads(sample("pygmalion/oskar.pygmalion.json"))
     assert out["char_greeting"] == "Soup's on."
@@ -179,7 +179,7 @@ def test_an_edit_rewrites_only_its_key_and_keeps_metadata() -> None:
 
 def test_name_is_rewritten_with_char_name_when_the_source_had_it() -> None:
     d = read(sample("pygmalion/ines.pygmalion.png"), "ines.png")
-    e = edit(d.primary, lambda b: b["identity"].update(name="Inès"))
+    e = edited(d.primary, lambda b: b["identity"].update(name="Inès"))
     out = write(e, "pygmalion").data
     tree = text_json(out, "chara")
     assert tree["name"] == tree["char_name"] == "Inès"
@@ -189,7 +189,7 @@ def test_name_is_rewritten_with_char_name_when_the_source_had_it() -> None:
 
 def test_canonical_stability_after_an_edit() -> None:
     d = read(sample("pygmalion/ines.pygmalion.png"), "ines.png")
-    e = edit(d.primary, lambda b: b["persona"].update(scenario="A calm night."))
+    e = edited(d.primary, lambda b: b["persona"].update(scenario="A calm night."))
     again = read(write(e, "pygmalion").data, "again.png").primary
     assert again.body == e.body
 

@@ -18,6 +18,7 @@ from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
 from bunzai_codecs.formats.risu import charx, risum
+from tests.formats.helpers import png_chunk
 from tests.formats.risu.risu_reader_rules import fflate_zip, read_like_risu, stream_entries
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "risu"
@@ -423,11 +424,10 @@ def charx_png() -> bytes:
     import struct
     import zlib
 
-    def chunk(t: bytes, d: bytes) -> bytes:
-        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
-
-    ihdr = chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-    return b"\x89PNG\r\n\x1a\n" + ihdr + chunk(b"IDAT", zlib.compress(b"\0\0\0\0")) + chunk(b"IEND", b"")
+    ihdr = png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    return (
+        b"\x89PNG\r\n\x1a\n" + ihdr + png_chunk(b"IDAT", zlib.compress(b"\0\0\0\0")) + png_chunk(b"IEND", b"")
+    )
 
 
 def test_sniff_mime() -> None:

@@ -12,17 +12,8 @@ from bunzai_codecs import read
 from bunzai_codecs.core import png
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import CharacterBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 RC = "rolecall"
 WREN = "rolecall/wren.rolecall.v3.json"
@@ -141,10 +132,10 @@ def test_same_format_round_trip_and_canonical_stability(rel: str) -> None:
 def test_edit_a_title_and_an_injection_goes_back_to_their_own_homes() -> None:
     d = decode(sample(WREN))
 
-    def change(b: CharacterBody) -> None:
-        assert b.greetings.alternateGreetings and b.prompts.depthInjections
-        b.greetings.alternateGreetings[1].title = "Kettle"
-        b.prompts.depthInjections[0].text = "The static hums her name."
+    def change(b: dict[str, Any]) -> None:
+        assert b["greetings"]["alternateGreetings"] and b["prompts"]["depthInjections"]
+        b["greetings"]["alternateGreetings"][1]["title"] = "Kettle"
+        b["prompts"]["depthInjections"][0]["text"] = "The static hums her name."
 
     out = json.loads(export(edited(d.primary, change), RC, d.entities))
     rc = out["data"]["extensions"]["rolecall"]
@@ -167,9 +158,9 @@ def test_edit_a_title_and_an_injection_goes_back_to_their_own_homes() -> None:
 def test_edited_assets_keep_rolecall_type_expression() -> None:
     d = decode(sample(WREN))
 
-    def change(b: CharacterBody) -> None:
-        assert b.media.assets
-        b.media.assets[0].ref = "https://example.invalid/wren/wary-2.png"
+    def change(b: dict[str, Any]) -> None:
+        assert b["media"]["assets"]
+        b["media"]["assets"][0]["ref"] = "https://example.invalid/wren/wary-2.png"
 
     out = json.loads(export(edited(d.primary, change), RC, d.entities))
     assert [a["type"] for a in out["data"]["assets"]] == ["icon", "expression", "outfit"]
@@ -180,10 +171,7 @@ def test_edited_assets_keep_rolecall_type_expression() -> None:
 def test_quirk_flat_png_stays_flat_after_an_edit() -> None:
     d = decode(sample(FLAT), "w.png")
 
-    def change(b: CharacterBody) -> None:
-        b.identity.name = "Wren H."
-
-    out = export(edited(d.primary, change), RC, d.entities)
+    out = export(edited(d.primary, identity={"name": "Wren H."}), RC, d.entities)
     payload = chara_payload(out)
     assert "spec" not in payload and "data" not in payload
     assert payload["name"] == "Wren H." and payload["extensions"]["rolecall"]["tagline"]
@@ -196,7 +184,7 @@ def test_quirk_casting_card_injections_alone_do_not_invent_a_depth_prompt() -> N
         description="d",
     )
     d = decode(dumps(tree))
-    out = json.loads(export(edited(d.primary, lambda b: setattr(b.identity, "description", "e")), RC))
+    out = json.loads(export(edited(d.primary, identity={"description": "e"}), RC))
     assert "depth_prompt" not in out["data"]["extensions"]
     assert out["data"]["extensions"]["rolecall"]["details"]["prompt_depth_injections"] == [
         {"content": "x", "depth": 1}

@@ -10,17 +10,8 @@ import pytest
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import LorebookBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 RCL = "rolecall-lorebook"
 HARBOR = "rolecall/harbor.rolecall-lorebook.json"
@@ -110,9 +101,9 @@ def test_round_trip_and_canonical_stability() -> None:
 def test_edit_one_entry_keeps_everything_else_of_the_twin() -> None:
     d = decode(sample(HARBOR))
 
-    def change(b: LorebookBody) -> None:
-        b.entries[1].content = "Old Tam rows the dawn ferry."
-        b.entries[1].secondaryTriggers = None
+    def change(b: dict[str, Any]) -> None:
+        b["entries"][1]["content"] = "Old Tam rows the dawn ferry."
+        b["entries"][1]["secondaryTriggers"] = None
 
     out = json.loads(export(edited(d.primary, change), RCL))
     src = sample_tree(HARBOR)
@@ -128,7 +119,7 @@ def test_edit_one_entry_keeps_everything_else_of_the_twin() -> None:
 
 def test_delete_an_entry_removes_only_it() -> None:
     d = decode(sample(HARBOR))
-    out = json.loads(export(edited(d.primary, lambda b: b.entries.pop(0)), RCL))
+    out = json.loads(export(edited(d.primary, lambda b: b["entries"].pop(0)), RCL))
     assert [e["id"] for e in out["lorebook"]["entries"]] == ["ferryman"]
     assert out["lorebook"]["entries"][0] == sample_tree(HARBOR)["lorebook"]["entries"][1]
 

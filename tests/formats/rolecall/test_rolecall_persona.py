@@ -15,17 +15,8 @@ from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.registry import get
 from bunzai_codecs.entities import PersonaBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 RCP = "rolecall-persona"
 NATIVE = "rolecall/mira.rolecall-persona.json"
@@ -121,7 +112,7 @@ def test_png_unedited_is_the_same_file_and_an_edit_rewrites_the_rcpersona_chunk(
     data = sample(PNG)
     d = decode(data, "p.png")
     assert export(d.primary, RCP) == data
-    out = export(edited(d.primary, lambda b: setattr(b, "brief", "Courier, sealed lips.")), RCP)
+    out = export(edited(d.primary, brief="Courier, sealed lips."), RCP)
     texts = {t.keyword: t for t in png.text_chunks(png.parse(out).chunks)}
     assert set(texts) == {"rcpersona"}
     tree = json.loads(base64.b64decode(texts["rcpersona"].text))
@@ -134,7 +125,7 @@ def test_png_unedited_is_the_same_file_and_an_edit_rewrites_the_rcpersona_chunk(
 def test_edit_inside_wrappers_keeps_the_wrappers() -> None:
     wrapped = {"exportedAt": "2026-01-01T00:00:00Z", "version": 1, "data": {"persona": sample_tree(CARD)}}
     d = decode(dumps(wrapped))
-    out = json.loads(export(edited(d.primary, lambda b: setattr(b, "name", "Mira Q.")), RCP))
+    out = json.loads(export(edited(d.primary, name="Mira Q."), RCP))
     assert out["exportedAt"] == "2026-01-01T00:00:00Z" and out["version"] == 1
     inner = out["data"]["persona"]
     assert inner["data"]["name"] == "Mira Q."
@@ -156,7 +147,7 @@ def test_fresh_card_folds_appearance_into_the_description_once() -> None:
     d = decode(sample(NATIVE))
     b = d.primary.body
     assert isinstance(b, PersonaBody)
-    e = edited(d.primary, lambda x: setattr(x, "content", "I carry what I'm given."))
+    e = edited(d.primary, content="I carry what I'm given.")
     e.original = {}
     card = json.loads(get(RCP).encode(e, EmitContext(options={"shape": "card"})))
     assert card["data"]["description"] == (
@@ -188,9 +179,7 @@ def test_fresh_export_of_an_appearance_or_a_version_is_an_rcpersona_that_keeps_t
         "Salt-stiff coat.",
         "Patient.",
     )
-    versioned = edited(
-        src, lambda x: (setattr(x.sections, "appearance", None), setattr(x.attribution, "version", "2"))
-    )
+    versioned = edited(src, sections={"appearance": None}, attribution={"version": "2"})
     versioned.original = {}
     out = json.loads(export(versioned, RCP))
     assert out["spec"] == "rolecall_persona" and out["data"]["metadata"] == {"version": "2"}

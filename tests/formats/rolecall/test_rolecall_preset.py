@@ -4,21 +4,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import PresetBody, RegexSetBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 RCP = "rolecall-preset"
 LANTERN = "rolecall/lantern.rolecall-preset.json"
@@ -100,9 +92,9 @@ def test_round_trip_and_canonical_stability() -> None:
 def test_edit_a_choice_label_and_the_readme() -> None:
     d = decode(sample(LANTERN))
 
-    def change(b: PresetBody) -> None:
-        b.choices[0].label = "Pace"
-        b.description = "Short readme."
+    def change(b: dict[str, Any]) -> None:
+        b["choices"][0]["label"] = "Pace"
+        b["description"] = "Short readme."
 
     out = json.loads(export(edited(d.primary, change), RCP, d.entities))
     src = sample_tree(LANTERN)

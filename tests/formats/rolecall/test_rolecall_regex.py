@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from bunzai_codecs import read
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import RegexSetBody
-from tests.formats.codec_helpers import (
-    decode,
-    dumps,
-    edited,
-    export,
-    rt_compare,
-    sample,
-    sample_tree,
-    scores,
-    winner,
-)
+from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
+from tests.formats.helpers import edited, sample
 
 RCR = "rolecall-regex"
 TIDY = "rolecall/tidy-quotes.rolecall-regex.json"
@@ -70,9 +62,9 @@ def test_round_trip_and_canonical_stability() -> None:
 def test_edit_a_rule_keeps_its_unmapped_keys() -> None:
     d = decode(sample(TIDY))
 
-    def change(b: RegexSetBody) -> None:
-        b.rules[1].find = "\\(ooc:[^)]*\\)"
-        b.rules[1].phases = ["input"]
+    def change(b: dict[str, Any]) -> None:
+        b["rules"][1]["find"] = "\\(ooc:[^)]*\\)"
+        b["rules"][1]["phases"] = ["input"]
 
     rules = json.loads(export(edited(d.primary, change), RCR))["rules"]
     assert rules[0] == sample_tree(TIDY)["rules"][0]

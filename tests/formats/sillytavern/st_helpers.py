@@ -6,14 +6,10 @@ import base64
 import json
 import struct
 import zlib
-from pathlib import Path
 from typing import Any
 
 from bunzai_codecs.core import png
 from tests.formats.codec_helpers import rt_compare as rt_compare  # the corpus comparer, re-exported
-
-ROOT = Path(__file__).resolve().parents[3]
-SAMPLES = ROOT / "samples" / "sillytavern"
 
 
 def tiny_image() -> list[png.Chunk]:
@@ -54,7 +50,3 @@ def card_payloads(data: bytes) -> dict[str, Any]:
 
 def non_text_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
     return [(c.type, c.data) for c in png.parse(data).chunks if c.type not in (b"tEXt", b"zTXt", b"iTXt")]
-
-
-def sample(name: str) -> bytes:
-    return (SAMPLES / name).read_bytes()

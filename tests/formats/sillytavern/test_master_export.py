@@ -13,7 +13,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import PresetBody
-from tests.formats.helpers import edit, sample
+from tests.formats.helpers import edited, sample
 
 FMT = "sillytavern-master"
 REL = "sillytavern/ST-formatting-2025-03-14.json"
@@ -132,7 +132,7 @@ def test_round_trip_is_one_file() -> None:
 
 def test_an_edited_part_changes_its_section() -> None:
     d = _decoded()
-    edit(d.entities[1], lambda b: b["instruct"].update(inputSequence="[USER]"))
+    d.entities[1] = edited(d.entities[1], lambda b: b["instruct"].update(inputSequence="[USER]"))
     out = json.loads(write(d.primary, FMT, linked=d.entities).data)
     assert _changed(_tree(), out) == {"instruct": {"input_sequence"}}
     assert out["instruct"]["input_sequence"] == "[USER]"
@@ -146,7 +146,7 @@ def test_an_edited_primary_changes_the_sections_it_touches() -> None:
         b["samplers"]["temperature"] = 0.6
         b["systemPrompts"]["assistantPrefill"] = "Fog."
 
-    edit(d.primary, change)
+    d.entities[0] = edited(d.primary, change)
     out = json.loads(write(d.primary, FMT, linked=d.entities).data)
     assert _changed(_tree(), out) == {"reasoning": {"prefix"}, "preset": {"temp"}, "srw": {"value"}}
     assert out["srw"] == {"value": "Fog.", "show": False}
@@ -209,7 +209,7 @@ def test_an_edit_calling_for_a_section_the_file_lacks_adds_it() -> None:
         b["reasoning"] = {"prefix": "<r>", "suffix": "</r>"}
         b["systemPrompts"]["assistantPrefill"] = "So,"
 
-    edit(d.primary, change)
+    d.entities[0] = edited(d.primary, change)
     out = json.loads(write(d.primary, FMT, linked=d.entities).data)
     assert out["reasoning"] == {
         "name": "ST-formatting-2025-03-14",

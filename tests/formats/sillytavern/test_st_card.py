@@ -15,7 +15,6 @@ from st_helpers import (
     card_payloads,
     non_text_chunks,
     rt_compare,
-    sample,
     text_chunk,
 )
 
@@ -26,6 +25,7 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
 from bunzai_codecs.core.media import default_portrait_png
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
+from tests.formats.helpers import edited, sample
 
 ST = "sillytavern"
 
@@ -53,15 +53,6 @@ def card(data: bytes, name: str = "card.png") -> CanonicalEntity:
 def name_of(e: CanonicalEntity) -> str:
     assert isinstance(e.body, CharacterBody)
     return e.body.identity.name
-
-
-def edited(e: CanonicalEntity, **identity: str) -> CanonicalEntity:
-    body = e.body.model_copy(deep=True)
-    assert isinstance(body, CharacterBody)
-    for k, v in identity.items():
-        setattr(body.identity, k, v)
-    e.body = body
-    return e
 
 
 # --- detection ------------------------------------------------------------------------------------
@@ -135,7 +126,7 @@ def test_detect_never_crashes_on_odd_input() -> None:
 
 
 def test_v2_json_sample_decodes_into_card_book_and_regex_set() -> None:
-    d = read(sample("lighthouse-keeper.v2.json"), "lighthouse-keeper.v2.json")
+    d = read(sample("sillytavern/lighthouse-keeper.v2.json"), "lighthouse-keeper.v2.json")
     c, book, rx = d.entities
     assert (c.kind, book.kind, rx.kind) == ("character", "lorebook", "regex")
     assert c.links == {KNOWLEDGE_REFS: [book.id, rx.id]}
@@ -150,22 +141,22 @@ def test_v2_json_sample_decodes_into_card_book_and_regex_set() -> None:
         "Name the keeper",
     ]
     # ids are deterministic and distinct per part
-    again = read(sample("lighthouse-keeper.v2.json"), "elsewhere.json")
+    again = read(sample("sillytavern/lighthouse-keeper.v2.json"), "elsewhere.json")
     assert [e.id for e in again.entities] == [e.id for e in d.entities]
     assert len({c.id, book.id, rx.id}) == 3
 
 
 def test_v3_json_sample_round_trips_exactly() -> None:
-    raw = sample("starship-captain.v3.json")
+    raw = sample("sillytavern/starship-captain.v3.json")
     d = read(raw, "starship-captain.v3.json")
     assert len(d.entities) == 1
     assert rt_compare(raw, write(d.primary, ST).data) == []
 
 
 def test_edit_overlays_the_twin_and_keeps_unknown_keys() -> None:
-    raw = sample("lighthouse-keeper.v2.json")
+    raw = sample("sillytavern/lighthouse-keeper.v2.json")
     d = read(raw, "c.json")
-    e = edited(d.primary, name="Maren Holt")
+    e = edited(d.primary, identity={"name": "Maren Holt"})
     out = json.loads(write(e, ST, linked=d.entities).data)
     src = json.loads(raw)
     assert out["data"]["name"] == out["name"] == "Maren Holt"  # ST's V1 mirror follows
@@ -177,7 +168,7 @@ def test_edit_overlays_the_twin_and_keeps_unknown_keys() -> None:
 
 
 def test_edited_lorebook_is_re_embedded_and_other_entries_keep_their_bytes() -> None:
-    raw = sample("lighthouse-keeper.v2.json")
+    raw = sample("sillytavern/lighthouse-keeper.v2.json")
     d = read(raw, "c.json")
     c, book, rx = d.entities
     body = book.body.model_copy(deep=True)
@@ -194,7 +185,7 @@ def test_edited_lorebook_is_re_embedded_and_other_entries_keep_their_bytes() -> 
 
 
 def test_empty_link_list_drops_the_stale_book_and_scripts() -> None:
-    d = read(sample("lighthouse-keeper.v2.json"), "c.json")
+    d = read(sample("sillytavern/lighthouse-keeper.v2.json"), "c.json")
     c = d.primary
     c.links = {KNOWLEDGE_REFS: []}
     out = json.loads(write(c, ST, linked=d.entities).data)
@@ -204,7 +195,7 @@ def test_empty_link_list_drops_the_stale_book_and_scripts() -> None:
 
 
 def test_links_that_cannot_be_resolved_keep_the_twins_copy() -> None:
-    raw = sample("lighthouse-keeper.v2.json")
+    raw = sample("sillytavern/lighthouse-keeper.v2.json")
     d = read(raw, "c.json")
     out = write(d.primary, ST).data  # no linked entities passed
     assert rt_compare(raw, out) == []
@@ -252,7 +243,7 @@ def test_a_linked_lorebook_from_elsewhere_is_embedded_in_a_fresh_card() -> None:
 
 
 def test_png_sample_decodes_and_round_trips_byte_for_byte() -> None:
-    raw = sample("tidepool.png")
+    raw = sample("sillytavern/tidepool.png")
     d = read(raw, "tidepool.png")
     c = d.primary
     assert name_of(c) == "Tidepool"
@@ -266,8 +257,8 @@ def test_png_sample_decodes_and_round_trips_byte_for_byte() -> None:
 
 
 def test_png_edit_rewrites_both_card_chunks_in_place_and_keeps_every_other_chunk() -> None:
-    raw = sample("tidepool.png")
-    out = write(edited(card(raw), name="Tidepool II"), ST).data
+    raw = sample("sillytavern/tidepool.png")
+    out = write(edited(card(raw), identity={"name": "Tidepool II"}), ST).data
     before = [(c.type, c.data[:8]) for c in png.parse(raw).chunks]
     after = [(c.type, c.data[:8]) for c in png.parse(out).chunks]
     assert [t for t, _ in before] == [t for t, _ in after]  # same layout
@@ -308,7 +299,7 @@ def test_quirk_01_broken_ccv3_falls_back_to_chara_with_a_warning() -> None:
         assert c.original[ST]["png"] == {"payload": "chara"}
         assert len(c.warnings) == 1 and c.warnings[0].startswith("ccv3 chunk unusable")
         # an edit writes a good ccv3 where the broken one was
-        out = write(edited(c, name="Fixed"), ST).data
+        out = write(edited(c, identity={"name": "Fixed"}), ST).data
         p = card_payloads(out)
         assert p["ccv3"]["data"]["name"] == p["chara"]["data"]["name"] == "Fixed"
         assert p["ccv3"]["spec"] == "chara_card_v3"
@@ -336,7 +327,7 @@ def test_quirk_01_v3_only_png_as_risu_writes_it_keeps_its_layout() -> None:
         ("emotion", "__asset:1", "happy"),
         ("other", "__asset:2", "map"),
     ]
-    out = write(edited(c, name="Risu 2"), ST).data
+    out = write(edited(c, identity={"name": "Risu 2"}), ST).data
     assert set(card_payloads(out)) == {"ccv3"}
     kept = [c_.data for c_ in png.parse(out).chunks if c_.data.startswith(b"chara-ext-asset_")]
     assert kept == [asset1.data, asset2.data]
@@ -387,7 +378,7 @@ def test_quirk_03_the_image_is_never_re_encoded_apng_frames_and_trailing_bytes_s
     fdat = png.Chunk(b"fdAT", b"\0\0\0\x01" + zlib.compress(b"\0" * 14))
     exif = png.Chunk(b"eXIf", b"MM\0*\0\0\0\x08\0\0")
     data = build_png(text_chunk("chara", v2("Anim")), fctl, fdat, before_idat=(actl, exif), tail=b"TRAILER")
-    out = write(edited(card(data), name="Anim 2"), ST).data
+    out = write(edited(card(data), identity={"name": "Anim 2"}), ST).data
     assert non_text_chunks(out) == non_text_chunks(data)
     assert png.parse(out).trailing == b"TRAILER"
     assert card_payloads(out)["chara"]["data"]["name"] == "Anim 2"
@@ -406,7 +397,7 @@ def test_legacy_risu_png_reads_chara_and_keeps_the_risuai_chunk() -> None:
     data = build_png(text_chunk("chara", v1), risuai)
     c = card(data)
     assert name_of(c) == "Legacy"
-    out = write(edited(c, name="Legacy 2"), ST).data
+    out = write(edited(c, identity={"name": "Legacy 2"}), ST).data
     assert risuai.data in [ch.data for ch in png.parse(out).chunks]
     p = card_payloads(out)
     assert set(p) == {"chara"} and "spec" not in p["chara"] and p["chara"]["name"] == "Legacy 2"
@@ -414,13 +405,13 @@ def test_legacy_risu_png_reads_chara_and_keeps_the_risuai_chunk() -> None:
 
 def test_png_with_text_chunks_before_idat_keeps_their_position() -> None:
     data = build_png(before_idat=(text_chunk("chara", v2("Early")),))
-    out = write(edited(card(data), name="Early 2"), ST).data
+    out = write(edited(card(data), identity={"name": "Early 2"}), ST).data
     types = [c.type for c in png.parse(out).chunks]
     assert types == [b"IHDR", b"tEXt", b"IDAT", b"IEND"]
 
 
 def test_png_card_exports_as_json_when_asked_with_its_picture_as_a_data_url() -> None:
-    raw = sample("tidepool.png")
+    raw = sample("sillytavern/tidepool.png")
     c = card(raw)
     out = registry.get(ST).encode(c, EmitContext(options={"container": "json"}))
     got = json.loads(out)
@@ -438,7 +429,7 @@ def test_png_card_exports_as_json_when_asked_with_its_picture_as_a_data_url() ->
 
 
 def test_a_json_card_as_png_gets_the_default_portrait_or_the_callers_image() -> None:
-    c = card(sample("starship-captain.v3.json"), "s.json")
+    c = card(sample("sillytavern/starship-captain.v3.json"), "s.json")
     out = registry.get(ST).encode(c, EmitContext(options={"container": "png"}))
     assert png.replace_text(out, remove=("chara", "ccv3")) == default_portrait_png()
     assert card_payloads(out)["ccv3"]["data"]["nickname"] == "Cap"
@@ -515,7 +506,7 @@ def test_bad_input_both_card_chunks_broken_reports_the_ccv3_error() -> None:
 def test_quirk_09_10_st_book_conventions_round_trip() -> None:
     """ST writes use_regex:true on plain keys and collapses positions 1-7 to "after_char" while the
     int survives in extensions.position: both decode to the real meaning and come back unchanged."""
-    d = read(sample("lighthouse-keeper.v2.json"), "c.json")
+    d = read(sample("sillytavern/lighthouse-keeper.v2.json"), "c.json")
     book = d.entities[1].body
     assert isinstance(book, LorebookBody)
     assert [e.position for e in book.entries] == ["world", "depth", "outlet"]
@@ -575,7 +566,7 @@ def test_quirk_14_asset_uri_prefixes_are_kept_verbatim() -> None:
 
 
 def test_quirk_15_depth_prompt_role_is_a_string_book_role_an_int() -> None:
-    d = read(sample("lighthouse-keeper.v2.json"), "c.json")
+    d = read(sample("sillytavern/lighthouse-keeper.v2.json"), "c.json")
     c, book = d.entities[0], d.entities[1]
     assert isinstance(c.body, CharacterBody) and isinstance(book.body, LorebookBody)
     assert (c.body.prompts.depthInjections or [])[0].role == "system"  # "system"
@@ -592,7 +583,7 @@ def test_quirk_16_v3_dates_are_seconds_and_st_create_date_is_not_a_date() -> Non
 
 def test_cross_format_card_with_book_to_fresh_ccv3_json_keeps_every_entry_field() -> None:
     """card -> CCv3 JSON written with no escrow at all -> card: the book's entries come back whole."""
-    d = read(sample("lighthouse-keeper.v2.json"), "c.json")
+    d = read(sample("sillytavern/lighthouse-keeper.v2.json"), "c.json")
     fresh = [CanonicalEntity(kind=e.kind, id=e.id, body=e.body, links=dict(e.links)) for e in d.entities]
     out = write(fresh[0], ST, linked=fresh)
     assert out.beside == []

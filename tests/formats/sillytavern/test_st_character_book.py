@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 import pytest
-from st_helpers import sample
 
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
@@ -24,6 +23,7 @@ from bunzai_codecs.formats._shared.character_book import (
 )
 from bunzai_codecs.formats._shared.lore import parse_key
 from bunzai_codecs.formats._shared.wire import MapContext
+from tests.formats.helpers import sample
 
 
 def _book(book: dict[str, Any]) -> LorebookBody:
@@ -35,7 +35,7 @@ def _entry(entry: dict[str, Any]) -> Any:
 
 
 def _sample_book() -> dict[str, Any]:
-    return json.loads(sample("lighthouse-keeper.v2.json"))["data"]["character_book"]
+    return json.loads(sample("sillytavern/lighthouse-keeper.v2.json"))["data"]["character_book"]
 
 
 def test_st_written_entry_maps_every_field() -> None:

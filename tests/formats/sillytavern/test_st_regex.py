@@ -9,7 +9,6 @@ import json
 from typing import Any
 
 import pytest
-from st_helpers import sample
 
 from bunzai_codecs import Malformed, read, write
 from bunzai_codecs.core import registry
@@ -25,6 +24,7 @@ from bunzai_codecs.formats._shared.st_regex import (
     split_find,
 )
 from bunzai_codecs.formats._shared.wire import MapContext
+from tests.formats.helpers import sample
 
 
 def _rule(script: dict[str, Any], index: int = 0) -> Any:
@@ -198,7 +198,7 @@ def test_only_flags_st_reads_are_written_so_the_pattern_survives(
 
 
 def test_every_mapped_field_is_stable() -> None:
-    scripts = json.loads(sample("regex-scripts.json"))
+    scripts = json.loads(sample("sillytavern/regex-scripts.json"))
     body = RegexSetBody.model_validate(scripts_to_body(scripts))
     again = RegexSetBody.model_validate(scripts_to_body(body_to_scripts(body)))
     assert again.rules == body.rules
@@ -212,8 +212,8 @@ def _score(data: Any, name: str = "x.json") -> float:
 
 
 def test_detection_scores() -> None:
-    assert _score(json.loads(sample("regex-scripts.json"))) == 0.9
-    assert _score(json.loads(sample("regex-Censor.json"))) == 0.9
+    assert _score(json.loads(sample("sillytavern/regex-scripts.json"))) == 0.9
+    assert _score(json.loads(sample("sillytavern/regex-Censor.json"))) == 0.9
     # not claimed: an empty array, other arrays, an object without scriptName, cards, world info
     assert _score([]) == 0.0
     assert _score([{"findRegex": "a", "scriptName": "s"}, {"name": "x"}]) == 0.0
@@ -223,7 +223,7 @@ def test_detection_scores() -> None:
 
 
 def test_decode_the_array_sample() -> None:
-    d = read(sample("regex-scripts.json"), "regex-scripts.json")
+    d = read(sample("sillytavern/regex-scripts.json"), "regex-scripts.json")
     assert d.primary.source is not None and d.primary.source.format == "sillytavern-regex"
     body = d.primary.body
     assert isinstance(body, RegexSetBody)
@@ -256,7 +256,7 @@ def test_decode_the_array_sample() -> None:
 
 
 def test_decode_a_single_script_names_the_set_after_it_and_keeps_its_shape() -> None:
-    raw = sample("regex-Censor.json")
+    raw = sample("sillytavern/regex-Censor.json")
     d = read(raw, "regex-Censor.json")
     body = d.primary.body
     assert isinstance(body, RegexSetBody)
@@ -274,7 +274,7 @@ def test_decode_a_single_script_names_the_set_after_it_and_keeps_its_shape() -> 
 
 
 def test_edit_one_rule_keeps_the_others_and_unknown_keys() -> None:
-    scripts = json.loads(sample("regex-scripts.json"))
+    scripts = json.loads(sample("sillytavern/regex-scripts.json"))
     scripts[0]["x_app_flag"] = 7
     d = read(json.dumps(scripts).encode(), "pack.json")
     e = d.primary

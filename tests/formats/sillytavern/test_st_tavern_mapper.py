@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from st_helpers import sample
 
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import CharacterBody
@@ -27,6 +26,7 @@ from bunzai_codecs.formats._shared.tavern import (
     data_to_body,
 )
 from bunzai_codecs.formats._shared.wire import MapContext
+from tests.formats.helpers import sample
 
 
 def _body(data: dict[str, Any], **kw: Any) -> CharacterBody:
@@ -34,7 +34,7 @@ def _body(data: dict[str, Any], **kw: Any) -> CharacterBody:
 
 
 def test_v2_sample_maps_field_by_field() -> None:
-    card = json.loads(sample("lighthouse-keeper.v2.json"))
+    card = json.loads(sample("sillytavern/lighthouse-keeper.v2.json"))
     b, shape = card_to_body(card)
     body = CharacterBody.model_validate(b)
     assert shape == CardShape(wrapped=True, spec="chara_card_v2", spec_version="2.0", mirror=True)
@@ -73,7 +73,7 @@ def test_v2_sample_maps_field_by_field() -> None:
 
 
 def test_v3_sample_maps_every_v3_field() -> None:
-    b, shape = card_to_body(json.loads(sample("starship-captain.v3.json")))
+    b, shape = card_to_body(json.loads(sample("sillytavern/starship-captain.v3.json")))
     body = CharacterBody.model_validate(b)
     assert shape.v3 and not shape.mirror
     assert body.identity.nickname == "Cap"
@@ -241,7 +241,7 @@ def test_default_icon_round_trips_as_no_assets() -> None:
 
 
 def test_st_hybrid_mirror_follows_data_on_write() -> None:
-    card = json.loads(sample("lighthouse-keeper.v2.json"))
+    card = json.loads(sample("sillytavern/lighthouse-keeper.v2.json"))
     body = CharacterBody.model_validate(card_to_body(card)[0])
     body.identity.name = "Maren Holt"
     out = body_to_card(body, card_shape(card))

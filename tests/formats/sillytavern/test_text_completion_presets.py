@@ -16,7 +16,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import PresetBody
 from tests.conftest import expect_rows
 from tests.formats.codec_helpers import rt_compare
-from tests.formats.helpers import edit, sample
+from tests.formats.helpers import edited, sample
 
 NEW = (
     "sillytavern-textgen",
@@ -198,7 +198,7 @@ def test_legacy_instruct_reads_as_sillytavern_migrates_it() -> None:
 
 
 def test_legacy_instruct_edit_keeps_the_legacy_spelling() -> None:
-    e = edit(
+    e = edited(
         _read("sillytavern/instruct-legacy-Vicuna.json"), lambda b: b["instruct"].update(namesBehavior="none")
     )
     out = json.loads(write(e, "sillytavern-instruct").data)
@@ -253,7 +253,7 @@ def test_samples_round_trip(rel: str, fmt: str) -> None:
 
 def test_an_edit_changes_its_key_only() -> None:
     rel = "sillytavern/textgen-Lantern-Balanced.json"
-    e = edit(
+    e = edited(
         _read(rel), lambda b: b["samplers"].update(temperature=0.5, samplerOrder=["temperature", "topP"])
     )
     before, after = json.loads(sample(rel)), json.loads(write(e, "sillytavern-textgen").data)

@@ -1,0 +1,1 @@
+"""Voxta: packages (``.voxpkg``) of characters, memory books and scenarios."""

@@ -1,0 +1,170 @@
+"""The manifest: the run's commit record (``manifest.json``, written last by ``commit.Commit``).
+
+Its numbers are counted from the records themselves (pipeline/counts.py), combined per key, so
+the manifest is exact on every runner.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import apache_beam as beam
+
+import bunzai_codecs
+from bunzai_codecs.core import registry
+from pipeline.balance import SAMPLE
+from pipeline.counts import REJECT_EXAMPLES
+from pipeline.elements import STAGES
+from pipeline.fidelity import FIDELITY_REPORT
+from pipeline.shards import ShardInfo
+
+MANIFEST = "manifest.json"
+
+
+def _nest(counts: dict[tuple[str, ...], int], head: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, n in counts.items():
+        if key[0] != head:
+            continue
+        node = out
+        for k in key[1:-1]:
+            node = node.setdefault(k, {})
+        node[key[-1]] = node.get(key[-1], 0) + n
+    return _sorted(out)
+
+
+def _sorted(d: Any) -> Any:
+    return {k: _sorted(d[k]) for k in sorted(d)} if isinstance(d, dict) else d
+
+
+def build_manifest(
+    *,
+    options: dict[str, Any],
+    runner: str,
+    started: str,
+    finished: str,
+    fingerprint: str,
+    since: dict[str, Any] | None,
+    counts: Iterable[tuple[tuple[str, ...], int]],
+    patterns: Iterable[tuple[int, int]],
+    shards: Iterable[ShardInfo],
+    balance: Iterable[tuple[str, list[str]]],
+    pruned: int,
+    reject_examples: Iterable[tuple[tuple[str, str], list[tuple[str, str]]]] = (),
+) -> dict[str, Any]:
+    c: dict[tuple[str, ...], int] = defaultdict(int)
+    for k, n in counts:
+        c[tuple(k)] += n
+    inputs = _nest(c, "inputs")
+    listed = inputs.get("listed", 0)
+    stats_stages = _nest(c, "stage")
+    rejects = _nest(c, "rejects")
+    stages: dict[str, dict[str, int]] = {}
+    for st in STAGES:
+        row = dict(stats_stages.get(st, {}))
+        row["rejected"] = sum(rejects.get(st, {}).values())
+        stages[st] = _sorted(row)
+    stages["list"]["out"] = listed
+    exports = _nest(c, "exports")
+    # export: in = this run's attempts (staged + refused); out = files committed, carried ones included
+    stages["export"]["in"] = c.get(("stage", "export", "in"), 0) + stages["export"]["rejected"]
+    stages["export"]["out"] = sum(exports.values())
+    fidelity = _nest(c, "fidelity")
+    stages["roundtrip"]["rows"] = sum(sum(v.values()) for v in fidelity.values())
+    by_kind: dict[str, int] = defaultdict(int)
+    by_format: dict[str, int] = defaultdict(int)
+    for key, n in c.items():
+        if key[0] == "entities":
+            by_kind[key[1]] += n
+            by_format[key[2]] += n
+    bal_counts = _nest(c, "balance")
+    samples = {k: sorted(v)[:SAMPLE] for k, v in balance}
+    accounted = bal_counts.get("ok", 0)
+    problems = {k: bal_counts.get(k, 0) for k in ("unaccounted", "unlisted")}
+    listed_by_listing = accounted + problems["unaccounted"]
+    shard_list: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in sorted(shards, key=lambda s: s.rel):
+        shard_list[s.dataset].append(s.to_json())
+    pats = dict(patterns)
+    return {
+        "manifestVersion": 1,
+        "bunzai": {
+            "version": bunzai_codecs.__version__,
+            "codecFingerprint": fingerprint,
+            "codecs": sorted(registry.CODECS),
+        },
+        "beam": beam.__version__,
+        "python": platform.python_version(),
+        "runner": runner,
+        "started": started,
+        "finished": finished,
+        "options": options,
+        "since": since,
+        "inputs": {
+            "patterns": [{"input": u, "matched": pats.get(i, 0)} for i, u in enumerate(options["inputs"])],
+            "listed": listed,
+            "new": inputs.get("new", 0),
+            "changed": inputs.get("changed", 0),
+            "unchanged": inputs.get("unchanged", 0),
+            "deleted": inputs.get("deleted", 0),
+            "withEntities": c.get(("outcome", "entities"), 0),
+            "rejectedWhole": c.get(("outcome", "rejected"), 0),
+            "formats": _nest(c, "formats"),
+        },
+        "balance": {
+            "rule": "every listed input is the source of a canonical entity or of a reject (and has one inventory row); no output names an input that was not listed",
+            "listed": listed_by_listing,
+            "inventoryRows": listed,
+            "accounted": accounted,
+            "unaccounted": problems["unaccounted"],
+            "unlisted": problems["unlisted"],
+            "ok": problems["unaccounted"] == 0 and problems["unlisted"] == 0 and listed_by_listing == listed,
+            "examples": {k: v for k, v in sorted(samples.items()) if k != "ok"},
+        },
+        "counts": {
+            "stages": stages,
+            "entities": {
+                "total": sum(by_kind.values()),
+                "byKind": _sorted(dict(by_kind)),
+                "byFormat": _sorted(dict(by_format)),
+                "byKindFormat": _nest(c, "entities"),
+            },
+            "rejects": {
+                "total": sum(sum(v.values()) for v in rejects.values()),
+                "byStage": {k: sum(v.values()) for k, v in rejects.items()},
+                "byStageError": rejects,
+                "examples": _reject_examples(reject_examples),
+            },
+            "exports": {"total": sum(exports.values()), "byFormat": exports},
+            "fidelity": fidelity,
+        },
+        "outputs": {
+            "shards": {k: shard_list[k] for k in sorted(shard_list)},
+            "exports": "exports/<format>/<entity-id><extension>",
+            # --fidelity off: no fidelity rows, shards or report
+            "fidelityReport": list(FIDELITY_REPORT) if options.get("fidelity", "full") != "off" else [],
+            "pruned": pruned,
+        },
+    }
+
+
+def _reject_examples(
+    examples: Iterable[tuple[tuple[str, str], list[tuple[str, str]]]],
+) -> dict[str, dict[str, list[dict[str, str]]]]:
+    out: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for (stage, error), items in sorted(examples, key=lambda kv: tuple(kv[0])):
+        out.setdefault(stage, {})[error] = [
+            {"uri": u, "message": m} for u, m in sorted(items)[:REJECT_EXAMPLES]
+        ]
+    return out
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+__all__ = ["MANIFEST", "build_manifest", "now"]
