@@ -267,6 +267,7 @@ def check_index(run: Run) -> None:
     assert by_format == m["counts"]["entities"]["byFormat"]
 
 
+@pytest.mark.slow  # runs the pipeline (or builds the whole graph)
 def test_index_of_samples_and_corpus_matches_the_manifest(tmp_path: Path) -> None:
     args = ["--input", str(SAMPLES)]
     root = corpus_root()
@@ -300,6 +301,7 @@ def test_index_of_samples_and_corpus_matches_the_manifest(tmp_path: Path) -> Non
     assert _index_files(again) == _index_files(run)
 
 
+@pytest.mark.slow  # runs the pipeline (or builds the whole graph)
 def test_index_without_fidelity_checks(tmp_path: Path) -> None:
     run = normalize("--input", str(SAMPLES), "--output", str(tmp_path / "o"), "--fidelity", "off")
     check_index(run)
@@ -316,6 +318,7 @@ def test_index_without_fidelity_checks(tmp_path: Path) -> None:
 # -- BigQuery on Dataflow, translated (no network) -------------------------------------------------
 
 
+@pytest.mark.slow  # runs the pipeline (or builds the whole graph)
 def test_dataflow_dry_run_loads_the_committed_index_into_bigquery() -> None:
     pytest.importorskip("apache_beam.runners.dataflow.internal.apiclient", reason="needs apache-beam[gcp]")
     from apache_beam.internal import pickler
@@ -330,7 +333,7 @@ def test_dataflow_dry_run_loads_the_committed_index_into_bigquery() -> None:
     proto = p.runner.proto_pipeline
     root = proto.components.transforms[proto.root_transform_ids[0]]
     top = {proto.components.transforms[t].unique_name: t for t in root.subtransforms}
-    assert {"WriteIndex", "Commit", "BigQuery"} <= set(top)
+    assert {"WriteOutputs", "Finish", "BigQuery"} <= set(top)
     fns: dict[str, Any] = {}
     for t in proto.components.transforms.values():
         if t.spec.urn == common_urns.primitives.PAR_DO.urn:
@@ -420,6 +423,7 @@ class _FailingLoad:
         return label >> Fake()
 
 
+@pytest.mark.slow  # runs the pipeline (or builds the whole graph)
 def test_a_failed_load_after_the_commit_says_the_run_is_committed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
