@@ -29,6 +29,13 @@ END = "<!-- bench:results:end -->"
 
 #: the issue's targets (ratio, higher is better unless noted)
 PIPE_TARGET = 1.2
+#: issue 21: the same-work loop with fidelity checks / without (at most)
+FULL_COST_TARGET = 8.0
+NATIVE_COST_TARGET = 2.5
+#: issue 21: normalize multi_processing x2 / the same-work loop (at least)
+SCALE_OUT_TARGET = 1.6
+#: issue 21: `bunzai detect one-card.png` / `python -c pass`, wall (at most)
+STARTUP_TARGET = 4.0
 MEM_GROWTH_TARGET = 1.25
 MEM_CAP = 1.5 * 2**30
 SCALING_TARGET = 11.0
@@ -169,13 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     record_n = 1000 if full else QUICK_PIPE_N
     reads: dict[int, float] = {}
     same: dict[str, float] = {}
+    same_cpu: dict[str, float] = {}
+    png: str | None = None
     collector: dict[str, float] = {}
     for n, modes in ((pipe_n, (PIPE_FIDELITY,)), (record_n, RECORD_FIDELITY)):
         pfiles = loop.load(corpora[n])
         log(f"\npipeline yardsticks on {n} files (wall clock)")
         reads[n] = pipe.wall_loop(loop.bunzai_read, pfiles)
         for fm in modes:
-            same[f"{fm}/{n}"] = pipe.wall_loop(functools.partial(pipe.same_work, fidelity=fm), pfiles)
+            same[f"{fm}/{n}"], same_cpu[f"{fm}/{n}"] = pipe.timed_loop(
+                functools.partial(pipe.same_work, fidelity=fm), pfiles
+            )
         log(
             f"  codec loop (read): {reads[n]:.1f}s; same-work loop: "
             + ", ".join(f"{fm} {same[f'{fm}/{n}']:.1f}s" for fm in modes)
@@ -186,7 +197,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"  same-work loop ({PIPE_FIDELITY}), collector threshold {CPYTHON_GEN0} -> {GC_GEN0}: "
                 f"{collector['default']:.2f}s -> {collector['tuned']:.2f}s CPU"
             )
+        if n == record_n:
+            card = next((f for f in pfiles if f.expect == "sillytavern" and f.name.endswith(".png")), None)
+            png = os.path.join(corpora[n], card.path) if card else None
         del pfiles
+    start = pipe.startup(png) if png else {}
+    if start:
+        log(
+            f"  start-up: bunzai detect one-card.png {start['detect'] * 1000:.0f} ms, "
+            f"python -c pass {start['python'] * 1000:.0f} ms (best of 5)"
+        )
     runs: list[pipe.PipelineRun] = []
     out_root = os.path.join(a.data, "out")
     plan = [("multi_processing", 2, pipe_n, PIPE_FIDELITY), ("in_memory", 1, pipe_n, PIPE_FIDELITY)]
@@ -210,12 +230,15 @@ def main(argv: list[str] | None = None) -> int:
         "fidelity": PIPE_FIDELITY,
         "read_loop_s": {str(n): t for n, t in reads.items()},
         "same_work_loop_s": same,
+        "same_work_loop_cpu_s": same_cpu,
+        "startup_s": start,
         "collector": {"files": record_n, "default_gen0": CPYTHON_GEN0, "gen0": GC_GEN0, **collector},
         "runs": [_run(r) for r in runs],
     }
     results["load_end"] = os.getloadavg()
     results["seconds"] = time.perf_counter() - t_start
 
+    results["targets"] = targets(results)
     md = render(results)
     log("\n" + md)
     if a.report:
@@ -266,6 +289,87 @@ def _run(r: pipe.PipelineRun) -> dict[str, Any]:
     }
 
 
+def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 21's table, every row from this run: ``figure``, ``value`` (None: not measured here),
+    ``op`` and ``target``, ``met`` and a ``note`` saying what was measured."""
+    pl = res["pipeline"]
+    cpu = pl.get("same_work_loop_cpu_s", {})
+    wall = pl["same_work_loop_s"]
+    runs = pl["runs"]
+    loop_rows = res["loop"]["rows"]
+    out: list[dict[str, Any]] = []
+
+    def add(figure: str, value: float | None, op: str, target: float, note: str) -> None:
+        met = None if value is None else (value <= target if op == "<=" else value >= target)
+        out.append({"figure": figure, "value": value, "op": op, "target": target, "met": met, "note": note})
+
+    def run_of(fidelity: str, n: int) -> dict[str, Any] | None:
+        return next(
+            (
+                r
+                for r in runs
+                if r["mode"] == "multi_processing" and r["fidelity"] == fidelity and r["files"] == n
+            ),
+            None,
+        )
+
+    modes = {k.split("/")[0]: int(k.split("/")[1]) for k in cpu if not k.startswith(PIPE_FIDELITY + "/")}
+    rec_n = modes.get("full") or modes.get("native") or 0
+    for fm, tgt in (("full", FULL_COST_TARGET), ("native", NATIVE_COST_TARGET)):
+        a, b = cpu.get(f"{fm}/{rec_n}"), cpu.get(f"off/{rec_n}")
+        wa, wb = wall.get(f"{fm}/{rec_n}"), wall.get(f"off/{rec_n}")
+        note = f"{rec_n} files, CPU time" + (f" (wall: {wa / wb:.1f}x)" if wa and wb else "")
+        add(f"same-work loop `--fidelity {fm}` / `off`", a / b if a and b else None, "<=", tgt, note)
+    big = pl["files"]
+    for fm, n in (("off", big), ("full", rec_n)):
+        r = run_of(fm, n)
+        s = wall.get(f"{fm}/{n}")
+        add(
+            f"`normalize` multi_processing x2 / same-work loop, `--fidelity {fm}`",
+            s / r["wall_s"] if r and s else None,
+            ">=",
+            SCALE_OUT_TARGET,
+            f"{n} files, wall clock",
+        )
+    for group, base, label in (
+        ("json-cards", "json.loads", "JSON cards `read` / `json.loads`"),
+        ("png-cards", "tavern-card", "PNG cards `read` / tavern-card `parse_png_card`"),
+        ("convert v2->ccv3 json", "json.loads", "convert V2 -> CCv3 JSON / `json.loads`"),
+    ):
+        row = next((r for r in loop_rows if r["group"] == group and r["baseline"] == base), None)
+        tgt = loop.TARGETS[(group, base)]
+        note = f"{row['files']} files, CPU time" if row else "baseline not installed"
+        add(label, row["ratio"] if row else None, ">=", tgt, note)
+    r10, r100 = run_of(PIPE_FIDELITY, 10_000), run_of(PIPE_FIDELITY, 100_000)
+    add(
+        f"time(100k) / time(10k), `--fidelity {PIPE_FIDELITY}`",
+        r100["wall_s"] / r10["wall_s"] if r10 and r100 else None,
+        "<=",
+        SCALING_TARGET,
+        "multi_processing x2, wall clock" if r10 and r100 else "measured by `make bench-full` only",
+    )
+    st = pl.get("startup_s") or {}
+    add(
+        "`bunzai detect one-card.png` / `python -c pass`",
+        st["detect"] / st["python"] if st else None,
+        "<=",
+        STARTUP_TARGET,
+        f"wall, best of 5: {st['detect'] * 1000:.0f} ms / {st['python'] * 1000:.0f} ms"
+        if st
+        else "not measured",
+    )
+    return out
+
+
+def render_targets(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| figure | this run | target | met | measured on |", "|---|---:|---:|---|---|"]
+    for r in rows:
+        v = "-" if r["value"] is None else f"{r['value']:.2f}x"
+        met = "not measured" if r["met"] is None else ("met" if r["met"] else "**not met**")
+        out.append(f"| {r['figure']} | {v} | {r['op']} {r['target']:g}x | {met} | {r['note']} |")
+    return out
+
+
 def _fmt_ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
@@ -285,6 +389,8 @@ def render(res: dict[str, Any]) -> str:
         "Libraries: " + ", ".join(f"{k} {x}" for k, x in v.items()) + ".",
         "",
     ]
+    if res.get("targets"):
+        out += ["### Issue 21's targets (every row from this run)", "", *render_targets(res["targets"]), ""]
     lp = res["loop"]
     out += [
         f"### Codec loop ({lp['files']} files of the {lp['corpus']} corpus in memory, CPU time, best of the passes)",

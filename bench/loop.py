@@ -234,20 +234,19 @@ def check_formats(files: Sequence[File]) -> list[str]:
             fmt = got.format if got else "?"
         except BunzaiError as exc:
             fmt = "REJECT"
-            if getattr(exc, "internal", False):
+            if exc.internal:
                 fmt = f"INTERNAL {exc}"
         if fmt != f.expect:
             bad.append(f"{f.path}: detected {fmt}, expected {f.expect}")
     return bad
 
 
+#: issue 21's codec targets (set inside the design: pydantic validates every body, ids stay sha256;
+#: they replace the earlier issue's, which that issue recorded as out of reach for this design)
 TARGETS = {
-    ("json-cards", "json.loads"): 1.0,
-    ("json-cards", "tavern-card"): 1.0,
-    ("json-cards", "card-forge"): 2.0,
-    ("png-cards", "tavern-card"): 1.5,
-    ("convert v2->ccv3 json", "json.loads"): 0.7,
-    ("convert v2->charx", "json.loads"): 0.7,
+    ("json-cards", "json.loads"): 0.35,
+    ("png-cards", "tavern-card"): 0.5,
+    ("convert v2->ccv3 json", "json.loads"): 0.3,
 }
 
 

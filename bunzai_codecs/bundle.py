@@ -5,7 +5,8 @@ This is the library's front door (re-exported from ``bunzai_codecs``):
 - ``read(data, name)`` detects the format, decodes, and stamps every entity with its source;
 - ``write(entity, format, linked=...)`` encodes to a format; linked entities (a card's lorebook,
   its regex set) are re-embedded where the format embeds them, otherwise returned as ``beside``
-  exports in the target app's format for their kind (or vaud-json when the app has none);
+  exports in the target app's format for their kind (or the lossless vaud-json when the app has
+  none);
 - ``convert(data, name, to)`` is both.
 """
 
@@ -20,8 +21,6 @@ from bunzai_codecs.core.codec import Codec, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
 from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.sniff import Sniff
-
-VAUD = "vaud-json"
 
 
 def read(data: bytes, name: str = "", *, uri: str | None = None, format: str | None = None) -> Decoded:
@@ -61,7 +60,7 @@ class Export:
 
 def codec_for_export(entity: CanonicalEntity, format: str) -> Codec:
     codec = registry.get(format)
-    if format != VAUD and codec.kind != entity.kind:
+    if not codec.holds(entity.kind):
         raise Unsupported(
             f"{format} holds {codec.kind} entities, not {entity.kind}; "
             f"formats for {entity.kind}: {', '.join(c.id for c in registry.for_kind(entity.kind))}",
@@ -155,9 +154,9 @@ def _beside_codec(parent: Codec, ref: CanonicalEntity) -> Codec:
     for fmt in ref.original:
         if fmt in registry.CODECS:
             c = registry.get(fmt)
-            if c.family == parent.family and c.kind == ref.kind:
+            if c.family == parent.family and c.holds(ref.kind):
                 return c
-    return registry.family_codec(parent.family, ref.kind) or registry.get(VAUD)
+    return registry.family_codec(parent.family, ref.kind) or registry.lossless_codec(ref.kind)
 
 
 def convert(data: bytes, name: str, to: str, *, uri: str | None = None) -> Export:

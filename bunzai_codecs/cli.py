@@ -21,7 +21,7 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import orjson
 
@@ -99,8 +99,7 @@ def cmd_formats(args: argparse.Namespace) -> int:
         return EXIT_OK
     rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
     for c in sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id)):
-        kind = "any" if c.id == "vaud-json" else c.kind
-        rows.append((c.id, kind, " ".join(c.suffixes) or "-", c.label or c.family))
+        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
     _table(rows)
     return EXIT_OK
 
@@ -171,6 +170,20 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _image_option(args: argparse.Namespace) -> bytes | Literal[False] | None:
+    """The bytes of ``--image`` (``None`` without one), or ``False`` (said on stderr) when the file
+    is not an image."""
+    from bunzai_codecs.core.media import sniff_mime
+
+    if args.image is None:
+        return None
+    image = _read(Path(args.image))
+    if not (sniff_mime(image) or "").startswith("image/"):
+        print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
+        return False
+    return image
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     from bunzai_codecs.convert import (
         ConvertUsageError,
@@ -182,18 +195,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         write_planned,
     )
     from bunzai_codecs.convert_batch import is_batch
-    from bunzai_codecs.core.media import sniff_mime
 
     if is_batch(args.input):
         return cmd_convert_batch(args)
     src = Path(args.input[0])
     _moved_notes(args.source_format, args.to)
-    image = None
-    if args.image is not None:
-        image = _read(Path(args.image))
-        if not (sniff_mime(image) or "").startswith("image/"):
-            print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
-            return EXIT_USAGE
+    image = _image_option(args)
+    if image is False:
+        return EXIT_USAGE
     opts = Options(
         to=args.to,
         output=args.output,
@@ -231,7 +240,6 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
         run,
         staging_folder,
     )
-    from bunzai_codecs.core.media import sniff_mime
     from bunzai_codecs.progress import Progress
 
     parser = args._parser
@@ -240,12 +248,9 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     if args.entity is not None:
         parser.error("--entity names one input's entity: convert that file on its own (or use --kind)")
     _moved_notes(args.source_format, args.to)
-    image = None
-    if args.image is not None:
-        image = _read(Path(args.image))
-        if not (sniff_mime(image) or "").startswith("image/"):
-            print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
-            return EXIT_USAGE
+    image = _image_option(args)
+    if image is False:
+        return EXIT_USAGE
     out = Path(args.output)
     try:
         inputs = list_inputs(args.input, skip=out)

@@ -41,7 +41,6 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.files import OutputError, write_atomic
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
 
-VAUD = "vaud-json"
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
 
 
@@ -186,14 +185,13 @@ def plan(
     codec = registry.get(opts.to)
     decoded = read(data, source.name, uri=str(source), format=opts.source_format)
     entities = select(decoded, opts.entity, opts.kind)
-    if opts.to != VAUD:
-        fit = [e for e in entities if e.kind == codec.kind]
-        if not fit:
-            have = ", ".join(f"{e.id} ({e.kind})" for e in decoded.entities)
-            raise ConvertUsageError(
-                f"{opts.to} holds {codec.kind} entities; this input's are {have} (pick one with --entity or --kind)"
-            )
-        entities = fit
+    fit = [e for e in entities if codec.holds(e.kind)]
+    if not fit:
+        have = ", ".join(f"{e.id} ({e.kind})" for e in decoded.entities)
+        raise ConvertUsageError(
+            f"{opts.to} holds {codec.kind} entities; this input's are {have} (pick one with --entity or --kind)"
+        )
+    entities = fit
     names = _Names(taken)
     out = opts.output
     folder_mode = out is None or out.endswith(("/", os.sep)) or Path(out).is_dir()

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import bisect
 import functools
-import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
+
+import orjson
 
 from bunzai_codecs.bundle import Export, read_sniff, write
 from bunzai_codecs.core import registry
@@ -47,8 +48,6 @@ from bunzai_codecs.core.diff import Change, diff, join
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff, parse_json
-
-VAUD = "vaud-json"
 
 Check = Literal["decode", "native", "stability", "cross"]
 CHECKS: tuple[Check, ...] = ("decode", "native", "stability", "cross")
@@ -119,7 +118,7 @@ class RowError:
     def of(cls, exc: BaseException) -> RowError:
         # NotImplementedError: a format bunzai reads but does not write (yet) — a fact, not a bug
         typed = isinstance(exc, BunzaiError | NotImplementedError)
-        internal = not typed or bool(getattr(exc, "internal", False))
+        internal = not typed or (isinstance(exc, BunzaiError) and exc.internal)
         msg = exc.message if isinstance(exc, BunzaiError) else str(exc)
         return cls(type(exc).__name__, " ".join(msg.split())[:500], internal)
 
@@ -332,7 +331,7 @@ ROW_SCHEMA: dict[str, Any] = {
 
 
 def _pattern(path: str, canonical: bool) -> str:
-    return normalize_path(path) if canonical else _INDEX.sub("[]", path)
+    return _pattern_of(path) if canonical else _INDEX.sub("[]", path)
 
 
 def _group(items: Iterable[tuple[str, LossClass]], canonical: bool) -> list[PathLoss]:
@@ -453,25 +452,15 @@ class _Units:
             units.setdefault(prefix, {}).update(content_units(body))
         return cls(units)
 
-    #: the last entity weighed, its pool and its units: an entity's cross rows (one per target)
-    #: come one after another, and its units do not depend on the target (matched by identity: an
-    #: entity is not edited between its rows)
-    _last: tuple[CanonicalEntity, tuple[CanonicalEntity, ...], _Units] | None = None
-
     @classmethod
     def of(cls, e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> _Units:
         """The units of ``e`` and the entities of ``pool`` it links to (see ``_bodies``)."""
-        last = cls._last
-        if (
-            last is not None
-            and last[0] is e
-            and len(last[1]) == len(pool)
-            and all(map(operator.is_, last[1], pool))
-        ):
-            return cls(last[2].units, last[2].order)
-        made = cls.of_bodies(_bodies(e, pool))
-        cls._last = (e, tuple(pool), made)
-        return made
+        return cls.of_bodies(_bodies(e, pool))
+
+    def fresh(self) -> _Units:
+        """The same units, none taken yet: one entity's cross rows (one per target) weigh the same
+        units, which do not depend on the target."""
+        return _Units(self.units, self.order)
 
     def total(self) -> int:
         return sum(w for units in self.units.values() for w in units.values())
@@ -568,6 +557,8 @@ def compare_native(before: bytes, after: bytes) -> list[Change]:
     ``png.chunks[3]`` (a non-text chunk) for PNG, ``zip['card.json'].data.name`` and
     ``zip['assets/a.png']`` for zips, ``$`` when the bytes differ and nothing finer applies.
     """
+    if before == after:  # the same bytes parse to the same trees: no difference in any view
+        return []
     a, b = Sniff(before), Sniff(after)
     if a.is_png:
         return _compare_png(a, b)
@@ -772,9 +763,17 @@ def _there_and_back(
     return _read_back(export, codec, name, lambda side: f"{inp.stem()}.{side.entity.kind}{side.extension}")
 
 
-def _read_back(export: Export, codec: Codec, name: str, side_name: Callable[[Export], str]) -> _Back:
-    """An export read back by its codec under ``name``; the exports beside it under ``side_name``."""
-    back = codec.decode(Sniff(export.data, name))
+def _read_back(
+    export: Export,
+    codec: Codec,
+    name: str,
+    side_name: Callable[[Export], str],
+    same: Decoded | None = None,
+) -> _Back:
+    """An export read back by its codec under ``name``; the exports beside it under ``side_name``.
+    ``same``: what ``codec`` decoded from these very bytes under this very name (the input, when a
+    same-format write gave its bytes back), used instead of decoding them again."""
+    back = same if same is not None else codec.decode(Sniff(export.data, name))
     linked = [(x, codec) for x in back.entities[1:]]
     for side in _beside(export.beside):
         side_codec = registry.get(side.format)
@@ -800,7 +799,7 @@ def _carrier_coverage(carrier: Codec, kind: str) -> Coverage:
     it is of that kind; else what the carrier says it holds of an embedded ``kind``
     (``embedded_coverage``: a Tavern card's ``character_book`` is not the app's lorebook file);
     else its app's codec for the kind; else none."""
-    if carrier.kind == kind or carrier.id == VAUD:
+    if carrier.holds(kind):
         return carrier.coverage
     embedded = carrier.embedded_coverage.get(kind)
     if embedded is not None:
@@ -1050,13 +1049,28 @@ def _compare_bodies(
     coverage: Coverage | None,
     prefix: str = "",
 ) -> _Part:
-    old, new = before.body.dump(), after.body.dump()
+    old = before.body.dump()
+    new = _copy(old) if after is before else after.body.dump()
     if coverage is not None:  # across formats: a value spelled differently but read the same is kept
         new = _semantic(before.kind, old, new)
         coverage = coverage.for_body(old)  # a value the target holds only reshaped: expected
     media_diff, fates = media_changes(old, new, before.media, after.media, coverage)
     changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
     return _Part(changes + media_diff, coverage, prefix, fates)
+
+
+def _copy(dump: dict[str, Any]) -> dict[str, Any]:
+    """A second, separate dump equal to ``dump`` (the comparison edits both), made by orjson rather
+    than by serialising the model again (a stability check that reused the input's own decode)."""
+    import copy
+
+    try:
+        made = orjson.loads(orjson.dumps(dump))
+    except TypeError:  # not plain JSON (an integer beyond 64 bits)
+        return copy.deepcopy(dump)
+    # NaN and infinities do not survive JSON: a deep copy keeps them (as the same float objects a
+    # second dump would hold)
+    return cast(dict[str, Any], made) if made == dump else copy.deepcopy(dump)
 
 
 def body_losses(
@@ -1161,10 +1175,26 @@ def native_round_trip(
     own format, compared with ``data`` as that format means it. Every difference is unexpected."""
     e = decoded.primary
     fmt = source or _source_of(e)
-    inp = _Input(input, sha256, uri, name)
+    return _native_row(data, decoded, _Input(input, sha256, uri, name), fmt, _written(decoded, fmt))
+
+
+def _written(decoded: Decoded, fmt: str) -> Export | Exception:
+    """The primary entity of ``decoded`` written in its own format ``fmt`` with its linked
+    entities, or what stopped it: the native and the stability check share this one write."""
     try:
-        export = write(e, fmt, linked=decoded.entities)
-        changes = compare_native(data, export.data)
+        return write(decoded.primary, fmt, linked=decoded.entities)
+    except Exception as exc:
+        return exc
+
+
+def _native_row(
+    data: bytes, decoded: Decoded, inp: _Input, fmt: str, made: Export | Exception
+) -> FidelityRow:
+    e = decoded.primary
+    try:
+        if isinstance(made, Exception):
+            raise made
+        changes = compare_native(data, made.data)
     except Exception as exc:
         return _error_row(inp, e, fmt, fmt, "native", exc)
     groups: dict[str, list[tuple[str, LossClass]]] = {"removed": [], "changed": [], "added": []}
@@ -1198,12 +1228,27 @@ def canonical_stability(
     primary does not link to (a Voxta package's further characters, which the package written for
     its first one holds too) are matched, by kind and order, with what came back beyond the linked
     ones; one that did not come back is lost. One row per entity; every difference is unexpected."""
-    e = decoded.primary
-    fmt = source or _source_of(e)
+    fmt = source or _source_of(decoded.primary)
     inp = _Input(input, sha256, uri, name)
+    return _stability_rows(decoded, inp, fmt, _written(decoded, fmt))
+
+
+def _stability_rows(
+    decoded: Decoded, inp: _Input, fmt: str, made: Export | Exception, data: bytes | None = None
+) -> list[FidelityRow]:
+    """``canonical_stability``'s rows from the file written back (``made``). When that gave the
+    input's own bytes (``data``, read under ``inp.name``), reading them again gives what
+    ``decoded`` holds: it is compared instead of a second decode."""
+    e = decoded.primary
     try:
         codec = registry.get(fmt)
-        back = _there_and_back(e, decoded.entities, codec, inp, same_name=True)
+        if isinstance(made, Exception):
+            raise made
+        name = inp.name or f"{_file_stem(e) or inp.stem()}{made.extension}"
+        same = decoded if inp.name and data is not None and made.data == data else None
+        back = _read_back(
+            made, codec, name, lambda side: f"{inp.stem()}.{side.entity.kind}{side.extension}", same
+        )
     except Exception as exc:
         return [_error_row(inp, x, fmt, fmt, "stability", exc) for x in decoded.entities]
     rows = [_losses_row(inp, e, fmt, fmt, "stability", [_compare_bodies(e, back.primary, None)])]
@@ -1236,13 +1281,15 @@ def cross_format(
     uri: str = "",
     source: str | None = None,
     name: str = "",
+    units: _Units | None = None,
 ) -> FidelityRow:
     """Check 3 for one entity and one target: ``decode_T(encode_T(e))`` against ``e``; each lost or
     changed path is expected when ``target.coverage`` cannot hold it, unexpected otherwise. Linked
-    entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier."""
+    entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier.
+    ``units``: ``e``'s units of content when the caller weighed them already (for several targets)."""
     fmt = source or _source_of(e)
     inp = _Input(input, sha256, uri, name)
-    units = _Units.of(e, pool)
+    units = units.fresh() if units is not None else _Units.of(e, pool)
     try:
         back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
@@ -1279,7 +1326,7 @@ def export_row(
         )
     except Exception as exc:
         return _error_row(inp, e, fmt, target.id, "cross", exc)
-    parts = [_compare_bodies(e, back.primary, None if target.id == VAUD else target.coverage)]
+    parts = [_compare_bodies(e, back.primary, None if target.lossless else target.coverage)]
     linked = _linked_of(e, pool)
     ids = {x.id for x in linked} | {e.id}
     held = [x for x in pool if x.id in export.embedded and x.id not in ids]
@@ -1288,8 +1335,8 @@ def export_row(
 
 
 def cross_targets(kind: str, source: str) -> list[Codec]:
-    """Every codec of ``kind`` but the source itself and vaud-json (lossless by construction)."""
-    return [c for c in registry.for_kind(kind) if c.id not in (source, VAUD)]  # type: ignore[arg-type]
+    """Every codec of ``kind`` but the source itself and the lossless vaud-json (nothing to learn)."""
+    return [c for c in registry.for_kind(kind) if c.id != source and not c.lossless]  # type: ignore[arg-type]
 
 
 def check_decoded(
@@ -1307,12 +1354,18 @@ def check_decoded(
     ``decoded`` (the pipeline's RoundTrip stage calls this): one native row, a stability row per
     entity, a cross row per entity and target. ``targets`` limits the cross-format targets."""
     kw: dict[str, Any] = {"input": input, "sha256": sha256, "uri": uri, "source": source, "name": name}
-    rows = [native_round_trip(data, decoded, **kw)]
-    rows += canonical_stability(decoded, **kw)
+    fmt = source or _source_of(decoded.primary)
+    inp = _Input(input, sha256, uri, name)
+    made = _written(decoded, fmt)  # one write for both same-format checks
+    rows = [_native_row(data, decoded, inp, fmt, made)]
+    rows += _stability_rows(decoded, inp, fmt, made, data)
     for e in decoded.entities:
+        units: _Units | None = None
         for t in cross_targets(e.kind, source):
             if targets is None or t.id in targets:
-                rows.append(cross_format(e, t, pool=decoded.entities, **kw))
+                if units is None:
+                    units = _Units.of(e, decoded.entities)
+                rows.append(cross_format(e, t, pool=decoded.entities, units=units, **kw))
     return rows
 
 

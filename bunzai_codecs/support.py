@@ -104,8 +104,9 @@ def format_support_markdown() -> str:
     ]
     codecs = sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id))
     for c in codecs:
-        kind = "any" if c.id == "vaud-json" else c.kind
-        lines.append(f"| `{c.id}` | {kind} | {c.label or c.family} | {' '.join(c.suffixes) or '—'} |")
+        lines.append(
+            f"| `{c.id}` | {c.kind_label()} | {c.label or c.family} | {' '.join(c.suffixes) or '—'} |"
+        )
     lines += [
         "",
         "## Containers and media",
@@ -121,17 +122,15 @@ def format_support_markdown() -> str:
     ]
     for c in codecs:
         conts = "; ".join(f"{k.name} ({' '.join(k.suffixes)})" for k in c.container_list())
-        if c.id == "vaud-json":
-            portrait = assets = "bytes"
-        elif c.kind not in ("character", "persona", "lorebook"):
+        if not c.kinds & {"character", "persona", "lorebook"}:
             portrait = assets = "—"
         else:
             portrait, assets = _media_cell(c, "media.portrait"), _media_cell(c, "media.assets[]")
-        if c.kind in ("persona", "lorebook") and c.id != "vaud-json":
+        if c.kinds <= {"persona", "lorebook"}:
             assets = "—"  # a persona or lorebook has no other images
         lines.append(f"| `{c.id}` | {conts} | {portrait} | {assets} |")
     for kind in ENTITY_KINDS:
-        ks = [c for c in codecs if c.kind == kind and c.id != "vaud-json"]
+        ks = [c for c in codecs if c.holds(kind) and not c.lossless]
         if not ks:
             continue
         lines += ["", f"## {kind}", "", "| canonical path | " + " | ".join(f"`{c.id}`" for c in ks) + " |"]

@@ -36,11 +36,12 @@ import argparse
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 import orjson
 
-from bunzai_codecs.fidelity import FidelityRow
+if TYPE_CHECKING:  # the codec library is imported when rows are read: `bunzai --help` needs none of it
+    from bunzai_codecs.fidelity import FidelityRow
 
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE = 0, 1, 2
 SHA_CHARS = 12
@@ -296,6 +297,8 @@ class Run:
     roots: list[str] = field(default_factory=list)
 
     def rows(self) -> Iterator[FidelityRow]:
+        from bunzai_codecs.fidelity import FidelityRow
+
         for f in self.files:
             with self.fs.open(f, "rb") as fh:
                 for no, line in enumerate(fh, 1):
@@ -422,7 +425,7 @@ class Audit:
 
 
 #: rows as a list, or a function that reads them afresh (a ``Run``'s ``rows``)
-Rows = Sequence[FidelityRow] | Callable[[], Iterable[FidelityRow]]
+Rows: TypeAlias = "Sequence[FidelityRow] | Callable[[], Iterable[FidelityRow]]"
 
 
 def _each(rows: Rows) -> Iterable[FidelityRow]:

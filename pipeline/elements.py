@@ -36,7 +36,7 @@ def reject(uri: str, stage: str, exc: BaseException, *, prefix: str = "") -> dic
     (``InternalError``) or, for the read stage, the OS error's name."""
     if isinstance(exc, BunzaiError):
         rec = exc.to_record()
-        if getattr(exc, "internal", False):
+        if exc.internal:
             count("internal_errors")
     elif isinstance(exc, NotImplementedError):  # a codec that reads a format but cannot write it
         rec = {"error": "Unsupported", "message": f"not supported: {exc}".rstrip(": "), "path": None}

@@ -20,7 +20,7 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs import lint as lint_rules
-from bunzai_codecs.bundle import VAUD, write
+from bunzai_codecs.bundle import write
 from bunzai_codecs.core import registry
 from pipeline.counters import count
 from pipeline.elements import REJECTS, ValidInput, reject
@@ -50,7 +50,7 @@ class ExportCandidate:
 
 def export_formats_for(kind: str, formats: tuple[str, ...]) -> list[str]:
     """The requested formats that hold entities of ``kind`` (vaud-json holds every kind)."""
-    return [f for f in formats if f == VAUD or registry.get(f).kind == kind]
+    return [f for f in formats if registry.get(f).holds(kind)]
 
 
 def export_rel(fmt: str, entity_id: str, extension: str) -> str:

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from bunzai_codecs.core import basecache
+
 ROOT = Path(__file__).resolve().parents[1]
+
+#: every test checks core.basecache's rule: an escrow tree (and the dict mapped from it) is never
+#: mutated after decode; a recall of a changed one raises basecache.RuleBroken
+basecache.CHECK = True
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -26,7 +26,7 @@ from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
+from bunzai_codecs.formats.tavern.card import TavernCard
 
 _SKIP_NAMES = ("EXPECT.tsv",)
 
@@ -60,7 +60,7 @@ FORMATS = [c.id for c in registry.all_codecs()]
 
 
 def _tavern(c: Codec) -> bool:
-    return isinstance(c, SillyTavernCard)
+    return isinstance(c, TavernCard)
 
 
 def _same_reading(s: Sniff, wrote: Codec, detected: Codec) -> bool:

@@ -25,10 +25,11 @@ TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".cfg", ".ini", ".yaml", ".yml",
 TEXT_NAMES = {"Makefile", "Dockerfile"}
 
 #: citations of documents outside the repository, each with what to cite instead. ``CANONICAL``
-#: as a Python name (``CANONICAL,``, ``shards[CANONICAL]``) is a dataset name, not a citation.
+#: as a Python name (``CANONICAL,``, ``shards[CANONICAL]``, ``"CANONICAL"`` in ``__all__``) is a dataset
+#: name, not a citation.
 FOREIGN = [
     (
-        re.compile(r"\bCANONICAL\b(?![_,)\]:])"),
+        re.compile(r"\bCANONICAL\b(?![_,)\]:\"'])"),
         "the design's field inventory: cite docs/canonical-model.md#...",
     ),
     (re.compile(r"\bARCHITECTURE\b"), "the design's architecture notes: cite docs/architecture.md"),
@@ -141,6 +142,7 @@ def test_a_foreign_citation_is_caught(line: str) -> None:
     [
         "CANONICAL, FIDELITY = 'canonical', 'fidelity'",
         "shards[CANONICAL]",
+        '__all__ = ["CANONICAL", "DATASETS"]',
         "CANONICAL_PATHS = {}",
         "real files in ../shared/corpus/risu/",
         "(docs/canonical-model.md#loreentry)",

@@ -7,6 +7,8 @@ import pytest
 from bunzai_codecs import Malformed, ValidationFailed, read, write
 from bunzai_codecs.core.entity import CanonicalEntity, Source, canonical_id
 from bunzai_codecs.entities import CharacterBody, LorebookBody
+from bunzai_codecs.formats.risu.charx import CharxTwin
+from bunzai_codecs.formats.tavern.card import CardTwin
 from bunzai_codecs.formats.vaud.codec import dumps
 
 
@@ -32,7 +34,9 @@ def _bundle() -> tuple[CanonicalEntity, CanonicalEntity]:
         ),
         links={"knowledgeRefs": [book.id]},
         original={
-            "sillytavern": {"raw": {"talkativeness": "0.5", "data": {}}, "blobs": {"image": b"\x89PNG\0\xff"}}
+            "sillytavern": CardTwin.of(
+                {"talkativeness": "0.5", "data": {}}, blobs={"image": b"\x89PNG\0\xff"}
+            )
         },
         source=Source(uri="s3://b/card.png", format="sillytavern", score=1.0, sha256=digest, bytes=6),
         warnings=["ccv3 chunk is not JSON; read chara"],
@@ -49,7 +53,7 @@ def test_round_trip_is_byte_identical_and_keeps_every_part() -> None:
     assert again == first
     got = decoded.primary
     assert got.id == card.id and got.links == card.links and got.warnings == card.warnings
-    assert got.original["sillytavern"]["blobs"]["image"] == b"\x89PNG\0\xff"
+    assert got.original["sillytavern"].blobs["image"] == b"\x89PNG\0\xff"
     assert got.source == card.source
     assert decoded.entities[1].body == book.body
     assert decoded.entities[1].body.entries[0].sortOrder == 10.5
@@ -64,6 +68,29 @@ def test_a_single_entity_file_is_plain_json_and_detects_with_certainty() -> None
     s = Sniff(line, "x.json")
     assert s.json is not None
     assert registry.detect(s) == registry.Candidate("vaud-json", 1.0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "native"),
+    [
+        ("preset", {"prompts": [], "prompt_order": []}),  # sillytavern-preset
+        ("persona", {"personas": {}, "persona_descriptions": {}}),  # sillytavern-persona
+        ("lorebook", {"entries": {"0": {"key": ["a"], "content": "b"}}}),  # sillytavern-lorebook
+        ("character", {"persona": {"kind": "text"}, "greeting": "hi"}),  # agnai
+        ("character", {"char_name": "P", "char_persona": "x", "char_greeting": "hi"}),  # pygmalion
+    ],
+)
+def test_an_entity_line_wins_over_native_keys_beside_it(kind: str, native: dict[str, object]) -> None:
+    # no detector steps aside for vaud-json: the ranking decides (certain, and asked first)
+    import orjson
+
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.core.sniff import Sniff
+
+    s = Sniff(orjson.dumps({"schemaVersion": 1, "kind": kind, "id": "x", "body": {}, **native}), "x.json")
+    assert registry.detect(s) == registry.Candidate("vaud-json", 1.0)
+    best = registry.detect_all(s).best
+    assert best is not None and best.id == "vaud-json"
 
 
 @pytest.mark.parametrize(
@@ -144,8 +171,8 @@ def _card_with_media() -> CanonicalEntity:
         id=canonical_id("character", "cd" * 32),
         body=body,
         original={
-            "sillytavern": {"raw": {"data": {}}, "blobs": {"image": card_file}},
-            "risu": {"raw": {}, "blobs": {"zip:assets/emotion/image/joy.png": emotion}},
+            "sillytavern": CardTwin.of({"data": {}}, blobs={"image": card_file}),
+            "risu": CharxTwin.of({}, blobs={"zip:assets/emotion/image/joy.png": emotion}),
         },
         media={digest(image): image, digest(emotion): emotion},
         source=Source(
@@ -168,8 +195,8 @@ def test_the_media_store_is_written_inline_and_read_back_exactly() -> None:
     back = read(line, "x.vaud.json").primary
     assert back.media == card.media
     assert back.body == card.body
-    assert back.original["sillytavern"]["blobs"]["image"] == card.original["sillytavern"]["blobs"]["image"]
-    assert back.original["risu"]["blobs"] == card.original["risu"]["blobs"]
+    assert back.original["sillytavern"].blobs["image"] == card.original["sillytavern"].blobs["image"]
+    assert back.original["risu"].blobs == card.original["risu"].blobs
     assert dumps(back) == line
 
 
@@ -186,9 +213,7 @@ def test_escrow_blobs_that_hold_media_bytes_are_not_written_twice() -> None:
     # the PNG card file is its picture (a media entry) plus the card chunk: only the chunk is written
     image_blob = tree["original"]["sillytavern"]["blobs"]["image"]
     assert isinstance(image_blob, dict) and image_blob["png"] == card.body.media.portrait.sha256  # type: ignore[union-attr]
-    assert len(orjson.dumps(image_blob)) < len(
-        base64.b64encode(card.original["sillytavern"]["blobs"]["image"])
-    )
+    assert len(orjson.dumps(image_blob)) < len(base64.b64encode(card.original["sillytavern"].blobs["image"]))
 
 
 @pytest.mark.parametrize(

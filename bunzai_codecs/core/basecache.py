@@ -13,6 +13,12 @@ The dict is validated again by the encoder (validation never mutates its input),
 or changed. Decoders call ``remember`` only where nothing edits the dict after the mapper returned
 it, and with a ``tag`` naming the mapper and whatever else the mapping depends on (a codec's
 dialects).
+
+It earns its place: a same-format round trip of a card with a book, an ST world or a Risu lorebook
+costs ~10 % less (BENCHMARKS.md, "Codec optimisations"). Its rule — an escrow tree and the dict
+mapped from it are never mutated after decode — is checked, not trusted: with :data:`CHECK` on (the
+test suite turns it on in ``tests/conftest.py``) ``remember`` keeps a serialised copy of both and
+``recall`` raises :class:`RuleBroken` when either changed since.
 """
 
 from __future__ import annotations
@@ -24,7 +30,15 @@ SIZE = 8
 #: inputs above this many bytes are not kept (a few big trees must not outlive their entities)
 MAX_INPUT = 1024 * 1024
 
+#: check the rule on every ``recall`` (slower: a serialisation of each tree and mapped dict)
+CHECK = False
+
 _kept: dict[tuple[str, int], tuple[Any, Any]] = {}
+_copies: dict[tuple[str, int], str] = {}
+
+
+class RuleBroken(AssertionError):
+    """An escrow tree, or the dict mapped from it, was mutated after decode."""
 
 
 def remember(tag: str, tree: Any, mapped: Any, *, input_bytes: int) -> None:
@@ -34,19 +48,31 @@ def remember(tag: str, tree: Any, mapped: Any, *, input_bytes: int) -> None:
         return
     try:
         while len(_kept) >= SIZE:
-            del _kept[next(iter(_kept))]  # the oldest
+            oldest = next(iter(_kept))
+            del _kept[oldest]
+            _copies.pop(oldest, None)
     except (KeyError, RuntimeError, StopIteration):  # another thread evicted at the same time
         pass
     _kept[(tag, id(tree))] = (tree, mapped)
+    if CHECK:
+        _copies[(tag, id(tree))] = _serialised(tree, mapped)
 
 
 def recall(tag: str, tree: Any) -> Any | None:
     """The dict ``tag``'s mapper made of this very ``tree`` object at decode, else ``None``."""
     hit = _kept.get((tag, id(tree)))
     if hit is not None and hit[0] is tree:
+        copy = _copies.get((tag, id(tree))) if CHECK else None
+        if copy is not None and copy != _serialised(tree, hit[1]):
+            raise RuleBroken(f"basecache: the {tag} tree or its mapped dict was mutated after decode")
         return hit[1]
     return None
 
 
 def clear() -> None:
     _kept.clear()
+    _copies.clear()
+
+
+def _serialised(tree: Any, mapped: Any) -> str:
+    return repr((tree, mapped))  # any value (JSON trees, models), every nested change shows

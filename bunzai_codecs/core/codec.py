@@ -12,10 +12,18 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, EntityKind, canonical_id
-from bunzai_codecs.core.errors import BunzaiError, Malformed, ValidationFailed
+from bunzai_codecs.core.entity import (
+    ENTITY_KINDS,
+    KNOWLEDGE_REFS,
+    CanonicalEntity,
+    Decoded,
+    EntityKind,
+    canonical_id,
+)
+from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, ValidationFailed
+from bunzai_codecs.core.escrow import Twin
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.media import Resolver
@@ -26,6 +34,9 @@ ACCEPT = 0.5
 #: a score of this ends detection at once
 CERTAIN = 1.0
 
+
+#: the coverage pattern that covers every canonical path
+EVERYTHING = "*"
 
 _INDEX = re.compile(r"\[\d+\]")
 _KEYED = re.compile(r"\[('[^']*'|\"[^\"]*\")\]")
@@ -84,6 +95,21 @@ def _at_pattern(tree: Any, path: str, pattern: str) -> tuple[bool, Any]:
     return False, None
 
 
+#: ``normalize_path`` of the concrete paths a fidelity check classes: the same paths recur for every
+#: target an entity is converted to
+_pattern = functools.lru_cache(maxsize=1 << 16)(normalize_path)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _declares(paths: frozenset[str], excludes: frozenset[str], pattern: str) -> bool:
+    """Whether a coverage of ``paths`` less ``excludes`` holds ``pattern`` (before any reshape):
+    a row classes each pattern once per target, not once per entry."""
+    prefixes = _prefixes(pattern)
+    if excludes and any(p in excludes for p in prefixes):
+        return False
+    return EVERYTHING in paths or any(p in paths for p in prefixes)
+
+
 @dataclass(frozen=True)
 class Reshape:
     """A value a format holds only in another shape: below ``path`` (a coverage pattern naming a
@@ -100,7 +126,7 @@ class Coverage:
     """The canonical body paths a format can carry.
 
     Patterns are dotted canonical paths; ``[]`` stands for any list index and a trailing ``.*``
-    (or a bare prefix) covers everything below. ``entries[].triggers`` covers
+    (or a bare prefix) covers everything below; ``*`` alone covers every path (vaud-json). ``entries[].triggers`` covers
     ``entries[4].triggers[0].isRegex``. ``excludes`` carves a part out of what is covered: with
     ``extensions`` covered and ``extensions.risuai`` excluded, ``extensions.chub.x`` is covered and
     ``extensions.risuai.x`` is not (an exclusion wins over any covered pattern, also across ``|``).
@@ -136,10 +162,7 @@ class Coverage:
         )
 
     def covers(self, path: str) -> bool:
-        prefixes = _prefixes(normalize_path(path))
-        if self.excludes and any(p in self.excludes for p in prefixes):
-            return False
-        if not any(p in self.paths for p in prefixes):
+        if not _declares(self.paths, self.excludes, _pattern(path)):
             return False
         return self.body is None or not self.expects(path, self.body)
 
@@ -232,12 +255,31 @@ class EmitContext:
         self.embedded.add(entity.id)
 
 
+#: how messages name the entities of a kind
+KIND_NAMES: Mapping[str, str] = {
+    "character": "characters",
+    "lorebook": "lorebooks",
+    "regex": "regex sets",
+    "persona": "personas",
+    "preset": "presets",
+}
+
+
 class Codec:
     """Base class for every format codec. Subclasses set the class attributes and implement the
     three methods; see docs/architecture.md for the contract."""
 
     id: ClassVar[str]
+    #: the kind of entity this format is for: what tables list it under and what a fresh file holds
     kind: ClassVar[EntityKind]
+    #: every kind of entity this format holds (default: ``kind`` alone; vaud-json holds them all).
+    #: ``encode`` refuses an entity of any other kind before the codec's own code runs
+    kinds: ClassVar[frozenset[EntityKind]]
+    #: True for a format that writes the canonical entity itself (vaud-json): a conversion to it is
+    #: compared exactly, like a same-format round trip, and it is nobody's cross-format target
+    lossless: ClassVar[bool] = False
+    #: the escrow twin this codec keeps (``core.escrow``): a subclass declares the codec's facets
+    twin_type: ClassVar[type[Twin]] = Twin
     #: the app that writes this format (``sillytavern``, ``risu``...); picks sibling codecs
     family: ClassVar[str] = ""
     #: a human name for tables
@@ -261,10 +303,22 @@ class Codec:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__ and "kinds" not in cls.__dict__:
+            cls.kinds = frozenset({cls.kind})
         if "detect" in cls.__dict__:
             setattr(cls, "detect", _guard_detect(cls.__dict__["detect"]))  # noqa: B010 (mypy: method-assign)
         if "decode" in cls.__dict__:
             setattr(cls, "decode", _guard_decode(cls.__dict__["decode"]))  # noqa: B010
+        if "encode" in cls.__dict__:
+            setattr(cls, "encode", _guard_encode(cls.__dict__["encode"]))  # noqa: B010
+
+    def holds(self, kind: str) -> bool:
+        """Whether this format holds entities of ``kind``."""
+        return kind in self.kinds
+
+    def kind_label(self) -> str:
+        """The kind tables list this format under: ``any`` for a format that holds every kind."""
+        return "any" if self.kinds >= frozenset(ENTITY_KINDS) else self.kind
 
     def detect(self, s: Sniff) -> float:
         """How sure this codec is that ``s`` is its format, in [0, 1]. Cheap; never raises."""
@@ -280,7 +334,8 @@ class Codec:
         raise NotImplementedError
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        """Deterministic bytes of this format for ``entity`` (its twin, if any, preserved)."""
+        """Deterministic bytes of this format for ``entity`` (its twin, if any, preserved). Only an
+        entity of a kind the format ``holds`` gets here (``Unsupported`` otherwise)."""
         raise NotImplementedError
 
     def entity(
@@ -292,11 +347,11 @@ class Codec:
         part: tuple[str, ...] = (),
         kind: EntityKind | None = None,
         media: Resolver | None = None,
-        **escrow: Any,
+        **facets: Any,
     ) -> CanonicalEntity:
         """Build one decoded entity: validate ``body`` (a dict or a model) for ``kind`` (default:
         this codec's), give it a deterministic id from the input's digest and ``part``, and store
-        the twin ``{"raw": raw, **escrow}`` under this codec's id. Media items get their digests and
+        the twin ``twin_type.of(raw, **facets)`` under this codec's id. Media items get their digests and
         the entity its media store (``core.media.bind``): the bytes ``media`` resolves for an item
         (a zip member, the card's own image), else those of an inline ``data:`` URL."""
         from bunzai_codecs.core.media import bind
@@ -311,7 +366,7 @@ class Codec:
             kind=k,
             id=canonical_id(k, s.sha256, *part),
             body=model,
-            original={self.id: {"raw": raw, **escrow}},
+            original={self.id: self.twin_type.of(raw, **facets)},
             media=store,
         )
 
@@ -373,6 +428,31 @@ def _guard_detect(fn: Callable[[Codec, Sniff], float]) -> Callable[[Codec, Sniff
     return detect
 
 
+B = TypeVar("B")
+
+
+def body_as(entity: CanonicalEntity, model: type[B]) -> B:
+    """``entity``'s body as ``model``, the body type of the kind an encoder holds (the encode guard
+    let no other kind in)."""
+    body = entity.body
+    assert isinstance(body, model), f"a {type(body).__name__} where a {model.__name__} belongs"
+    return body
+
+
+def _guard_encode(
+    fn: Callable[[Codec, CanonicalEntity, EmitContext], bytes],
+) -> Callable[[Codec, CanonicalEntity, EmitContext], bytes]:
+    """An entity of a kind the format does not hold is refused before the encoder runs."""
+
+    @functools.wraps(fn)
+    def encode(self: Codec, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        if entity.kind not in self.kinds:
+            raise Unsupported(f"{self.id} holds {KIND_NAMES[self.kind]}, not {entity.kind}")
+        return fn(self, entity, ctx)
+
+    return encode
+
+
 #: exceptions a decoder may hit on hostile input that mean "this input is broken", not "bunzai is"
 _INPUT_FAULTS = (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError)
 
@@ -392,9 +472,9 @@ def _guard_decode(fn: Callable[[Codec, Sniff], Decoded]) -> Callable[[Codec, Sni
         except ValidationError as exc:
             raise validation_failed(exc, uri=s.uri, codec=self.id) from exc
         except _INPUT_FAULTS as exc:
-            err = Malformed(f"{self.id} could not read this input: {type(exc).__name__}: {exc}", uri=s.uri)
-            err.internal = True  # type: ignore[attr-defined]
-            raise err from exc
+            raise Malformed(
+                f"{self.id} could not read this input: {type(exc).__name__}: {exc}", uri=s.uri, internal=True
+            ) from exc
 
     return decode
 

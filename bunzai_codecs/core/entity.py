@@ -7,9 +7,10 @@ pipeline's canonical JSONL)::
      "original": {"<format-id>": {"raw": <native tree>, "blobs": {name: bytes}, ...}},
      "source": {"uri", "format", "score", "sha256", "bytes"}, "warnings": [...]}
 
-``original`` is the escrow: each codec stores the parsed native tree it decoded (never a copy: the
-tree is not mutated afterwards) plus, under ``blobs``, the bytes of anything it does not map (image
-data, zip members). A same-format export starts from that twin, so nothing is lost.
+``original`` is the escrow: each codec stores a twin (``core/escrow.py``): the parsed native tree it
+decoded (never a copy: the tree is not mutated afterwards) plus, under ``blobs``, the bytes of
+anything it does not map (image data, zip members), and the typed facets of the file's layout its
+encoder needs. A same-format export starts from that twin, so nothing is lost.
 
 ``media`` is the media store: the bytes of every image or other file the body references by
 digest (``MediaAsset.sha256``), for every encoder to read (``core/media.py``). vaud-json writes it
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from bunzai_codecs.core.escrow import Twin
     from bunzai_codecs.entities.base import Body
 
 EntityKind = Literal["character", "lorebook", "regex", "persona", "preset"]
@@ -84,7 +86,7 @@ class CanonicalEntity:
     id: str
     body: Body
     links: dict[str, list[str]] = field(default_factory=dict)
-    original: dict[str, dict[str, Any]] = field(default_factory=dict)
+    original: dict[str, Twin] = field(default_factory=dict)
     source: Source | None = None
     warnings: list[str] = field(default_factory=list)
     #: the media store: sha256 hex -> bytes, for every digest the body's media items name
@@ -94,8 +96,8 @@ class CanonicalEntity:
     def knowledge_refs(self) -> list[str]:
         return self.links.get(KNOWLEDGE_REFS, [])
 
-    def twin(self, format_id: str) -> dict[str, Any] | None:
-        """The escrow envelope a codec stored for its own format, if this entity came from it."""
+    def twin(self, format_id: str) -> Twin | None:
+        """The escrow twin a codec stored for its own format, if this entity came from it."""
         return self.original.get(format_id)
 
     def same_body(self, other: CanonicalEntity) -> bool:

@@ -24,12 +24,16 @@ class BunzaiError(Exception):
         uri: str | None = None,
         path: str | None = None,
         offset: int | None = None,
+        internal: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.uri = uri
         self.path = path
         self.offset = offset
+        #: True when the input was not the cause: a decoder let a stray ``KeyError``/``TypeError``
+        #: escape on hostile input (``core.codec`` wraps it), which is a bug in bunzai to hunt down
+        self.internal = internal
 
     def with_uri(self, uri: str | None) -> BunzaiError:
         """Attach the input's uri when the raiser did not know it (returns self for ``raise``)."""
@@ -112,7 +116,12 @@ ERRORS: tuple[type[BunzaiError], ...] = (
 
 def json_path(parts: tuple[str | int, ...] | list[str | int]) -> str:
     """``("data", "entries", 3, "keys")`` -> ``$.data.entries[3].keys``."""
-    out = "$"
+    return join_path("$", *parts)
+
+
+def join_path(base: str, *parts: str | int) -> str:
+    """``join_path("$.data", "entries", 3)`` -> ``$.data.entries[3]`` (keys that are not identifiers are quoted)."""
+    out = base
     for p in parts:
         if isinstance(p, int):
             out += f"[{p}]"

@@ -21,6 +21,7 @@ from functools import cache
 from bunzai_codecs.core.codec import ACCEPT, CERTAIN, Codec
 from bunzai_codecs.core.entity import EntityKind
 from bunzai_codecs.core.errors import NotRecognized, Unsupported
+from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.sniff import Sniff
 
 CODECS: dict[str, str | type[Codec]] = {
@@ -165,15 +166,31 @@ def using(table: dict[str, str | type[Codec]]) -> Iterator[None]:
 
 
 def for_kind(kind: EntityKind) -> list[Codec]:
-    return [c for c in all_codecs() if c.kind == kind]
+    """Every codec that holds entities of ``kind``, in asking order."""
+    return [c for c in all_codecs() if c.holds(kind)]
 
 
 def family_codec(family: str, kind: EntityKind) -> Codec | None:
     """The codec of app ``family`` for entities of ``kind`` (the highest-priority one), if any."""
     for c in all_codecs():
-        if c.family == family and c.kind == kind:
+        if c.family == family and c.holds(kind):
             return c
     return None
+
+
+def lossless_codec(kind: EntityKind) -> Codec:
+    """The format that writes an entity of ``kind`` as the canonical entity itself (vaud-json):
+    where linked entities go when their app has no format for them."""
+    for c in all_codecs():
+        if c.lossless and c.holds(kind):
+            return c
+    raise Unsupported(f"no lossless format holds {kind} entities")
+
+
+def twin_type(format_id: str) -> type[Twin]:
+    """The escrow twin class of format ``format_id`` (the base ``Twin`` for an id not in the table:
+    a vaud-json line may carry the twin of a format this bunzai does not know)."""
+    return _load(format_id).twin_type if format_id in CODECS else Twin
 
 
 def _rank_key(c: Candidate) -> tuple[float, int, str]:

@@ -21,7 +21,7 @@ Conventions (see docs/architecture.md):
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
@@ -70,6 +70,8 @@ Num = Annotated[int, Strict()] | Annotated[float, Strict()]
 
 #: chat message role of an injected text (closed: apps encode it as 0/1/2, strings, or Risu ``bot``)
 MessageRole = Literal["system", "user", "assistant"]
+#: the message roles, in the order SillyTavern numbers them (0, 1, 2)
+MESSAGE_ROLES: tuple[str, ...] = get_args(MessageRole)
 
 #: a generation type a prompt or lore entry is limited to (ST ``triggers`` / ``injection_trigger``)
 GenerationType = Annotated[str, known("normal", "continue", "impersonate", "swipe", "regenerate", "quiet")]

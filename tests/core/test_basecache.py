@@ -76,3 +76,31 @@ def test_a_risu_lorebook_edit_in_place_shows_with_the_cache_warm() -> None:
     assert book.source.format == "risu-lorebook"
     book.body.entries[0].content = "edited in place"
     assert b"edited in place" in bundle.write(book, "risu-lorebook").data
+
+
+def test_a_mutated_escrow_tree_breaks_the_rule_and_is_caught() -> None:
+    """The cache is only right while nothing mutates a twin's tree after decode: the check mode the
+    test suite runs in catches a mutation instead of returning the stale mapping."""
+    assert basecache.CHECK  # tests/conftest.py turns the check on for every test
+    name = "sillytavern/lighthouse-keeper.v2.json"
+    d = bundle.read((SAMPLES / name).read_bytes(), name)
+    card = d.entities[0]
+    twin = card.twin("sillytavern")
+    assert twin is not None and isinstance(twin.raw, dict)
+    twin.raw["data"]["name"] = "mutated behind the cache's back"  # breaks the escrow rule
+    with pytest.raises(basecache.RuleBroken):
+        bundle.write(card, "sillytavern", linked=d.entities)
+
+
+def test_the_check_is_what_catches_it() -> None:
+    basecache.clear()
+    tree = {"a": [1]}
+    basecache.remember("t", tree, {"m": 1}, input_bytes=10)
+    tree["a"].append(2)
+    with pytest.raises(basecache.RuleBroken):
+        basecache.recall("t", tree)
+    basecache.CHECK = False
+    try:
+        assert basecache.recall("t", tree) == {"m": 1}  # unchecked: the stale mapping comes back
+    finally:
+        basecache.CHECK = True

@@ -55,7 +55,7 @@ def test_verbosity_auto_survives_risu_preset() -> None:
     assert isinstance(body, PresetBody) and body.apiOptions.verbosity == "auto"
     out = write(d.primary, "risu-preset", linked=d.entities)
     back = read(out.data, "noir.risup").primary
-    assert back.original["risu-preset"]["raw"]["verbosity"] == -1000
+    assert back.original["risu-preset"].raw["verbosity"] == -1000
     assert isinstance(back.body, PresetBody) and back.body.apiOptions.verbosity == "auto"
     assert "apiOptions.verbosity" not in _paths(_cross(d, "risu-preset"))
     st = read(write(back, "sillytavern-preset").data, "noir.json").primary.body

@@ -109,8 +109,8 @@ class ToyLore(Codec):
         fresh = self.to_native(entity.body)
         twin = entity.twin(self.id)
         if twin is not None:
-            base = self.to_native(LorebookBody.model_validate(self.body_from(twin["raw"])))
-            fresh = merge3(twin["raw"], base, fresh)
+            base = self.to_native(LorebookBody.model_validate(self.body_from(twin.raw)))
+            fresh = merge3(twin.raw, base, fresh)
         return orjson.dumps(fresh)
 
 
@@ -247,7 +247,7 @@ class ToyCard(Codec):
         fresh = self.to_native(entity)
         twin = entity.twin(self.id)
         if twin is not None:
-            raw = {k: v for k, v in twin["raw"].items() if k != "book"}
+            raw = {k: v for k, v in twin.raw.items() if k != "book"}
             fresh = merge3(raw, self.to_native(entity), fresh)
         if self.embeds:
             for ref in ctx.refs(entity, "lorebook"):
@@ -255,9 +255,9 @@ class ToyCard(Codec):
                 btwin = ref.twin(self.id)
                 if btwin is not None:
                     base = lore_native(
-                        LorebookBody.model_validate(lore_body(btwin["raw"])), "toy-lore", self.book_keys, True
+                        LorebookBody.model_validate(lore_body(btwin.raw)), "toy-lore", self.book_keys, True
                     )
-                    book = merge3(btwin["raw"], base, book)
+                    book = merge3(btwin.raw, base, book)
                 fresh = {**fresh, "book": book}
                 ctx.embed(ref)
                 break

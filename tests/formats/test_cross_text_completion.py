@@ -32,7 +32,7 @@ def _back(e: CanonicalEntity, fmt: str, name: str = "t.json") -> PresetBody:
 
 def _risup(data: bytes) -> dict[str, Any]:
     """The botPreset inside a fresh ``.risup`` export (read back through its own container)."""
-    tree = read(data, "p.risup").primary.original["risu-preset"]["raw"]
+    tree = read(data, "p.risup").primary.original["risu-preset"].raw
     assert isinstance(tree, dict)
     return tree
 

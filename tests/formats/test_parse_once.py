@@ -11,7 +11,7 @@ import pytest
 from bunzai_codecs import read
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.formats.sillytavern import card as st_card
+from bunzai_codecs.formats.tavern import png as st_card
 from tests.formats.helpers import tiny_png
 
 
@@ -56,7 +56,7 @@ def test_a_png_card_payload_is_parsed_once_for_all_detectors_and_the_decoder(
     # the decoder's escrow twin is the very tree detection parsed (shared, not copied)
     ccv3 = s.png_text("ccv3")
     assert ccv3 is not None
-    assert decoded.primary.original[fmt]["raw"] is st_card.sniff_payload_tree(s, ccv3)
+    assert decoded.primary.original[fmt].raw is st_card.sniff_payload_tree(s, ccv3)
 
 
 def test_a_broken_ccv3_payload_is_still_reported_once_with_its_offset(parses: Counter[str]) -> None:

@@ -35,7 +35,7 @@ class Outcome:
 def _classify(exc: BaseException) -> str | None:
     """None for an acceptable typed error, else a description of the crash."""
     if isinstance(exc, BunzaiError):
-        if getattr(exc, "internal", False):
+        if exc.internal:
             return f"internal {type(exc).__name__}: {exc}"
         return None
     return f"{type(exc).__name__}: {exc}"

@@ -289,7 +289,7 @@ def test_every_transform_and_dofn_pickles(
     p = _local_full_graph(local_graphs, pickle_library)
     nodes = applied_transforms(p)
     assert len(nodes) > 150  # the whole graph, composites and leaves
-    pickled: dict[str, set[type]] = {}  # top-level stage -> classes pickled and loaded back
+    pickled: dict[str, set[type]] = {}  # stage (every prefix of a label) -> classes pickled and back
     for node in nodes:
         parts = [("transform", node.transform)]
         for attr in ("fn", "dofn"):  # ParDo/Combine's function, our composites' DoFn
@@ -301,7 +301,9 @@ def test_every_transform_and_dofn_pickles(
             except Exception as exc:
                 pytest.fail(f"{pickle_library}: {node.full_label} ({what} {type(obj).__name__}): {exc!r}")
             assert type(back) is type(obj), (node.full_label, what)
-            pickled.setdefault(node.full_label.split("/")[0], set()).add(type(obj))
+            labels = node.full_label.split("/")
+            for i in range(1, len(labels) + 1):
+                pickled.setdefault("/".join(labels[:i]), set()).add(type(obj))
     check_worker_stages(pickled)
 
 

@@ -12,6 +12,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from bunzai_codecs.core.entity import CanonicalEntity, Source
+from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats.vaud.codec import dumps
 from pipeline.io import InputSpec, Output, Storage, list_files, open_atomic, write_bytes
@@ -196,7 +197,7 @@ def test_canonical_keys_match_a_full_parse() -> None:
         kind="lorebook",
         id="lorebook-abc",
         body=LorebookBody.model_validate({"name": ',"id":"nope","source":{"uri":"fake"}', "entries": []}),
-        original={"x": {"raw": {"source": {"uri": "inner"}, "id": "inner"}}},
+        original={"x": Twin.of({"source": {"uri": "inner"}, "id": "inner"})},
         source=Source(uri="s3://b/k.json", format="x", score=1.0, sha256="0" * 64, bytes=1),
         warnings=['a "source":{"uri":"w"} warning'],
     )

@@ -650,7 +650,7 @@ def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
     body = book.body
     assert isinstance(body, LorebookBody)
     twin = book.twin(codec_id)
-    raw = twin.get("raw") if twin else None
+    raw = twin.raw if twin else None
     if not isinstance(raw, dict):
         return body_to_book(body)
     mapped = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree
@@ -687,6 +687,55 @@ def require_book(v: Any, path: str) -> dict[str, Any]:
     return v
 
 
+#: the canonical paths of a SillyTavern lore entry: what a card book's entry holds; a world's, and
+#: the entries of apps that import ST lore, hold these less a few (their coverage says which)
+ST_ENTRY_PATHS: frozenset[str] = frozenset(
+    {
+        "entries[].id",
+        "entries[].title",
+        "entries[].comment",
+        "entries[].content",
+        "entries[].enabled",
+        "entries[].constant",
+        "entries[].triggers[].text",
+        "entries[].triggers[].isRegex",
+        "entries[].triggers[].flags",
+        "entries[].secondaryTriggers[].text",
+        "entries[].secondaryTriggers[].isRegex",
+        "entries[].secondaryTriggers[].flags",
+        "entries[].selective",
+        "entries[].selectiveLogic",
+        "entries[].position",
+        "entries[].depth",
+        "entries[].role",
+        "entries[].outletName",
+        "entries[].sortOrder",
+        "entries[].priority",
+        "entries[].probability",
+        "entries[].scanDepth",
+        "entries[].caseSensitive",
+        "entries[].matchWholeWords",
+        "entries[].excludeRecursion",
+        "entries[].preventRecursion",
+        "entries[].delayUntilRecursion",
+        "entries[].sticky",
+        "entries[].cooldown",
+        "entries[].delay",
+        "entries[].group",
+        "entries[].groupWeight",
+        "entries[].groupOverride",
+        "entries[].useGroupScoring",
+        "entries[].categoryId",
+        "entries[].characterFilter",
+        "entries[].generationTriggers",
+        "entries[].ignoreBudget",
+        "entries[].vectorized",
+        "entries[].automationId",
+        "entries[].displayIndex",
+        "entries[].extensions",
+    }
+)
+
 #: canonical lorebook paths a ``character_book`` can hold (drives fidelity reports)
 CHARACTER_BOOK_COVERAGE = Coverage.of(
     "name",
@@ -696,48 +745,7 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
     "globalRecursion",
     "globalMatchWholeWords",
     "extensions",
-    "entries[].id",
-    "entries[].title",
-    "entries[].comment",
-    "entries[].content",
-    "entries[].enabled",
-    "entries[].constant",
-    "entries[].triggers[].text",
-    "entries[].triggers[].isRegex",
-    "entries[].triggers[].flags",
-    "entries[].secondaryTriggers[].text",
-    "entries[].secondaryTriggers[].isRegex",
-    "entries[].secondaryTriggers[].flags",
-    "entries[].selective",
-    "entries[].selectiveLogic",
-    "entries[].position",
-    "entries[].depth",
-    "entries[].role",
-    "entries[].outletName",
-    "entries[].sortOrder",
-    "entries[].priority",
-    "entries[].probability",
-    "entries[].scanDepth",
-    "entries[].caseSensitive",
-    "entries[].matchWholeWords",
-    "entries[].excludeRecursion",
-    "entries[].preventRecursion",
-    "entries[].delayUntilRecursion",
-    "entries[].sticky",
-    "entries[].cooldown",
-    "entries[].delay",
-    "entries[].group",
-    "entries[].groupWeight",
-    "entries[].groupOverride",
-    "entries[].useGroupScoring",
-    "entries[].categoryId",
-    "entries[].characterFilter",
-    "entries[].generationTriggers",
-    "entries[].ignoreBudget",
-    "entries[].vectorized",
-    "entries[].automationId",
-    "entries[].displayIndex",
-    "entries[].extensions",
+    *sorted(ST_ENTRY_PATHS),
     notes=[
         "an entry's own extension keys that name a card-book field (position, depth, display_index, "
         "probability...) are that field's slot: the entry's value is written there, as SillyTavern "
@@ -757,6 +765,7 @@ __all__ = [
     "CLAIMED_BOOK_EXTENSION_KEYS",
     "CLAIMED_EXTENSION_KEYS",
     "ENTRY_KEY",
+    "ST_ENTRY_PATHS",
     "body_to_book",
     "body_to_entry",
     "book_spelling",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.wire import MapContext
 
 #: ST world-info ``position`` ints -> canonical names (docs/formats/sillytavern.md#world-info-entry---loreentry)
@@ -27,7 +28,7 @@ POSITION_NAMES: dict[int, str] = {
 POSITION_INTS: dict[str, int] = {v: k for k, v in POSITION_NAMES.items()}
 
 #: ST int roles (WI entry ``role``, card book ``extensions.role``, persona ``role``); ``null`` is system
-ROLE_NAMES: dict[int, str] = {0: "system", 1: "user", 2: "assistant"}
+ROLE_NAMES: dict[int, str] = dict(enumerate(MESSAGE_ROLES))
 ROLE_INTS: dict[str, int] = {v: k for k, v in ROLE_NAMES.items()}
 
 #: ST ``selectiveLogic`` ints (closed: unknown values fall back to ``and_any`` with a warning)

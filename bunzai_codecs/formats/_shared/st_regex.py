@@ -320,7 +320,7 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     body = regex.body
     assert isinstance(body, RegexSetBody)
     twin = regex.twin(codec_id)
-    raw = twin.get("raw") if twin else None
+    raw = twin.raw if twin else None
     if not isinstance(raw, list):
         return body_to_scripts(body)
     mapped = basecache.recall(SCRIPTS_TAG, raw)  # what the card decoder mapped from this list
@@ -329,6 +329,17 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
         return raw
     return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
 
+
+#: the rule paths every regex format of the Tavern lineage holds (SillyTavern's, RoleCall's,
+#: Lumiverse's, Marinara's): a rule's id, label, pattern and flags, replacement and trim strings
+RULE_PATHS: tuple[str, ...] = (
+    "rules[].id",
+    "rules[].label",
+    "rules[].find",
+    "rules[].flags",
+    "rules[].replace",
+    "rules[].trimStrings",
+)
 
 #: canonical regex paths an ST script array can hold (for every value: a path ST holds only some
 #: values of is left out and its note says which)
@@ -373,6 +384,7 @@ __all__ = [
     "EMBEDDED_SCRIPTS_COVERAGE",
     "PHASE_PLACEMENTS",
     "PLACEMENT_PHASES",
+    "RULE_PATHS",
     "SCRIPTS_TAG",
     "SCRIPT_KEY",
     "SCRIPT_KEYS",

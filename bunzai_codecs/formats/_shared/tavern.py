@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.media import ASSET_BYTES, PORTRAIT_BYTES
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.character_book import CHARACTER_BOOK_COVERAGE
 from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 from bunzai_codecs.formats._shared.wire import (
@@ -141,7 +142,6 @@ MIME_EXT: dict[str, str] = {
     "font/woff2": "woff2",
 }
 
-_ROLES = frozenset({"system", "user", "assistant"})
 #: a date above this is in milliseconds (year 5138 in seconds)
 _MS_THRESHOLD = 1e11
 
@@ -399,7 +399,7 @@ def _depth_injections(v: Any, ctx: MapContext) -> list[dict[str, Any]] | None:
         return None  # ST's default-when-unset: no injection (depth/role ride the twin)
     depth = num_at(v.get("depth"), ctx, "extensions", "depth_prompt", "depth")
     role = v.get("role")
-    if role is not None and (role.__class__ is not str or role not in _ROLES):  # a dict is unhashable
+    if role is not None and (role.__class__ is not str or role not in MESSAGE_ROLES):  # a dict is unhashable
         ctx.warn(f"{ctx.at('extensions', 'depth_prompt', 'role')}: unknown role {role!r}; read as unset")
         role = None
     return [{"text": text, "depth": 4 if depth is None else depth, "role": role, "origin": "depth_prompt"}]

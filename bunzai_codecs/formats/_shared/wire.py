@@ -15,22 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
-from bunzai_codecs.core.errors import Malformed
-
-
-def join_path(base: str, *parts: str | int) -> str:
-    """``join_path("$.data", "entries", 3)`` -> ``$.data.entries[3]`` (keys that are not identifiers are quoted)."""
-    out = base
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        elif p.isidentifier():
-            out += f".{p}"
-        else:
-            out += "[" + repr(p) + "]"
-    return out
+from bunzai_codecs.core.errors import Malformed, join_path
 
 
 class MapContext:
@@ -130,8 +118,9 @@ def opt_bool(v: Any, path: str) -> bool | None:
     raise wrong(path, "a boolean", v)
 
 
-def parse_number_text(s: str) -> int | float | None:
-    """``"0.5"`` -> 0.5, ``"1"`` -> 1; ``None`` for text that is not a finite number."""
+def parse_number(s: str) -> int | float | None:
+    """``"0.5"`` -> 0.5, ``"1"`` -> 1; ``None`` for text that is not a finite number (``""``,
+    ``"abc"``, ``"NaN"``). The one reading of numeric text every codec uses."""
     t = s.strip()
     if not t:
         return None
@@ -142,6 +131,40 @@ def parse_number_text(s: str) -> int | float | None:
     except ValueError:
         return None
     return f if math.isfinite(f) else None
+
+
+def file_stem(name: str, suffixes: tuple[str, ...] = ()) -> str:
+    """A file name without its folders (``/`` or ``\\``) and its extension: the name an app gives
+    what it saved under that name (``worlds/Eldoria.json`` -> ``Eldoria``). With ``suffixes``, only
+    those are removed (case-insensitive, first match): ``x.marinara.json`` -> ``x``."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    if suffixes:
+        low = base.lower()
+        return next((base[: -len(x)] for x in suffixes if low.endswith(x)), base)
+    dot = base.rfind(".")
+    return base[:dot] if dot > 0 else base
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_to_seconds(value: Any, *, ms: bool = False) -> int | float | None:
+    """An ISO-8601 date (JavaScript's ``toISOString()`` and kin) as unix seconds: an int when whole,
+    else exact to the microsecond (``ms``: truncated to the millisecond, for apps that keep no
+    more); ``None`` when it is not a non-empty string that reads as a date (a naive one is UTC)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        t = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    d = t - _EPOCH
+    us = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+    if ms:
+        us -= us % 1000
+    return us // 1_000_000 if us % 1_000_000 == 0 else us / 1_000_000
 
 
 def opt_num(v: Any, path: str) -> int | float | None:
@@ -157,7 +180,7 @@ def opt_num(v: Any, path: str) -> int | float | None:
             raise Malformed("expected a finite number", path=path)
         return v
     if isinstance(v, str):
-        n = parse_number_text(v)
+        n = parse_number(v)
         if n is None:
             raise Malformed(f"expected a number, found the string {v[:40]!r}", path=path)
         return n
@@ -173,7 +196,7 @@ def loose_num(v: Any) -> int | float | None:
     if isinstance(v, float):
         return v if math.isfinite(v) else None
     if isinstance(v, str):
-        return parse_number_text(v)
+        return parse_number(v)
     return None
 
 
@@ -257,8 +280,10 @@ def get_obj(parent: Mapping[str, Any], key: str, path: str) -> dict[str, Any] | 
 __all__ = [
     "MapContext",
     "bool_at",
+    "file_stem",
     "get_obj",
     "id_text",
+    "iso_to_seconds",
     "join_path",
     "js_number_text",
     "loose_num",
@@ -269,7 +294,7 @@ __all__ = [
     "opt_obj",
     "opt_str",
     "opt_str_list",
-    "parse_number_text",
+    "parse_number",
     "str_at",
     "strs_at",
     "type_name",

@@ -29,13 +29,13 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
+from bunzai_codecs.formats._shared.wire import iso_to_seconds
 from bunzai_codecs.formats.agnai import memory
 from bunzai_codecs.formats.agnai.lorebook import CCV3_SHAPE, JSON_OPTIONS
 from bunzai_codecs.formats.agnai.mapping import (
     IMAGE_AFFIXES,
     Path,
     bad,
-    iso_to_seconds,
     opt_num,
     opt_obj,
     opt_str,
@@ -299,9 +299,6 @@ class AgnaiCharacterCodec(Codec):
             and t.get("kind") == CHARACTER
             and isinstance(t.get("persona"), dict)
             and isinstance(t.get("greeting"), str)
-            # the firewall against bunzai's own vaud-json entity, which has both
-            and "schemaVersion" not in t
-            and "body" not in t
         ):
             return 1.0
         return 0.0
@@ -341,7 +338,7 @@ class AgnaiCharacterCodec(Codec):
     def _twin(self, entity: CanonicalEntity) -> tuple[dict[str, Any], CharacterBody] | None:
         """The twin tree and the body it decodes to; ``None`` without a usable twin (write fresh)."""
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin is not None else None
+        raw = twin.raw if twin is not None else None
         if not isinstance(raw, dict):
             return None
         try:
@@ -370,8 +367,8 @@ def _book_twin(book: CanonicalEntity) -> dict[str, Any] | None:
     """The MemoryBook a linked book came from: its ``characterBook`` twin, else a standalone book's."""
     for fmt in ("agnai", "agnai-lorebook"):
         twin = book.twin(fmt)
-        if twin is not None and twin.get("shape") != CCV3_SHAPE:
-            raw = memory.check_twin(twin.get("raw"))
+        if twin is not None and twin.shape != CCV3_SHAPE:
+            raw = memory.check_twin(twin.raw)
             if raw is not None:
                 return raw
     return None

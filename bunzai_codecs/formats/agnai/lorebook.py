@@ -135,10 +135,10 @@ class AgnaiLorebookCodec(Codec):
         the server's ``_id``/``userId``); else none."""
         own = entity.twin(self.id)
         if own is not None:
-            if own.get("shape") == CCV3_SHAPE:
+            if own.shape == CCV3_SHAPE:
                 return None
-            return memory.check_twin(own.get("raw"))
+            return memory.check_twin(own.raw)
         embedded = entity.twin("agnai")
         if embedded is not None:
-            return memory.check_twin(memory.standalone_twin(embedded.get("raw")))
+            return memory.check_twin(memory.standalone_twin(embedded.raw))
         return None

@@ -272,22 +272,6 @@ def portrait_from_agnai(avatar: str | None) -> dict[str, Any] | None:
 # --- dates --------------------------------------------------------------------------------------
 
 
-def iso_to_seconds(value: str) -> float | int | None:
-    """An ISO-8601 date (Agnai writes JavaScript's ``toISOString()``) as unix seconds, exact to the
-    millisecond; ``None`` when the text is not a date."""
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
-    ms, rest = divmod(delta.days * 86_400_000_000 + delta.seconds * 1_000_000 + delta.microseconds, 1000)
-    if rest:
-        return (ms * 1000 + rest) / 1_000_000
-    return ms // 1000 if ms % 1000 == 0 else ms / 1000
-
-
 def seconds_to_iso(value: float) -> str:
     """Unix seconds as JavaScript's ``toISOString()`` writes them (millisecond precision, ``Z``)."""
     ms = round(value * 1000)

@@ -28,6 +28,7 @@ import base64
 import binascii
 import posixpath
 import re
+from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
@@ -37,11 +38,13 @@ from bunzai_codecs.core import media as media_mod
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats.backyard.common import (
+    CHARACTER_PATHS,
     book_to_lore_items,
     card_date,
     from_backyard,
@@ -325,26 +328,28 @@ def _data_uri(ref: str) -> tuple[bytes, str] | None:
 # -- the codec -------------------------------------------------------------------------------
 
 
+@dataclass(eq=False)
+class ArchiveTwin(Twin):
+    """A ``.byaf`` archive's escrow: its members in order with their compression methods
+    (``members``: ``[name, method]`` pairs) and the bytes of the members the mapping does not read
+    (``blobs``, by member name)."""
+
+    members: list[Any] | None = facet(list)
+
+
 class ByafCodec(Codec):
     id = "byaf"
     kind = "character"
     family = "backyard"
     label = "Backyard.ai archive (.byaf)"
+    twin_type = ArchiveTwin
     suffixes = (".byaf",)
     extension = ".byaf"
     containers = (Container("byaf", (".byaf",), "zip", images=True),)
     coverage = Coverage.of(
-        "identity.name",
-        "identity.nickname",
-        "identity.description",
-        "persona.scenario",
-        "prompts.systemPrompt",
-        "greetings.firstMessage",
+        *CHARACTER_PATHS,
         "greetings.alternateGreetings",
-        "examples.exampleMessages",
         "attribution.creator",
-        "attribution.createdAt",
-        "attribution.updatedAt",
         *media_mod.PORTRAIT_BYTES,
         *media_mod.ASSET_BYTES,
         notes=[
@@ -454,10 +459,11 @@ class ByafCodec(Codec):
         return Decoded(entities)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        twin = entity.twin(self.id) or {}
-        raw = twin.get("raw")
+        own = entity.twin(self.id)
+        twin = own if isinstance(own, ArchiveTwin) else ArchiveTwin()
+        raw = twin.raw
         cpath = raw["manifest"]["characters"][0] if isinstance(raw, dict) and _is_archive_tree(raw) else ""
-        resolve = _resolver(posixpath.dirname(cpath), twin.get("blobs") or {})
+        resolve = _resolver(posixpath.dirname(cpath), twin.blobs or {})
 
         def elsewhere(path: str, a: MediaAsset) -> bool:
             # bytes that are not this archive's member: written as a new member (from a data: URL)
@@ -476,7 +482,7 @@ class ByafCodec(Codec):
         manifest = merged["manifest"]
         cpath = raw["manifest"]["characters"][0]
         cdir = posixpath.dirname(cpath)
-        blobs: dict[str, bytes] = twin.get("blobs") or {}
+        blobs: dict[str, bytes] = twin.blobs or {}
         extra: list[tuple[str, bytes]] = []
         character = dict(merged["character"])
         character["images"] = _resolve_images(character.get("images", []), cdir, blobs, extra)
@@ -501,7 +507,7 @@ class ByafCodec(Codec):
 
         out: list[archive.ZipMemberSpec] = []
         written: set[str] = set()
-        for name, method in twin.get("members", []):
+        for name, method in twin.members or []:
             data: bytes | None
             if name == MANIFEST:
                 data = _dumps(manifest)
@@ -573,7 +579,7 @@ class ByafCodec(Codec):
             ctx.embed(book)
             fresh = byaf_lore_items(cast(LorebookBody, book.body))
             twin = book.twin(self.id)
-            items = twin.get("raw") if twin else None
+            items = twin.raw if twin else None
             if isinstance(items, list):
                 old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
                 return list(merge3(items, byaf_lore_items(old), fresh))

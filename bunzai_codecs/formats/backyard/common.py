@@ -23,6 +23,7 @@ from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.entities.base import Num
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.wire import iso_to_seconds
 
 _BY_CHAR = re.compile(r"(?<!\{)\{(?:character|char)\}(?!\})")
 _BY_USER = re.compile(r"(?<!\{)\{user\}(?!\})")
@@ -62,20 +63,9 @@ def dialogue_to_backyard(text: str) -> str:
 
 
 def iso_to_unix(value: Any) -> Num | None:
-    """An ISO-8601 string as unix seconds (int when whole, else milliseconds / 1000); ``None``
+    """An ISO-8601 string as unix seconds to the millisecond (Backyard keeps no more); ``None``
     when it is not a readable date (the twin keeps the text either way)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    delta = dt - _EPOCH
-    micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    ms = micros // 1000
-    return ms // 1000 if ms % 1000 == 0 else ms / 1000
+    return iso_to_seconds(value, ms=True)
 
 
 def card_date(value: Any) -> Num | None:
@@ -177,3 +167,17 @@ def lore_fallback(entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[
 def item_id(item: Any) -> str | None:
     """List key pairing legacy lore items by ``id`` in the escrow merge."""
     return item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else None
+
+
+#: the canonical character paths every Backyard format holds (its character fields and dates)
+CHARACTER_PATHS: tuple[str, ...] = (
+    "identity.name",
+    "identity.nickname",
+    "identity.description",
+    "persona.scenario",
+    "prompts.systemPrompt",
+    "greetings.firstMessage",
+    "examples.exampleMessages",
+    "attribution.createdAt",
+    "attribution.updatedAt",
+)

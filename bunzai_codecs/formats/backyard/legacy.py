@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
@@ -28,6 +29,7 @@ from bunzai_codecs.core import media, png
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
@@ -35,6 +37,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats.backyard import exif
 from bunzai_codecs.formats.backyard.common import (
+    CHARACTER_PATHS,
     book_to_lore_items,
     card_date,
     dialogue_from_backyard,
@@ -186,24 +189,25 @@ def with_exif(carrier: bytes, block: bytes) -> bytes:
 # -- the codec -------------------------------------------------------------------------------
 
 
+@dataclass(eq=False)
+class ExifTwin(Twin):
+    """A Backyard PNG's escrow: the file (``blobs.png``) and how its EXIF ``UserComment`` held the
+    JSON (``encoding``: ``raw`` or ``base64``)."""
+
+    encoding: str | None = facet(str)
+
+
 class BackyardCodec(Codec):
     id = "backyard"
     kind = "character"
     family = "backyard"
     label = "Backyard.ai / Faraday legacy character PNG (EXIF)"
+    twin_type = ExifTwin
     suffixes = (".png",)
     extension = ".png"
     containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
-        "identity.name",
-        "identity.nickname",
-        "identity.description",
-        "persona.scenario",
-        "prompts.systemPrompt",
-        "greetings.firstMessage",
-        "examples.exampleMessages",
-        "attribution.createdAt",
-        "attribution.updatedAt",
+        *CHARACTER_PATHS,
         *media.PORTRAIT_BYTES,
         notes=[
             "`aiName` is `identity.nickname` when it differs from `aiDisplayName`",
@@ -284,7 +288,7 @@ class BackyardCodec(Codec):
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = cast(CharacterBody, entity.body)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if not (isinstance(raw, dict) and isinstance(raw.get("character"), dict)):
             tree = fresh_native(entity)
             tree["character"]["loreItems"] = self._lore(entity, ctx, [])
@@ -298,17 +302,15 @@ class BackyardCodec(Codec):
         lore = self._lore(entity, ctx, raw["character"].get("loreItems", []))
         if "loreItems" in char or lore:
             merged = {**merged, "character": {**char, "loreItems": lore}}
-        source = twin.get("blobs", {}).get("png") if twin else None
-        carrier = choose(
-            entity, ctx, twin_png=source if isinstance(source, bytes) else None, strip_types=(EXIF_CHUNK,)
-        )
+        source = twin.blob("png") if twin else None
+        carrier = choose(entity, ctx, twin_png=source, strip_types=(EXIF_CHUNK,))
         if merged == raw and carrier.source == "twin":
             return carrier.image
         payload = orjson.dumps(merged)
-        if twin and twin.get("encoding") == "base64":
+        if isinstance(twin, ExifTwin) and twin.encoding == "base64":
             payload = base64.b64encode(payload)
         value = exif.user_comment_value(payload)
-        if carrier.source != "twin" or not isinstance(source, bytes):
+        if carrier.source != "twin" or source is None:
             return with_exif(carrier.image, exif.build_exif(value))
         pf = png.parse(source)
         chunks = list(pf.chunks)
@@ -328,7 +330,7 @@ class BackyardCodec(Codec):
             ctx.embed(book)
             fresh = book_to_lore_items(cast(LorebookBody, book.body), with_ids=True)
             twin = book.twin(self.id)
-            items = twin.get("raw") if twin else None
+            items = twin.raw if twin else None
             if isinstance(items, list):
                 old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
                 return list(merge3(items, book_to_lore_items(old, with_ids=True), fresh, list_key=item_id))

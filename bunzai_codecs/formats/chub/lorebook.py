@@ -29,9 +29,8 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, EmitContext
+from bunzai_codecs.core.codec import Codec, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import LorebookBody
@@ -100,11 +99,9 @@ class ChubLorebook(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, LorebookBody):
-            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        body = body_as(entity, LorebookBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict):
             out: Any = overlay_twin(
                 raw,

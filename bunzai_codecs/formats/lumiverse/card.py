@@ -54,15 +54,13 @@ from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
 from bunzai_codecs.entities.character import MediaAsset
-from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.st_regex import body_to_scripts as st_body_to_scripts
-from bunzai_codecs.formats._shared.st_regex import embed_scripts
-from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED, TavernDialect
+from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
-from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
+from bunzai_codecs.formats.tavern.card import CardTwin, TavernCard
+from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 LUMIVERSE = "lumiverse"
 CARD_JSON = "card.json"
@@ -91,10 +89,10 @@ def fingerprinted(tree: Any) -> bool:
 def is_module_set(entity: CanonicalEntity) -> bool:
     """A regex set that came from a Lumiverse zip's ``lumiverse_modules.json``."""
     twin = entity.twin(LUMIVERSE)
-    return bool(twin and twin.get("module") is True)
+    return isinstance(twin, CardTwin) and twin.module is True
 
 
-class LumiverseCard(SillyTavernCard):
+class LumiverseCard(TavernCard):
     """Lumiverse characters: Tavern cards with Lumiverse's bare extension keys (JSON, PNG, zip)."""
 
     id = "lumiverse"
@@ -103,13 +101,12 @@ class LumiverseCard(SillyTavernCard):
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".png", ".charx", ".zip")
     #: a zip is written only for an entity read from a Lumiverse zip (its members are the twin's)
     containers: ClassVar[tuple[Container, ...]] = (
-        *SillyTavernCard.containers,
+        *TavernCard.containers,
         Container("zip", (".zip",), "zip", images=True),
     )
     #: above ``risu`` (0): both are certain on a zip with card.json; only this one checks the modules file
     priority = 10
-    dialects: ClassVar[tuple[TavernDialect, ...]] = SillyTavernCard.dialects
-    coverage = SillyTavernCard.coverage | Coverage.of(
+    coverage = TavernCard.coverage | Coverage.of(
         notes=[
             "alternate fields/avatars, expression packs, LoRA, TTS voice and world/databank ids ride in"
             " `extensions` verbatim (no canonical home)",
@@ -174,37 +171,24 @@ class LumiverseCard(SillyTavernCard):
 
     # -- encode ----------------------------------------------------------------------------------
 
-    def _scripts(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
-        """``card.json``'s own ``regex_scripts``: every linked regex set except the module's."""
-        sets = [r for r in ctx.refs(entity, "regex") if not is_module_set(r)]
-        if sets:
-            for r in sets:
-                ctx.embed(r)
-            if len(sets) == 1:
-                return embed_scripts(sets[0], self.id)
-            out: list[Any] = []
-            for r in sets:
-                assert isinstance(r.body, RegexSetBody)
-                out.extend(st_body_to_scripts(r.body))
-            return out
-        if isinstance(old, list) and not old:
-            return KEEP  # an empty list is not an embedded set
-        # a resolved module set is not the card's: with every regex link resolved and none of them
-        # the card's own set, the set was unlinked and its stale copy goes (keep_or_drop's rule)
-        return keep_or_drop(entity, ctx, "regex", old)
+    def script_sets(self, entity: CanonicalEntity, ctx: EmitContext) -> list[CanonicalEntity]:
+        """``card.json``'s own ``regex_scripts``: every linked regex set except the module's (a
+        resolved module set is not the card's: with every regex link resolved and none of them the
+        card's own set, the set was unlinked and its stale copy goes)."""
+        return [r for r in ctx.refs(entity, "regex") if not is_module_set(r)]
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         twin = entity.twin(self.id)
         want = ctx.options.get("container")
-        from_zip = twin is not None and "zip" in twin
+        from_zip = isinstance(twin, CardTwin) and twin.zip is not None
         if want == "zip" and not from_zip:
             raise Unsupported("a Lumiverse zip is written only for a card read from one; write json or png")
         if not from_zip or want in ("json", "png"):
             return super().encode(entity, ctx)
         assert twin is not None
-        raw = twin.get("raw")
-        blob = (twin.get("blobs") or {}).get("archive")
-        if not isinstance(raw, dict) or not isinstance(blob, bytes):
+        raw = twin.raw
+        blob = twin.blob("archive")
+        if not isinstance(raw, dict) or blob is None:
             raise Unsupported("the escrow twin of this Lumiverse zip is incomplete; export as json")
         z = archive.open_zip(blob)
         # the modules file's images are archive members, not card assets: new bytes for one of them
@@ -255,7 +239,7 @@ class LumiverseCard(SillyTavernCard):
             ctx.embed(rx)
             assert isinstance(rx.body, RegexSetBody)
             twin = rx.twin(self.id)
-            rows = twin.get("raw") if twin else None
+            rows = twin.raw if twin else None
             new = (
                 merge_scripts(rows, rx.body, module=True)
                 if isinstance(rows, list)

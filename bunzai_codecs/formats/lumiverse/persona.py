@@ -32,9 +32,8 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
@@ -110,11 +109,9 @@ class LumiversePersona(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, PersonaBody):
-            raise Unsupported(f"{self.id} holds personas, not {entity.kind}")
+        body = body_as(entity, PersonaBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict):
             out: Any = overlay_twin(raw, body, persona_to_body(raw), body_to_persona)
         else:

@@ -43,23 +43,23 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.lore import unique_ids
+from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
+    file_stem,
     id_text,
     num_at,
     str_at,
     strs_at,
     wrong,
 )
-from bunzai_codecs.formats.sillytavern.regex import file_stem
 
 FILE_TYPE = "lumiverse_regex_scripts"
 PLACEMENT_PHASES: dict[str, str] = {
@@ -228,12 +228,7 @@ class LumiverseRegex(Codec):
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "rules[].id",
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].replace",
-        "rules[].trimStrings",
+        *RULE_PATHS,
         "rules[].phases",
         "rules[].targets",
         "rules[].substituteFind",
@@ -269,11 +264,9 @@ class LumiverseRegex(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, RegexSetBody):
-            raise Unsupported(f"{self.id} holds regex sets, not {entity.kind}")
+        body = body_as(entity, RegexSetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict) and isinstance(raw.get("scripts"), list):
             scripts = merge_scripts(raw["scripts"], body, module=False)
             out: Any = raw if scripts is raw["scripts"] else {**raw, "scripts": scripts}

@@ -316,10 +316,5 @@ def replace_key(d: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     return out
 
 
-def file_stem(name: str) -> str:
-    """A file name without folders and without ``.marinara.json`` / ``.json``."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    for suffix in (".marinara.json", ".json"):
-        if base.lower().endswith(suffix):
-            return base[: -len(suffix)]
-    return base
+#: what a Marinara export's file name ends with: its stem is the name without it
+MARINARA_SUFFIXES = (".marinara.json", ".json")

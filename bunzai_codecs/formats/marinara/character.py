@@ -31,13 +31,12 @@ import orjson
 from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import NotRecognized, Unsupported
+from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.entities import CharacterBody, MediaAsset, RegexSetBody
-from bunzai_codecs.formats._shared.character_book import book_to_body, embed_book
-from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
+from bunzai_codecs.entities import CharacterBody, MediaAsset
+from bunzai_codecs.formats._shared.character_book import book_to_body
+from bunzai_codecs.formats._shared.st_regex import scripts_to_body
 from bunzai_codecs.formats._shared.tavern import (
     TAVERN_COVERAGE,
     TAVERN_EMBEDDED,
@@ -49,12 +48,13 @@ from bunzai_codecs.formats._shared.tavern import (
     card_to_body,
     default_portrait,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
+from bunzai_codecs.formats.tavern.links import fresh_links, relink
 
 TYPE = "marinara_character"
-
-_ABSENT: Any = object()
+#: where the envelope keeps the card's ``data`` object (its book and scripts)
+CARD_DATA = ("data", "data")
 
 
 class MarinaraDialect(TavernDialect):
@@ -92,21 +92,6 @@ def score(t: Any) -> float:
 # -- dates -------------------------------------------------------------------------------------
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-def iso_to_seconds(v: Any) -> int | float | None:
-    """An ISO 8601 timestamp as unix seconds (exact to the microsecond), ``None`` if unreadable."""
-    if not isinstance(v, str) or not v:
-        return None
-    try:
-        t = dt.datetime.fromisoformat(v)
-    except ValueError:
-        return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)
-    d = t - _EPOCH
-    us = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
-    return us // 1_000_000 if us % 1_000_000 == 0 else us / 1_000_000
 
 
 def seconds_to_iso(v: int | float) -> str:
@@ -308,33 +293,16 @@ class MarinaraCharacterCodec(Codec):
         return Decoded([e, *linked])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, CharacterBody):
-            raise Unsupported(f"marinara-character holds characters, not {entity.kind}")
         # the envelope's avatar and sprites are data: URLs: every image with bytes is written as one
         body = media.wire(entity.body, entity.media, inline=lambda _p, _a: True)
         assert isinstance(body, CharacterBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if raw is not None:
-            tree = self._overlay(body, raw)
-            card = tree["data"]
-            inner = card["data"]
-            old_book = inner.get("character_book", _ABSENT)
-            ext = inner.get("extensions")
-            old_scripts = ext.get("regex_scripts", _ABSENT) if isinstance(ext, dict) else _ABSENT
-            book = self._book(entity, ctx, None if old_book is _ABSENT else old_book)
-            scripts = self._scripts(entity, ctx, None if old_scripts is _ABSENT else old_scripts)
-            tree = _with_links(tree, book, scripts)
+            tree = relink(self.id, entity, ctx, self._overlay(body, raw), CARD_DATA)
         else:
-            book = self._book(entity, ctx, None)
-            scripts = self._scripts(entity, ctx, None)
-            tree = _envelope(
-                body,
-                V2_SHAPE,
-                None,
-                book=None if book is KEEP or book is DROP else book,
-                regex_scripts=None if scripts is KEEP or scripts is DROP else scripts,
-            )
+            book, scripts = fresh_links(self.id, entity, ctx)
+            tree = _envelope(body, V2_SHAPE, None, book=book, regex_scripts=scripts)
             tree["exportedAt"] = ctx.options.get("exportedAt", EPOCH)
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
 
@@ -349,50 +317,3 @@ class MarinaraCharacterCodec(Codec):
             raw, _envelope(base_body, shape, inner), _envelope(body, shape, inner)
         )
         return merged
-
-    def _book(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
-        books = ctx.refs(entity, "lorebook")
-        if books:
-            ctx.embed(books[0])
-            return embed_book(books[0], self.id)
-        return keep_or_drop(entity, ctx, "lorebook", old)
-
-    def _scripts(self, entity: CanonicalEntity, ctx: EmitContext, old: Any) -> Any:
-        sets = ctx.refs(entity, "regex")
-        if sets:
-            for r in sets:
-                ctx.embed(r)
-            if len(sets) == 1:
-                return embed_scripts(sets[0], self.id)
-            out: list[Any] = []
-            for r in sets:
-                assert isinstance(r.body, RegexSetBody)
-                out.extend(body_to_scripts(r.body))
-            return out
-        if isinstance(old, list) and not old:
-            return KEEP  # an empty list is not an embedded set
-        return keep_or_drop(entity, ctx, "regex", old)
-
-
-def _with_links(tree: dict[str, Any], book: Any, scripts: Any) -> dict[str, Any]:
-    """``tree`` with the card's embedded book and scripts set or dropped; only the dicts on the way
-    are copied (``tree`` may be the twin, which is never mutated)."""
-    card: dict[str, Any] = tree["data"]
-    inner: dict[str, Any] = card["data"]
-    raw_ext = inner.get("extensions")
-    ext: dict[str, Any] = raw_ext if isinstance(raw_ext, dict) else {}
-    new_inner = inner
-    if book is DROP and "character_book" in inner:
-        new_inner = {k: v for k, v in inner.items() if k != "character_book"}
-    elif book is not KEEP and book is not DROP and inner.get("character_book", _ABSENT) != book:
-        new_inner = {**inner, "character_book": book}
-    new_ext = ext
-    if scripts is DROP and "regex_scripts" in ext:
-        new_ext = {k: v for k, v in ext.items() if k != "regex_scripts"}
-    elif scripts is not KEEP and scripts is not DROP and ext.get("regex_scripts", _ABSENT) != scripts:
-        new_ext = {**ext, "regex_scripts": scripts}
-    if new_ext is not ext:
-        new_inner = {**new_inner, "extensions": new_ext}
-    if new_inner is inner:
-        return tree
-    return {**tree, "data": {**card, "data": new_inner}}

@@ -23,7 +23,9 @@ from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.character_book import ST_ENTRY_PATHS
 from bunzai_codecs.formats.marinara._rows import (
     EPOCH,
     Path,
@@ -94,7 +96,6 @@ POSITION_FALLBACK = {
     "before_example": 1,
     "after_example": 1,
 }
-ROLES = ("system", "user", "assistant")
 
 
 def score(t: Any) -> float:
@@ -222,7 +223,7 @@ def entry_from(
         entry["outletName"] = outlet
     entry["depth"] = number(e, "depth", path, 4)
     role = text(e, "role", path, "system")
-    entry["role"] = role if role in ROLES else "system"
+    entry["role"] = role if role in MESSAGE_ROLES else "system"
     entry["sortOrder"] = number(e, "order", path, 100)
     entry["probability"] = number(e, "probability", path, 100)  # null = always
     for key in ("scanDepth", "sticky", "cooldown", "delay", "groupWeight"):
@@ -425,32 +426,27 @@ class MarinaraLorebookCodec(Codec):
         "categories[].name",
         "categories[].sortOrder",
         "categories[].enabled",
-        "entries[].id",
-        "entries[].title",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
-        "entries[].secondaryTriggers[].text",
-        "entries[].selective",
-        "entries[].selectiveLogic",
-        "entries[].depth",
-        "entries[].role",
-        "entries[].outletName",
-        "entries[].sortOrder",
-        "entries[].probability",
-        "entries[].scanDepth",
-        "entries[].caseSensitive",
-        "entries[].matchWholeWords",
-        "entries[].excludeRecursion",
-        "entries[].preventRecursion",
-        "entries[].delayUntilRecursion",
-        "entries[].sticky",
-        "entries[].cooldown",
-        "entries[].delay",
-        "entries[].group",
-        "entries[].groupWeight",
-        "entries[].categoryId",
+        *sorted(
+            ST_ENTRY_PATHS
+            - {
+                "entries[].automationId",
+                "entries[].characterFilter",
+                "entries[].comment",
+                "entries[].displayIndex",
+                "entries[].extensions",
+                "entries[].generationTriggers",
+                "entries[].groupOverride",
+                "entries[].ignoreBudget",
+                "entries[].position",
+                "entries[].priority",
+                "entries[].secondaryTriggers[].flags",
+                "entries[].secondaryTriggers[].isRegex",
+                "entries[].triggers[].flags",
+                "entries[].triggers[].isRegex",
+                "entries[].useGroupScoring",
+                "entries[].vectorized",
+            }
+        ),
         "entries[].scanSources",
         notes=[
             "useRegex is per entry: one regex key makes every key of the entry (secondary keys "
@@ -486,7 +482,7 @@ class MarinaraLorebookCodec(Codec):
         if twin is None:
             tree = self.fresh(new, ctx.options.get("exportedAt", EPOCH))
         else:
-            tree = self.overlay(twin["raw"], new)
+            tree = self.overlay(twin.raw, new)
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
     def fresh(self, new: dict[str, Any], exported_at: str) -> dict[str, Any]:

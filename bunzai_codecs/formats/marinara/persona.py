@@ -223,7 +223,7 @@ class MarinaraPersonaCodec(Codec):
         if twin is None:
             tree = wrap("envelope", fields(new, "envelope", None), ctx.options.get("exportedAt", EPOCH))
         else:
-            raw = twin["raw"]
+            raw = twin.raw
             shape, row, _ = _shape(raw)
             cols = set(row)
             base = fields(body_from(raw), shape, cols)

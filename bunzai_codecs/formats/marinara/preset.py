@@ -576,7 +576,7 @@ class MarinaraPresetCodec(Codec):
                 "data": data,
             }
         else:
-            tree = self.overlay(twin["raw"], new)
+            tree = self.overlay(twin.raw, new)
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
     def overlay(self, raw: Any, new: dict[str, Any]) -> Any:

@@ -26,12 +26,14 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
+from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.marinara._rows import (
+    MARINARA_SUFFIXES,
     Path,
     RowSpec,
     Style,
     arr,
-    file_stem,
     flag,
     json_col,
     merge_row,
@@ -272,12 +274,7 @@ class MarinaraRegexCodec(Codec):
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "rules[].id",
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].replace",
-        "rules[].trimStrings",
+        *RULE_PATHS,
         "rules[].targets",
         "rules[].minDepth",
         "rules[].maxDepth",
@@ -305,7 +302,7 @@ class MarinaraRegexCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.require_json()
-        body = body_from(t, file_stem(s.name or s.uri or ""))
+        body = body_from(t, file_stem(s.name or s.uri or "", MARINARA_SUFFIXES))
         return Decoded([self.entity(s, body, raw=t)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
@@ -315,7 +312,7 @@ class MarinaraRegexCodec(Codec):
         assert isinstance(body, RegexSetBody)
         new = body.dump()
         twin = entity.twin(self.id)
-        tree = self.overlay(twin["raw"], new) if twin is not None else self.fresh(new)
+        tree = self.overlay(twin.raw, new) if twin is not None else self.fresh(new)
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
     # a fresh export is a bare array of decoded rows (what the app's bundled seed file holds):

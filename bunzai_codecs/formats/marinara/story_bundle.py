@@ -87,6 +87,6 @@ class MarinaraStoryBundleCodec(Codec):
         if twin is None:
             tree = to_native(new, ctx.options.get("exportedAt", EPOCH))
         else:
-            raw = twin["raw"]
+            raw = twin.raw
             tree = merge3(raw, to_native(body_from(raw)), to_native(new))
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)

@@ -28,6 +28,7 @@ import base64
 import binascii
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
@@ -36,6 +37,7 @@ from bunzai_codecs.core import media, png
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import by_id, merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
@@ -256,11 +258,22 @@ def _dumps(tree: Any) -> bytes:
     return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
 
+@dataclass(eq=False)
+class BookTwin(Twin):
+    """A NovelAI book's escrow: its ``container`` (``json``, ``png`` with the file in
+    ``blobs.png``, or ``scenario``), and for a ``.scenario`` the rest of the scenario (``scenario``:
+    every key but ``lorebook``) and where its ``lorebook`` key stood (``at``)."""
+
+    scenario: dict[str, Any] | None = facet(dict)
+    at: int | None = facet(int)
+
+
 class NovelAILorebookCodec(Codec):
     id = "novelai-lorebook"
     kind = "lorebook"
     family = "novelai"
     label = "NovelAI lorebook (.lorebook, PNG naidata card, .scenario book)"
+    twin_type = BookTwin
     suffixes = (".lorebook", ".json", ".png", ".scenario")
     extension = ".lorebook"
     containers = (
@@ -341,13 +354,14 @@ class NovelAILorebookCodec(Codec):
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = cast(LorebookBody, entity.body)
         seed = entity.id
-        twin = entity.twin(self.id) or {}
-        raw = twin.get("raw")
+        own = entity.twin(self.id)
+        twin = own if isinstance(own, BookTwin) else BookTwin()
+        raw = twin.raw
         portrait = body.media.portrait if body.media is not None else None
         has_image = media.bytes_of(entity.media, portrait) is not None
         want = ctx.options.get("container")
         if want is None:
-            had = twin.get("container") if is_book(raw) else None
+            had = twin.container if is_book(raw) else None
             # a book read from JSON is written as a .lorebook (the same bytes, NovelAI's name)
             want = had if had in ("png", "scenario") else "png" if has_image and had is None else "lorebook"
         if want not in ("lorebook", "json", "png", "scenario"):
@@ -367,20 +381,18 @@ class NovelAILorebookCodec(Codec):
                 merged = self._complete(merged, new, seed)
         ctx.written = want
         if want == "png":
-            source = (twin.get("blobs") or {}).get("png") if twin.get("container") == "png" else None
-            carrier = choose(
-                entity, ctx, twin_png=source if isinstance(source, bytes) else None, strip=(PNG_KEYWORD,)
-            )
+            source = twin.blob("png") if twin.container == "png" else None
+            carrier = choose(entity, ctx, twin_png=source, strip=(PNG_KEYWORD,))
             if carrier.source == "twin" and merged is raw:
                 return carrier.image
             return _with_naidata(carrier.image, merged)
         if want == "scenario":
-            if not isinstance(twin.get("scenario"), dict):
+            if twin.scenario is None:
                 raise Unsupported(
                     "a .scenario is written only for a book read from one: its story is the twin's"
                 )
-            items = list(twin["scenario"].items())
-            at = twin.get("at")
+            items = list(twin.scenario.items())
+            at = twin.at
             items.insert(at if isinstance(at, int) else len(items), ("lorebook", merged))
             return _dumps(dict(items))
         return _dumps(merged)

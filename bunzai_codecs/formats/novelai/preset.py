@@ -29,13 +29,13 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import parse_number_text, type_name
+from bunzai_codecs.formats._shared.wire import file_stem, parse_number, type_name
 from bunzai_codecs.formats.sillytavern._flat import (
     KOBOLD_SAMPLERS,
     NOVEL_SAMPLERS,
@@ -46,7 +46,7 @@ from bunzai_codecs.formats.sillytavern._flat import (
     write_keys,
     write_order,
 )
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps
 
 PRESET_VERSION = 3
 #: the parameters version and model a fresh export names (NovelAI's current text model's presets)
@@ -114,7 +114,7 @@ def can_hold(name: Any) -> bool:
 
 def _is_number(name: str) -> bool:
     """A sampler id that is a number (SillyTavern's spelling, or a number no app has)."""
-    return parse_number_text(name) is not None
+    return parse_number(name) is not None
 
 
 def is_preset(t: Any) -> bool:
@@ -250,13 +250,11 @@ class NovelAIPresetCodec(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
+        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin is not None else None
+        raw = twin.raw if twin is not None else None
         if isinstance(raw, dict):
-            old, layout = preset_to_body(raw, str(twin.get("name", "")) if twin else "", Reader())
+            old, layout = preset_to_body(raw, (twin.name or "") if twin else "", Reader())
             base = body_to_preset(PresetBody.model_validate(old), layout)
             fresh = body_to_preset(body, layout)
             out = merge3(raw, base, fresh)

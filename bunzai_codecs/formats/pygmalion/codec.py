@@ -13,7 +13,7 @@ oobabooga's Tavern import fills it from ``description``, so it maps to ``identit
 through any Tavern export). Macros are kept verbatim (``{{char}}``, ``<BOT>``...).
 
 Detection (the original design's rule, score 1.0): not when the object has ``spec`` or ``data``
-(a Tavern card), ``schemaVersion`` or ``body`` (a canonical entity), ``kind: "character"`` (Agnai)
+(a Tavern card), ``kind: "character"`` (Agnai)
 or a string ``aiName``/``aiPersona`` (Backyard); then at least two of ``char_persona``,
 ``char_greeting``, ``world_scenario``, or ``char_name`` with ``char_persona``.
 """
@@ -22,22 +22,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
 from bunzai_codecs.core import media, png
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
-from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
+from bunzai_codecs.formats.tavern.png import sniff_payload_tree
 
 PNG_KEYWORD = "chara"
-_REJECT_KEYS = ("spec", "data", "schemaVersion", "body")
+_REJECT_KEYS = ("spec", "data")
 _SIGNAL_KEYS = ("char_persona", "char_greeting", "world_scenario")
 _TEXT_KEYS = ("char_name", "name", "char_persona", "char_greeting", "world_scenario", "example_dialogue")
 
@@ -171,16 +171,16 @@ class PygmalionCodec(Codec):
         return Decoded([self.entity(s, body, raw=tree, media=resolve, **escrow)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = cast(CharacterBody, entity.body)
-        twin = entity.twin(self.id) or {}
-        raw = twin.get("raw")
+        body = body_as(entity, CharacterBody)
+        twin = entity.twin(self.id)
+        raw = twin.raw if twin else None
         if isinstance(raw, dict):
             with_name = "name" in raw
             base = mapped_native(CharacterBody.model_validate(body_from_native(raw)), with_name=with_name)
             tree = merge3(raw, base, mapped_native(body, with_name=with_name))
         else:
-            twin, tree = {}, mapped_native(body)
-        want = ctx.options.get("container") or twin.get("container")
+            twin, tree = None, mapped_native(body)
+        want = ctx.options.get("container") or (twin.container if twin else None)
         if want is None:
             has_image = media.bytes_of(entity.media, body.media.portrait) is not None
             want = "png" if has_image or ctx.options.get("image") is not None else "json"
@@ -188,10 +188,7 @@ class PygmalionCodec(Codec):
             raise Unsupported(f"pygmalion writes json or png containers, not {want!r}")
         if want == "json":
             return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
-        source = (twin.get("blobs") or {}).get("png")
-        carrier = choose(
-            entity, ctx, twin_png=source if isinstance(source, bytes) else None, strip=(PNG_KEYWORD,)
-        )
+        carrier = choose(entity, ctx, twin_png=twin.blob("png") if twin else None, strip=(PNG_KEYWORD,))
         if carrier.source == "twin" and tree is raw:
             return carrier.image
         chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(tree)))

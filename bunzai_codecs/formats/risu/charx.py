@@ -27,6 +27,7 @@ import base64
 import binascii
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from bunzai_codecs.core import media
@@ -34,6 +35,7 @@ from bunzai_codecs.core.archive import ZIP_DEFLATED, ZIP_STORED, ZipMemberSpec, 
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
@@ -238,11 +240,25 @@ def _executable(card: dict[str, Any], module: dict[str, Any] | None, body: dict[
     return bool(module and (module.get("trigger") or module.get("cjs") or module.get("lua")))
 
 
+@dataclass(eq=False)
+class CharxTwin(Twin):
+    """A charx's escrow: its member names in order (``members``), the members' bytes
+    (``blobs``: ``member:<name>``, and the bytes before the zip), the markers the card carries
+    (``hasExecutableContent``, ``privileged``) and its ``module.risum`` (``module``: the tree and
+    how its JSON block was written, ``{raw, style}``)."""
+
+    members: list[Any] | None = facet(list)
+    has_executable_content: bool | None = facet(bool, wire="hasExecutableContent")
+    privileged: bool | None = facet(bool)
+    module: dict[str, Any] | None = facet(dict)
+
+
 class RisuCharxCodec(Codec):
     id = "risu"
     kind = "character"
     family = "risu"
     label = "RisuAI character (.charx, JPEG+ZIP)"
+    twin_type = CharxTwin
     suffixes = (".charx", ".jpeg", ".jpg")
     extension = ".charx"
     containers = (
@@ -332,7 +348,7 @@ class RisuCharxCodec(Codec):
         escrow: dict[str, Any] = {
             "members": list(z.names),
             "blobs": blobs,
-            "hasExecutableContent": executable,
+            "has_executable_content": executable,
             "privileged": privileged,
         }
         if module_tree is not None:
@@ -375,9 +391,10 @@ class RisuCharxCodec(Codec):
     # -- encode ----------------------------------------------------------------------------------
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        twin = entity.twin(self.id) or {}
-        raw = twin.get("raw")
-        blobs = twin.get("blobs") or {}
+        own = entity.twin(self.id)
+        twin = own if isinstance(own, CharxTwin) else CharxTwin()
+        raw = twin.raw
+        blobs = twin.blobs or {}
         files: dict[str, bytes] = {k[len(MEMBER) :]: v for k, v in blobs.items() if k.startswith(MEMBER)}
         # media: an asset whose bytes are this archive's member stays a member; any other asset with
         # bytes becomes a data: URL here, which _materialise writes as a member (true extension);
@@ -390,7 +407,7 @@ class RisuCharxCodec(Codec):
         wired = media.wire(card_body, entity.media, inline=lambda _p, a: not _in_archive(a, files))
         assert isinstance(wired, CharacterBody)
         body, bag = lift_risuai(wired)
-        module_tree = (twin.get("module") or {}).get("raw")
+        module_tree = (twin.module or {}).get("raw")
         module = _module_of(module_tree)
         if not isinstance(raw, dict):
             raw = None
@@ -421,7 +438,7 @@ class RisuCharxCodec(Codec):
 
         # assets: the twin's members as they were, plus data: URIs turned into archive files
         card, added = self._materialise(card, files)
-        order: list[str] = [n for n in (twin.get("members") or []) if isinstance(n, str)]
+        order: list[str] = [n for n in (twin.members or []) if isinstance(n, str)]
         # a file whose asset row the edit removed goes too (its x_meta, keyed by a name that may
         # repeat, stays: Risu ignores x_meta)
         gone = _embedded(raw) - _embedded(card) if raw is not None else set()
@@ -474,8 +491,8 @@ class RisuCharxCodec(Codec):
         return rows, lore.character_book(rows, lore.book_settings(b))
 
     def _rows_for(self, ref: CanonicalEntity, b: LorebookBody, old_rows: list[Any] | None) -> list[Any]:
-        t = ref.twin(self.id) or {}
-        if old_rows is not None and t.get("raw") == old_rows:
+        t = ref.twin(self.id)
+        if old_rows is not None and t is not None and t.raw == old_rows:
             return lore.merge_rows(old_rows, b)
         return lore.rows_for(ref, b)
 
@@ -487,8 +504,8 @@ class RisuCharxCodec(Codec):
         if refs:
             for ref in refs:
                 ctx.embed(ref)
-            t = refs[0].twin(self.id) or {}
-            if len(refs) == 1 and old_rows is not None and t.get("raw") == old_rows:
+            t = refs[0].twin(self.id)
+            if len(refs) == 1 and old_rows is not None and t is not None and t.raw == old_rows:
                 b = refs[0].body
                 assert isinstance(b, RegexSetBody)
                 return scripts.merge_rows(old_rows, b)
@@ -506,7 +523,7 @@ class RisuCharxCodec(Codec):
         self,
         entity: CanonicalEntity,
         body: CharacterBody,
-        twin: dict[str, Any],
+        twin: CharxTwin,
         files: dict[str, bytes],
         module_tree: Any,
         rows: list[Any] | None,
@@ -526,7 +543,7 @@ class RisuCharxCodec(Codec):
                 return files[MODULE]  # unedited: its own bytes
             opened = risum.open_module(files[MODULE]) if MODULE in files else None
             tree = {**module_tree, "module": m}
-            style = (twin.get("module") or {}).get("style")
+            style = (twin.module or {}).get("style")
             return risum.encode_module(
                 tree, opened.assets if opened else [], style, opened.trailing if opened else b""
             )

@@ -25,6 +25,7 @@ from typing import Any
 from bunzai_codecs.core import basecache
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreCategory, LoreEntry
 from bunzai_codecs.formats.risu.twins import twin_rows
 
@@ -46,7 +47,6 @@ MAPPED = (
     "id",
     "folder",
 )
-_ROLES = ("system", "user", "assistant")
 
 RowKey = tuple[str, str]  # ("entry" | "category", canonical id)
 
@@ -209,7 +209,7 @@ def _row_to_entry(row: dict[str, Any], eid: str, i: int, p: str, by_norm: dict[s
     if isinstance(folder, str) and folder:
         e["categoryId"] = by_norm.get(folder_norm(folder), folder)
     role = row.get("role")  # not a Risu field; read when a tool wrote one (canonical-model.md#loreentry)
-    if role in _ROLES:
+    if role in MESSAGE_ROLES:
         e["role"] = role
     return e
 

@@ -115,7 +115,7 @@ def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any
     """(rows, the envelope or bare row array they came from, or None) for a lorebook entity,
     overlaid with ``body``."""
     own = entity.twin(RisuLorebookCodec.id)
-    raw = own.get("raw") if own else None
+    raw = own.raw if own else None
     rows = raw if isinstance(raw, list) else envelope_rows(raw)
     if rows is not None:
         return lore.merge_rows(rows, body), raw
@@ -167,7 +167,7 @@ class RisuLorebookCodec(Codec):
         body = entity.body
         assert isinstance(body, LorebookBody)
         own = entity.twin(self.id)
-        raw_book = own.get("raw") if own else None
+        raw_book = own.raw if own else None
         if (
             isinstance(raw_book, dict)
             and envelope_rows(raw_book) is None

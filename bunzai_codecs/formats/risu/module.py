@@ -29,11 +29,13 @@ under that id, which this codec reads as its own (``LEGACY``). Asking to read a 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
@@ -65,11 +67,19 @@ def module_of(raw: Any) -> dict[str, Any] | None:
     return None
 
 
-def module_twin(entity: CanonicalEntity) -> dict[str, Any] | None:
+@dataclass(eq=False)
+class ModuleTwin(Twin):
+    """A Risu module's escrow: its ``container`` (``risum`` or ``json``), the ``.risum`` file
+    (``blobs.risum``) and how its JSON block was written (``jsonStyle``)."""
+
+    json_style: str | None = facet(str, wire="jsonStyle")
+
+
+def module_twin(entity: CanonicalEntity) -> ModuleTwin | None:
     """The entity's module twin: under this codec's id, else a module tree under the legacy id."""
     for fid in (ID, LEGACY):
         t = entity.twin(fid)
-        if t is not None and module_of(t.get("raw")) is not None:
+        if isinstance(t, ModuleTwin) and module_of(t.raw) is not None:
             return t
     return None
 
@@ -85,6 +95,7 @@ class RisuModuleCodec(Codec):
     kind = "regex"
     family = "risu"
     label = "RisuAI module (.risum, RisuRealm module JSON)"
+    twin_type = ModuleTwin
     suffixes = (".risum", ".json")
     extension = ".risum"
     #: Risu exports a module as .risum; RisuRealm hands out the same module as flat JSON
@@ -92,13 +103,7 @@ class RisuModuleCodec(Codec):
     coverage = Coverage.of(
         "name",
         "description",
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].useFlags",
-        "rules[].replace",
-        "rules[].enabled",
-        "rules[].extras",
+        *scripts.RULE_PATHS,
         notes=[
             "a module's regex rows are Risu regex scripts: one phase per rule (Risu type), no trim "
             "strings, targets, depth window or macro substitution; a rule's id and sortOrder are its "
@@ -141,7 +146,7 @@ class RisuModuleCodec(Codec):
         body = scripts.rows_to_body(module.get("regex") or [], name=name, description=desc, at=f"{at}.regex")
         escrow: dict[str, Any] = {"container": container}
         if container == "risum":
-            escrow["jsonStyle"] = style
+            escrow["json_style"] = style
             escrow["blobs"] = {"risum": s.data}
         primary = self.entity(s, body, raw=tree, **escrow)
         primary.warnings.extend(_safety(module))
@@ -168,7 +173,7 @@ class RisuModuleCodec(Codec):
         twin = module_twin(entity)
         if twin is None:
             return self._written(self._fresh(entity, body, ctx), None, want)
-        raw = twin["raw"]
+        raw = twin.raw
         module = module_of(raw)
         assert module is not None
         m = dict(module)
@@ -188,20 +193,20 @@ class RisuModuleCodec(Codec):
                 m.pop("lorebook", None)
             else:
                 m["lorebook"] = lore_rows
-        blob = (twin.get("blobs") or {}).get("risum")
-        if twin.get("container") == "risum" and isinstance(blob, bytes) and want == "json":
+        blob = twin.blob("risum")
+        if twin.container == "risum" and blob is not None and want == "json":
             blocks = len(risum.open_module(blob).assets)
             if blocks:
                 raise Unsupported(
                     f"this module carries {blocks} asset file(s), which only a .risum holds: "
                     "write it as .risum, not as module JSON"
                 )
-        if twin.get("container") == "risum" and isinstance(blob, bytes) and want != "json":
+        if twin.container == "risum" and blob is not None and want != "json":
             if m == module:
                 return blob
             opened = risum.open_module(blob)
             tree = {**raw, "module": m}
-            return risum.encode_module(tree, opened.assets, twin.get("jsonStyle"), opened.trailing)
+            return risum.encode_module(tree, opened.assets, twin.json_style, opened.trailing)
         if module is raw and want != "risum":
             # a flat module JSON (RisuRealm), written as Risu's JSON.stringify(x, null, 2)
             return jsformat.stringify(m, 2).encode("utf-8")

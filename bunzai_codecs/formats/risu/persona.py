@@ -27,6 +27,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.carrier import PORTRAIT, choose, picture
+from bunzai_codecs.formats.tavern.png import CARD_KEYWORDS
 
 KEYWORD = "persona"
 PORTRAIT_REF = "png:image"
@@ -86,7 +87,7 @@ class RisuPersonaCodec(Codec):
         if not s.is_png or s.png_text(KEYWORD) is None:
             return 0.0
         # a character card that also carries a persona chunk stays a card
-        return 0.4 if s.png_text("chara") or s.png_text("ccv3") else 0.95
+        return 0.4 if any(s.png_text(kw) for kw in CARD_KEYWORDS) else 0.95
 
     def decode(self, s: Sniff) -> Decoded:
         s.require_png()
@@ -120,8 +121,8 @@ class RisuPersonaCodec(Codec):
         body = entity.body
         assert isinstance(body, PersonaBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
-        image = ((twin or {}).get("blobs") or {}).get("png")
+        raw = twin.raw if twin else None
+        image = twin.blob("png") if twin else None
         if isinstance(raw, dict):
             base = PersonaBody.model_validate(persona_body(raw))
             tree = merge3(raw, to_native(base), to_native(body))

@@ -31,11 +31,13 @@ own container. msgpack ``undefined`` values are restored where the body did not 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
@@ -319,11 +321,24 @@ def _body_from(tree: dict[str, Any]) -> PresetBody:
     return PresetBody.model_validate(preset_body(tree))
 
 
+@dataclass(eq=False)
+class PresetTwin(Twin):
+    """A Risu preset's escrow: its ``container`` (``risup``, ``risupreset``, ``json``), the file
+    (``blobs.file``: its gzip is not reproducible), the outer msgpack map without the ciphertext
+    (``outer``), the key the ciphertext sat under (``cipherKey``) and the values JSON cannot hold
+    (``specials``: byte strings, ``undefined``... by path)."""
+
+    outer: dict[str, Any] | None = facet(dict)
+    cipher_key: str | None = facet(str, wire="cipherKey")
+    specials: list[Any] | None = facet(list)
+
+
 class RisuPresetCodec(Codec):
     id = "risu-preset"
     kind = "preset"
     family = "risu"
     label = "RisuAI preset (.risup, .risupreset, botPreset JSON)"
+    twin_type = PresetTwin
     suffixes = (".risup", ".risupreset", ".json")
     extension = ".risup"
     containers = (
@@ -400,7 +415,7 @@ class RisuPresetCodec(Codec):
             escrow = {
                 "container": opened.container,
                 "outer": outer,
-                "cipherKey": opened.cipher_key,
+                "cipher_key": opened.cipher_key,
                 "specials": specials,
                 "blobs": {"file": s.data},
             }
@@ -434,7 +449,7 @@ class RisuPresetCodec(Codec):
         body = entity.body
         assert isinstance(body, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict):
             tree = merge3(raw, to_native(_body_from(raw)), to_native(body))
             if isinstance(tree.get("customPromptTemplateToggle"), str) and tree is not raw:
@@ -443,20 +458,22 @@ class RisuPresetCodec(Codec):
             twin = None
             tree = {**to_native(body), **dict.fromkeys(BLANKED, "")}
         tree = self._regex(entity, ctx, tree, raw if isinstance(raw, dict) else None)
-        container = ctx.options.get("container") or (twin or {}).get("container", "risup")
+        had = (twin.container or "risup") if twin is not None else "risup"
+        container = ctx.options.get("container") or had
         if container not in ("risup", "risupreset", "json"):
             raise Unsupported(f"{self.id} writes risup, risupreset or json containers, not {container!r}")
         ctx.written = container
-        if container != (twin or {}).get("container", "risup"):
+        if container != had:
             twin = None  # another container than the file's: a fresh one (the twin's tree still merged)
-        blob = ((twin or {}).get("blobs") or {}).get("file")
-        if tree is raw and isinstance(blob, bytes) and container in ("risup", "risupreset"):
+        blob = twin.blob("file") if twin is not None else None
+        if tree is raw and blob is not None and container in ("risup", "risupreset"):
             return blob  # unedited: the app's own bytes (its gzip is not reproducible)
         if container == "json":
             return jsformat.stringify(tree, 2).encode("utf-8")
-        tree = jsformat.restore(tree, (twin or {}).get("specials") or [])
-        outer = (twin or {}).get("outer") or None
-        key = (twin or {}).get("cipherKey") or "preset"
+        file = twin if isinstance(twin, PresetTwin) else None
+        tree = jsformat.restore(tree, (file.specials if file else None) or [])
+        outer = (file.outer if file else None) or None
+        key = (file.cipher_key if file else None) or "preset"
         return risup.write_preset(tree, rpacked=container != "risupreset", outer=outer, cipher_key=key)
 
     @staticmethod

@@ -61,16 +61,12 @@ class RisuRegexCodec(Codec):
     kind = "regex"
     family = "risu"
     label = "RisuAI regex scripts (regexscript export)"
+    #: module twins of bunzai 0.1.0 (a module read as risu-regex) still sit under this id
+    twin_type = module.ModuleTwin
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].useFlags",
-        "rules[].replace",
-        "rules[].enabled",
-        "rules[].extras",
+        *scripts.RULE_PATHS,
         notes=[
             "one phase per rule (Risu type: input, output, request, display, or an unknown type kept "
             "verbatim); a rule with several phases keeps the first, and a disabled rule has none",
@@ -109,7 +105,7 @@ class RisuRegexCodec(Codec):
         body = entity.body
         assert isinstance(body, RegexSetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         rows = envelope_rows(raw)
         if rows is not None and isinstance(raw, dict):
             merged = scripts.merge_rows(rows, body)

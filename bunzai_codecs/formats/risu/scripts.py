@@ -22,6 +22,17 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats.risu.twins import twin_rows
 
+#: the rule paths a Risu regex script holds (the export file's and a module's)
+RULE_PATHS: tuple[str, ...] = (
+    "rules[].label",
+    "rules[].find",
+    "rules[].flags",
+    "rules[].useFlags",
+    "rules[].replace",
+    "rules[].enabled",
+    "rules[].extras",
+)
+
 #: Risu ``type`` -> canonical phase
 TYPE_TO_PHASE = {
     "editinput": "input",

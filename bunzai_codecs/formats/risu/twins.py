@@ -4,7 +4,10 @@ differ."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.entity import CanonicalEntity
 
 
 def rows_in(raw: Any, export_type: str, module_key: str) -> list[Any] | None:
@@ -24,11 +27,13 @@ def rows_in(raw: Any, export_type: str, module_key: str) -> list[Any] | None:
     return None
 
 
-def twin_rows(entity: Any, sources: tuple[str, ...], export_type: str, module_key: str) -> list[Any] | None:
+def twin_rows(
+    entity: CanonicalEntity, sources: tuple[str, ...], export_type: str, module_key: str
+) -> list[Any] | None:
     """The rows of the first twin among ``sources`` (codec ids, in order) that holds any."""
     for fid in sources:
         t = entity.twin(fid)
-        rows = rows_in(t.get("raw"), export_type, module_key) if t else None
+        rows = rows_in(t.raw, export_type, module_key) if t else None
         if rows is not None:
             return rows
     return None

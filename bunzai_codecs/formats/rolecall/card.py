@@ -10,7 +10,7 @@ Detection (1.0): a card whose extensions (``data.extensions`` of a wrapped V2/V3
 ``type`` is not ``"persona"`` (that is a ``rolecall-persona``); for a PNG, either card chunk's
 payload. Everything else scores 0 and is left to ``sillytavern`` (0.9).
 
-Decode/encode are ``SillyTavernCard``'s (escrow twin, PNG chunk rewriting, embedded book and regex
+Decode/encode are ``TavernCard``'s (``formats/tavern/``: escrow twin, PNG chunk rewriting, embedded book and regex
 set) with one more dialect, :class:`RoleCallDialect`, on top of the shared Tavern mapping:
 
 - ``rolecall.alternate_greeting_titles`` (``(string|null)[]`` parallel to ``alternate_greetings``)
@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.formats._shared.card_probe import card_extensions, png_card_trees
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
-from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
+from bunzai_codecs.formats.tavern.card import TavernCard
+from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 ROLECALL = "rolecall"
 #: ``origin`` of a depth injection that came from the casting card
 DETAILS_ORIGIN = "rolecall_details"
-_ROLES = frozenset({"system", "user", "assistant"})
 #: how the Tavern coverage notes that RoleCall's dialect lifts begin
 _LIFTED_NOTES = ("one depth injection", "greeting titles are not held")
 
@@ -178,7 +178,7 @@ def _read_injections(v: Any, ctx: MapContext, path: tuple[str, ...]) -> list[dic
         if not isinstance(row, dict):
             raise wrong(ctx.at(*path, i), "a depth injection object", row)
         role = row.get("role")
-        if role is not None and (not isinstance(role, str) or role not in _ROLES):
+        if role is not None and (not isinstance(role, str) or role not in MESSAGE_ROLES):
             ctx.warn(f"{ctx.at(*path, i, 'role')}: unknown role {role!r}; read as unset")
             role = None
         depth = num_at(row.get("depth"), ctx, *path, i, "depth")
@@ -207,18 +207,18 @@ def _source_names(v: Any) -> list[str] | None:
     return names
 
 
-class RoleCallCard(SillyTavernCard):
+class RoleCallCard(TavernCard):
     """RoleCall characters: Tavern cards with ``data.extensions.rolecall`` (JSON, PNG, flat PNG)."""
 
     id = "rolecall"
     family = "rolecall"
     label = "RoleCall character (CCv2/v3 + extensions.rolecall; JSON, PNG)"
-    dialects: ClassVar[tuple[TavernDialect, ...]] = (*SillyTavernCard.dialects, RoleCallDialect())
+    dialect = RoleCallDialect()
     suffixes: ClassVar[tuple[str, ...]] = (".json", ".png")
     coverage = Coverage(
-        SillyTavernCard.coverage.paths | RoleCallDialect.coverage.paths,
+        TavernCard.coverage.paths | RoleCallDialect.coverage.paths,
         # the Tavern notes this dialect lifts (it holds titles and several injections) are left out
-        tuple(n for n in SillyTavernCard.coverage.notes if not n.startswith(_LIFTED_NOTES))
+        tuple(n for n in TavernCard.coverage.notes if not n.startswith(_LIFTED_NOTES))
         + RoleCallDialect.coverage.notes
         + (
             "a linked lorebook is embedded as the card's character_book and linked regex sets as its"

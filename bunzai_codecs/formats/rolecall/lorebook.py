@@ -61,12 +61,14 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.character_book import ST_ENTRY_PATHS
 from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
@@ -203,7 +205,7 @@ def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, A
         row["depth"] = depth
     role = inj.get("role")
     if role is not None:
-        if role in ("system", "user", "assistant"):
+        if role in MESSAGE_ROLES:
             row["role"] = role
         else:
             ctx.warn(f"{ctx.at('injection', 'role')}: unknown role {role!r} read as system")
@@ -479,43 +481,22 @@ class RoleCallLorebook(Codec):
         "categories[].name",
         "categories[].sortOrder",
         "categories[].enabled",
-        "entries[].id",
-        "entries[].title",
-        "entries[].comment",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
+        *sorted(
+            ST_ENTRY_PATHS
+            - {
+                "entries[].displayIndex",
+                "entries[].secondaryTriggers[].flags",
+                "entries[].secondaryTriggers[].isRegex",
+                "entries[].secondaryTriggers[].text",
+                "entries[].selective",
+                "entries[].triggers[].flags",
+                "entries[].triggers[].isRegex",
+                "entries[].triggers[].text",
+            }
+        ),
         "entries[].triggers",
         "entries[].secondaryTriggers",
-        "entries[].selectiveLogic",
-        "entries[].position",
-        "entries[].depth",
-        "entries[].role",
-        "entries[].outletName",
-        "entries[].sortOrder",
-        "entries[].priority",
-        "entries[].probability",
-        "entries[].scanDepth",
-        "entries[].caseSensitive",
-        "entries[].matchWholeWords",
-        "entries[].excludeRecursion",
-        "entries[].preventRecursion",
-        "entries[].delayUntilRecursion",
-        "entries[].sticky",
-        "entries[].cooldown",
-        "entries[].delay",
-        "entries[].group",
-        "entries[].groupWeight",
-        "entries[].groupOverride",
-        "entries[].useGroupScoring",
-        "entries[].categoryId",
         "entries[].scanSources",
-        "entries[].characterFilter",
-        "entries[].generationTriggers",
-        "entries[].ignoreBudget",
-        "entries[].vectorized",
-        "entries[].automationId",
-        "entries[].extensions",
         notes=[
             "no `selective` flag (secondary keys always combine by selectiveLogic) and no book `extensions`",
             "displayIndex is not held; scanSources character_name, character_tags and persona_tags are not held",
@@ -535,11 +516,9 @@ class RoleCallLorebook(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, LorebookBody):
-            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        body = body_as(entity, LorebookBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict):
             stamp = raw.get("exportDate")
             when = stamp if isinstance(stamp, str) else EPOCH

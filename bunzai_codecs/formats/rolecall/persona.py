@@ -55,31 +55,37 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from bunzai_codecs.core import media as media_mod
 from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
-from bunzai_codecs.formats._shared.card_probe import card_extensions
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.tavern import SPEC_V2
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
-from bunzai_codecs.formats.sillytavern.card import sniff_payload_tree
+from bunzai_codecs.formats.tavern.png import (
+    CARD_KEYWORDS,
+    card_extensions,
+    png_card_trees,
+    sniff_payload_tree,
+)
 
 SPEC = "rolecall_persona"
 RCPERSONA = "rcpersona"
 RCPERSONA_SHAPE = "rcpersona"
 CARD_SHAPE = "card"
 #: PNG keywords, in the order RoleCall's persona importer prefers them
-PNG_KEYWORDS = (RCPERSONA, "ccv3", "chara")
+PNG_KEYWORDS = (RCPERSONA, *CARD_KEYWORDS)
 #: the compile order of sections, with their labels
 SECTION_LABELS = (
     ("appearance", "Appearance"),
@@ -273,6 +279,16 @@ def fresh_shape(body: PersonaBody) -> str:
     return CARD_SHAPE
 
 
+@dataclass(eq=False)
+class PersonaTwin(Twin):
+    """A RoleCall persona's escrow: its ``shape`` (``card``/``rcpersona``), the ``path`` of the
+    persona object inside the file (the peeled wrappers), and for a PNG the file (``blobs.image``)
+    and the chunk it was read from (``png.payload``)."""
+
+    path: list[Any] | None = facet(list)
+    png: dict[str, Any] | None = facet(dict)
+
+
 class RoleCallPersona(Codec):
     """RoleCall personas: ``rolecall_persona`` files and PNGs, and RoleCall's persona cards."""
 
@@ -280,6 +296,7 @@ class RoleCallPersona(Codec):
     kind = "persona"
     family = "rolecall"
     label = "RoleCall persona (rolecall_persona JSON/PNG, persona card)"
+    twin_type = PersonaTwin
     suffixes = (".json", ".png")
     containers = (Container("json", (".json",), "json"), Container("png", (".png",), "png", images=True))
     extension = ".json"
@@ -312,17 +329,7 @@ class RoleCallPersona(Codec):
         if s.is_png:
             if s.png_text(RCPERSONA) is not None:
                 return 1.0
-            for kw in ("ccv3", "chara"):
-                t = s.png_text(kw)
-                if t is None:
-                    continue
-                try:
-                    tree = sniff_payload_tree(s, t)
-                except BunzaiError:
-                    continue
-                if shape_of(peel(tree)[0]) is not None:
-                    return 1.0
-            return 0.0
+            return 1.0 if any(shape_of(peel(t)[0]) is not None for t in png_card_trees(s)) else 0.0
         return 1.0 if shape_of(peel(s.json_object)[0]) is not None else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
@@ -375,15 +382,13 @@ class RoleCallPersona(Codec):
         raise NotRecognized("PNG has no rcpersona, ccv3 or chara text chunk: not a RoleCall persona")
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, PersonaBody):
-            raise Unsupported(f"{self.id} holds personas, not {entity.kind}")
+        body = body_as(entity, PersonaBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         want = ctx.options.get("container")
         if want not in (None, "json", "png"):
             raise Unsupported(f"{self.id} writes json or png containers, not {want!r}")
-        if twin is None or not isinstance(raw, dict):
+        if not isinstance(twin, PersonaTwin) or not isinstance(raw, dict):
             shape = ctx.options.get("shape") or fresh_shape(body)
             if shape not in (CARD_SHAPE, RCPERSONA_SHAPE):
                 raise Unsupported(f"{self.id} writes the shapes card or rcpersona, not {shape!r}")
@@ -393,13 +398,13 @@ class RoleCallPersona(Codec):
                 kw = RCPERSONA if shape == RCPERSONA_SHAPE else "chara"
                 return _png(choose(entity, ctx, strip=(RCPERSONA,)).image, kw, tree)
             return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
-        path: Path = tuple(twin.get("path") or ())
-        shape = str(twin.get("shape"))
+        path: Path = tuple(twin.path or ())
+        shape = str(twin.shape)
         inner = _at(raw, path)
         wrapped = shape == RCPERSONA_SHAPE or isinstance(inner.get("data"), dict)
-        blob = (twin.get("blobs") or {}).get("image")
+        blob = twin.blob("image")
         base = PersonaBody.model_validate(to_body(inner, shape, MapContext("$")))
-        if isinstance(blob, bytes):
+        if blob is not None:
             base = base.model_copy(
                 update={
                     "media": PersonaBody.model_validate({"media": {"portrait": card_image_portrait()}}).media
@@ -412,10 +417,10 @@ class RoleCallPersona(Codec):
                 inner, to_native(base, shape, wrapped=wrapped), to_native(body, shape, wrapped=wrapped)
             )
             tree = _put(raw, path, merged)
-        if want == "json" or (want is None and not isinstance(blob, bytes)):
+        if want == "json" or (want is None and blob is None):
             return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
-        kw = str((twin.get("png") or {}).get("payload", RCPERSONA))
-        carrier = choose(entity, ctx, twin_png=blob if isinstance(blob, bytes) else None, strip=(RCPERSONA,))
+        kw = str((twin.png or {}).get("payload", RCPERSONA))
+        carrier = choose(entity, ctx, twin_png=blob, strip=(RCPERSONA,))
         if carrier.source == "twin" and tree is raw:
             return carrier.image
         return _png(carrier.image, kw, tree)

@@ -33,19 +33,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
 from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, keyed_items
 from bunzai_codecs.formats.sillytavern.preset import (
     SillyTavernPresetCodec,
     _is_preset,
-    _preset_scripts,
     body_to_preset,
     preset_to_body,
 )
@@ -219,35 +218,24 @@ class RoleCallPreset(Codec):
         e = self.entity(s, body, raw=tree, name=name)
         e.warnings.extend(r.warnings)
         out = [e]
-        scripts = _preset_scripts(tree, r)
-        if scripts is not None:
-            linked = _regex_link.decode_scripts(self, s, scripts, ("extensions", "regex_scripts"), name)
-            if linked is not None:
-                out.append(linked)
-                e.links[KNOWLEDGE_REFS] = [linked.id]
-                e.warnings.extend(linked.warnings)
+        linked = _regex_link.link_scripts(self, s, e, _regex_link.preset_scripts(tree, r), name)
+        if linked is not None:
+            out.append(linked)
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
+        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if twin is not None and isinstance(raw, dict):
             r = Reader()
-            old, layout = rc_to_body(raw, str(twin.get("name", "")), r)
+            old, layout = rc_to_body(raw, twin.name or "", r)
             base = body_to_rc(PresetBody.model_validate(old), layout)
             fresh = body_to_rc(body, layout)
-            b, f = _regex_link.embedded_scripts(self, entity, ctx, _preset_scripts(raw, r))
-            if b is not None or f is not None:
-                base["extensions"] = {} if b is None else {"regex_scripts": b}
-                fresh["extensions"] = {} if f is None else {"regex_scripts": f}
+            _regex_link.overlay_scripts(self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh)
             return dumps(merge3(raw, base, fresh, list_key=rc_keyed))
         out = body_to_rc(body, None)
-        _, f = _regex_link.embedded_scripts(self, entity, ctx, None)
-        if f:
-            out["extensions"] = {"regex_scripts": f}
+        _regex_link.fresh_scripts(self, entity, ctx, out)
         return dumps(out)
 
 

@@ -36,13 +36,13 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.lore import unique_ids
+from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -196,12 +196,7 @@ class RoleCallRegex(Codec):
     extension = ".json"
     coverage = Coverage.of(
         "name",
-        "rules[].id",
-        "rules[].label",
-        "rules[].find",
-        "rules[].flags",
-        "rules[].replace",
-        "rules[].trimStrings",
+        *RULE_PATHS,
         "rules[].phases",
         "rules[].minDepth",
         "rules[].maxDepth",
@@ -229,11 +224,9 @@ class RoleCallRegex(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, RegexSetBody):
-            raise Unsupported(f"{self.id} holds regex sets, not {entity.kind}")
+        body = body_as(entity, RegexSetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin else None
+        raw = twin.raw if twin else None
         if isinstance(raw, dict):
             out: Any = overlay_twin(raw, body, script_to_body(raw), body_to_script, list_key=by_id)
         else:

@@ -22,19 +22,18 @@ from typing import Any, ClassVar
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, EmitContext, Reshape
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.codec import Codec, EmitContext, Reshape, body_as
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import js_number_text, type_name
+from bunzai_codecs.formats._shared.lore import ROLE_INTS, ROLE_NAMES
+from bunzai_codecs.formats._shared.wire import file_stem, js_number_text, type_name
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, int_like, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, keyed_items
 
 #: message role numbers (context templates, persona descriptions)
-ROLES = {0: "system", 1: "user", 2: "assistant"}
-ROLE_NUMBERS = {v: k for k, v in ROLES.items()}
 
 #: KoboldAI's sampler ids (``sampler_order`` of KoboldAI and of SillyTavern's Text Completion preset)
 KOBOLD_SAMPLERS = {
@@ -116,9 +115,9 @@ def read_value(v: Any, kind: str, r: Reader, path: Path) -> Any:
         n = int_like(v)
         if v is None:
             return None
-        if n in ROLES:
-            return ROLES[n]
-        if isinstance(v, str) and v in ROLE_NUMBERS:
+        if n in ROLE_NAMES:
+            return ROLE_NAMES[n]
+        if isinstance(v, str) and v in ROLE_INTS:
             return v
         r.warn(path, f"{type_name(v)} {v!r} is not a message role (0, 1, 2); left in escrow")
         return None
@@ -185,7 +184,7 @@ def write_keys(body: PresetBody, table: Iterable[Key], out: dict[str, Any] | Non
 
 def write_value(v: Any, kind: str) -> Any:
     if kind == "role":
-        return ROLE_NUMBERS.get(v, v)
+        return ROLE_INTS.get(v, v)
     if kind == "json_strs":
         return orjson.dumps(v).decode("utf-8")
     if kind == "kobold_order":
@@ -308,14 +307,9 @@ class FlatPreset(Codec):
         e.warnings.extend(r.warnings)
         out = [e]
         if self.carries_regex:
-            scripts = regex_scripts(top, r)
-            linked = None
-            if scripts is not None:
-                linked = _regex_link.decode_scripts(self, s, scripts, ("extensions", "regex_scripts"), name)
+            linked = _regex_link.link_scripts(self, s, e, _regex_link.preset_scripts(top, r), name)
             if linked is not None:
                 out.append(linked)
-                e.links[KNOWLEDGE_REFS] = [linked.id]
-                e.warnings.extend(linked.warnings)
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
@@ -325,37 +319,23 @@ class FlatPreset(Codec):
         """The native tree ``encode`` writes: the twin with the body's edits merged in, else fresh.
         ``regex=False`` leaves linked regex sets alone (a twin's scripts are kept as they were)."""
         regex = regex and self.carries_regex
-        if not isinstance(entity.body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
+        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin is not None else None
-        if isinstance(raw, dict):
+        raw = twin.raw if twin is not None else None
+        if twin is not None and isinstance(raw, dict):
             r = Reader()
-            old, layout = self.body_of(raw, str(twin.get("name", "")) if twin else "", r)
+            old, layout = self.body_of(raw, twin.name or "", r)
             base = self.tree(PresetBody.model_validate(old), layout)
-            fresh = self.tree(entity.body, layout)
+            fresh = self.tree(body, layout)
             if regex:
-                b, f = _regex_link.embedded_scripts(self, entity, ctx, regex_scripts(raw, r))
-                if b is not None or f is not None:
-                    base["extensions"] = {} if b is None else {"regex_scripts": b}
-                    fresh["extensions"] = {} if f is None else {"regex_scripts": f}
+                _regex_link.overlay_scripts(
+                    self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh
+                )
             return merge3(raw, base, fresh, list_key=keyed_items)
-        out = self.tree(entity.body, None)
+        out = self.tree(body, None)
         if regex:
-            _, f = _regex_link.embedded_scripts(self, entity, ctx, None)
-            if f:
-                out["extensions"] = {"regex_scripts": f}
+            _regex_link.fresh_scripts(self, entity, ctx, out)
         return out
-
-
-def regex_scripts(tree: Any, r: Reader) -> list[Any] | None:
-    """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
-    if not isinstance(tree, dict):
-        return None
-    ext = tree.get("extensions")
-    if not isinstance(ext, dict) or ext.get("regex_scripts") is None:
-        return None
-    return r.arr(ext["regex_scripts"], ("extensions", "regex_scripts"))
 
 
 def only_keys(t: dict[str, Any], allowed: frozenset[str]) -> bool:
@@ -366,8 +346,6 @@ def only_keys(t: dict[str, Any], allowed: frozenset[str]) -> bool:
 __all__ = [
     "KOBOLD_SAMPLERS",
     "NOVEL_SAMPLERS",
-    "ROLES",
-    "ROLE_NUMBERS",
     "FlatPreset",
     "Key",
     "keys",
@@ -378,7 +356,6 @@ __all__ = [
     "read_keys",
     "read_order",
     "read_value",
-    "regex_scripts",
     "write_keys",
     "write_order",
     "write_value",

@@ -4,10 +4,10 @@ A chat-completion preset carries preset-scoped scripts in ``extensions.regex_scr
 ``settings.json`` carries the global ones in ``extension_settings.regex``. A non-empty list decodes
 into its own regex-set entity (``_shared/st_regex.py``), linked from the file's primary entity by
 ``knowledgeRefs``, whose escrow twin — the native script list — is stored under the parent codec's
-id. On export the list is re-embedded the way a card re-embeds its scripts: through that twin when
-present (every unmapped script key survives), freshly otherwise; a link list without a regex set
-drops the stale scripts; a link that does not resolve keeps the twin's scripts; an empty list is
-not a set and stays as it is.
+id. On export the list is re-embedded by the rule a card re-embeds its scripts by
+(``tavern/links.py``): through that twin when present (every unmapped script key survives), freshly
+otherwise; a link list without a regex set drops the stale scripts; a link that does not resolve
+keeps the twin's scripts; an empty list is not a set and stays as it is.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from bunzai_codecs.core.codec import Codec, EmitContext
-from bunzai_codecs.core.entity import CanonicalEntity
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts, scripts_to_body
+from bunzai_codecs.formats._shared.links import DROP, KEEP
+from bunzai_codecs.formats._shared.st_regex import scripts_to_body
 from bunzai_codecs.formats._shared.wire import MapContext, join_path
+from bunzai_codecs.formats.sillytavern._wire import Reader
+from bunzai_codecs.formats.tavern.links import linked_scripts
 
 #: the escrow part name of a linked script list (its entity id is derived from it)
 PART = ("regex", "regex_scripts")
@@ -46,19 +47,58 @@ def embedded_scripts(
     """``(base, fresh)`` script lists for the parent's three-way merge: ``base`` is the twin's list
     (``None`` when it had none), ``fresh`` the list the entity's links call for now (``None``: no
     scripts). Linked sets are marked embedded in ``ctx``."""
-    sets = ctx.refs(entity, "regex")
-    if sets:
-        for r in sets:
-            ctx.embed(r)
-        if len(sets) == 1:
-            return raw_scripts, embed_scripts(sets[0], codec.id)
-        out: list[Any] = []
-        for r in sets:
-            assert isinstance(r.body, RegexSetBody)
-            out.extend(body_to_scripts(r.body))
-        return raw_scripts, out
-    if not raw_scripts:
-        return raw_scripts, raw_scripts  # nothing embedded, or an empty list: not a set
-    if keep_or_drop(entity, ctx, "regex", raw_scripts) is KEEP:
-        return raw_scripts, raw_scripts
-    return raw_scripts, None  # the links say the scripts were removed
+    fresh = linked_scripts(codec.id, entity, ctx, raw_scripts)
+    if fresh is KEEP:
+        return raw_scripts, raw_scripts  # nothing embedded, an empty list (not a set), or kept
+    if fresh is DROP:
+        return raw_scripts, None  # the links say the scripts were removed
+    return raw_scripts, fresh
+
+
+#: where a preset keeps its scripts
+PRESET_SCRIPTS = ("extensions", "regex_scripts")
+
+
+def preset_scripts(tree: Any, r: Reader) -> list[Any] | None:
+    """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
+    if not isinstance(tree, dict):
+        return None
+    ext = tree.get("extensions")
+    if not isinstance(ext, dict) or ext.get("regex_scripts") is None:
+        return None
+    return r.arr(ext["regex_scripts"], PRESET_SCRIPTS)
+
+
+def link_scripts(
+    codec: Codec, s: Sniff, parent: CanonicalEntity, scripts: list[Any] | None, name: str
+) -> CanonicalEntity | None:
+    """Decode a preset's ``extensions.regex_scripts`` (``None``: it has none) into a regex-set
+    entity linked from ``parent``, which takes its warnings too; ``None`` when there is no set."""
+    linked = decode_scripts(codec, s, scripts, PRESET_SCRIPTS, name) if scripts is not None else None
+    if linked is not None:
+        parent.links[KNOWLEDGE_REFS] = [linked.id]
+        parent.warnings.extend(linked.warnings)
+    return linked
+
+
+def overlay_scripts(
+    codec: Codec,
+    entity: CanonicalEntity,
+    ctx: EmitContext,
+    raw_scripts: list[Any] | None,
+    base: dict[str, Any],
+    fresh: dict[str, Any],
+) -> None:
+    """Give a preset's ``base`` and ``fresh`` trees (of a three-way merge with its twin) the
+    ``extensions.regex_scripts`` the twin had and the links call for now."""
+    b, f = embedded_scripts(codec, entity, ctx, raw_scripts)
+    if b is not None or f is not None:
+        base["extensions"] = {} if b is None else {"regex_scripts": b}
+        fresh["extensions"] = {} if f is None else {"regex_scripts": f}
+
+
+def fresh_scripts(codec: Codec, entity: CanonicalEntity, ctx: EmitContext, tree: dict[str, Any]) -> None:
+    """Give a fresh preset tree the linked regex sets as ``extensions.regex_scripts``, if any."""
+    _, f = embedded_scripts(codec, entity, ctx, None)
+    if f:
+        tree["extensions"] = {"regex_scripts": f}

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core.errors import Malformed, json_path
-from bunzai_codecs.formats._shared.wire import type_name
+from bunzai_codecs.formats._shared.wire import js_number_text, parse_number, type_name
 
 Path = tuple[str | int, ...]
 
@@ -54,7 +54,7 @@ class Reader:
                 out.append(x)
             elif isinstance(x, int | float) and not isinstance(x, bool):
                 self.warn((*path, i), f"number {x!r} read as text")
-                out.append(_num_text(x))
+                out.append(js_number_text(x))
             else:
                 raise Malformed(f"expected a string, found {type_name(x)}", path=json_path((*path, i)))
         return out
@@ -100,7 +100,7 @@ class Reader:
         if isinstance(v, str):
             return v
         if isinstance(v, int | float) and not isinstance(v, bool):
-            return _num_text(v)
+            return js_number_text(v)
         self.warn(path, f"{type_name(v)} where a string belongs; read as {default!r}")
         return default
 
@@ -111,22 +111,6 @@ class Reader:
             return v
         self.warn(path, f"{type_name(v)} where an object belongs; left in escrow")
         return None
-
-
-def parse_number(s: str) -> int | float | None:
-    """``"100"`` -> 100, ``"0.5"`` -> 0.5; anything else (``""``, ``"abc"``, ``"NaN"``) -> None."""
-    t = s.strip()
-    if not t:
-        return None
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        f = float(t)
-    except ValueError:
-        return None
-    return f if math.isfinite(f) else None
 
 
 def int_like(v: Any) -> int | None:
@@ -150,13 +134,6 @@ def dumps(tree: Any) -> bytes:
     return orjson.dumps(tree, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
-def file_stem(name: str) -> str:
-    """``worlds/Eldoria.json`` -> ``Eldoria``: SillyTavern names a world, preset or backup by its file."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    dot = base.rfind(".")
-    return base[:dot] if dot > 0 else base
-
-
 def keyed_items(item: Any) -> Any:
     """``merge3`` list key for SillyTavern lists of records: prompts by ``identifier``,
     ``prompt_order`` slots by ``character_id``; ``None`` (pair by position) for anything else."""
@@ -170,7 +147,3 @@ def keyed_items(item: Any) -> Any:
 
 def _hashable(v: Any) -> Any:
     return v if isinstance(v, str | int | float | bool) or v is None else orjson.dumps(v)
-
-
-def _num_text(x: int | float) -> str:
-    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)

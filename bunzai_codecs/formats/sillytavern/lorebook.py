@@ -22,14 +22,15 @@ from __future__ import annotations
 from typing import Any
 
 from bunzai_codecs.core import basecache
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.character_book import (
     ENTRY_KEY,
+    ST_ENTRY_PATHS,
     body_to_book,
     book_spelling,
     book_to_body,
@@ -38,7 +39,6 @@ from bunzai_codecs.formats._shared.character_book import (
 from bunzai_codecs.formats._shared.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
-    POSITION_INTS,
     POSITION_NAMES,
     ROLE_INTS,
     ROLE_NAMES,
@@ -47,19 +47,13 @@ from bunzai_codecs.formats._shared.lore import (
     parse_key,
     position_int,
 )
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
     Reader,
     dumps,
-    file_stem,
     int_like,
 )
-
-#: the enum tables and the key rule are the ST lore vocabulary shared with ``character_book``
-POSITIONS, POSITION_NUMBERS = POSITION_NAMES, POSITION_INTS
-ROLES, ROLE_NUMBERS = ROLE_NAMES, ROLE_INTS
-SELECTIVE_LOGIC, SELECTIVE_LOGIC_NUMBERS = LOGIC_NAMES, LOGIC_INTS
 
 #: the six extra-scan-source flags, in SillyTavern's order, and their canonical ``scanSources`` value
 SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in SCAN_SOURCES)
@@ -79,7 +73,7 @@ def write_key(t: Trigger) -> str:
 def read_position(v: Any) -> str:
     n = int_like(v)
     if n is not None:
-        return POSITIONS.get(n, str(n))
+        return POSITION_NAMES.get(n, str(n))
     if v is None:
         return "world"
     return str(v)
@@ -94,8 +88,8 @@ def read_role(v: Any, r: Reader, path: Path) -> str:
     n = int_like(v)
     if v is None:
         return "system"
-    if n is not None and n in ROLES:
-        return ROLES[n]
+    if n is not None and n in ROLE_NAMES:
+        return ROLE_NAMES[n]
     r.warn(path, f"role {v!r} is not 0, 1 or 2; read as system (kept in the twin)")
     return "system"
 
@@ -104,8 +98,8 @@ def read_selective_logic(v: Any, r: Reader, path: Path) -> str:
     n = int_like(v)
     if v is None:
         return "and_any"
-    if n is not None and n in SELECTIVE_LOGIC:
-        return SELECTIVE_LOGIC[n]
+    if n is not None and n in LOGIC_NAMES:
+        return LOGIC_NAMES[n]
     r.warn(path, f"selectiveLogic {v!r} is not 0..3; read as and_any (kept in the twin)")
     return "and_any"
 
@@ -262,7 +256,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     }
     _put(out, "vectorized", e.vectorized)
     _put(out, "selective", e.selective)
-    out["selectiveLogic"] = SELECTIVE_LOGIC_NUMBERS[e.selectiveLogic]
+    out["selectiveLogic"] = LOGIC_INTS[e.selectiveLogic]
     out["addMemo"] = True
     out["order"] = e.sortOrder
     out["position"] = write_position(e.position)
@@ -286,7 +280,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     out["matchWholeWords"] = e.matchWholeWords
     out["useGroupScoring"] = e.useGroupScoring
     _put(out, "automationId", e.automationId)
-    out["role"] = ROLE_NUMBERS[e.role]
+    out["role"] = ROLE_INTS[e.role]
     out["sticky"] = e.sticky
     out["cooldown"] = e.cooldown
     out["delay"] = e.delay
@@ -339,10 +333,6 @@ def _is_world(t: dict[str, Any]) -> bool:
     return any(("key" in e or "uid" in e or "content" in e) for e in entries.values())
 
 
-def _is_vaud(t: dict[str, Any]) -> bool:
-    return "schemaVersion" in t and "body" in t
-
-
 #: keys that mark another app's book with an ``entries`` array (Agnai, Risu, NovelAI) or a card
 _FOREIGN_BOOK_KEYS = ("kind", "type", "spec", "lorebookVersion")
 
@@ -380,44 +370,10 @@ class SillyTavernLorebookCodec(Codec):
     coverage = Coverage.of(
         "extensions",
         "sourceBook",
-        "entries[].title",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
-        "entries[].triggers[].isRegex",
-        "entries[].triggers[].flags",
-        "entries[].secondaryTriggers[].text",
-        "entries[].secondaryTriggers[].isRegex",
-        "entries[].secondaryTriggers[].flags",
-        "entries[].selective",
-        "entries[].selectiveLogic",
-        "entries[].position",
-        "entries[].depth",
-        "entries[].role",
-        "entries[].outletName",
-        "entries[].sortOrder",
-        "entries[].probability",
-        "entries[].scanDepth",
-        "entries[].caseSensitive",
-        "entries[].matchWholeWords",
-        "entries[].excludeRecursion",
-        "entries[].preventRecursion",
-        "entries[].delayUntilRecursion",
-        "entries[].sticky",
-        "entries[].cooldown",
-        "entries[].delay",
-        "entries[].group",
-        "entries[].groupWeight",
-        "entries[].groupOverride",
-        "entries[].useGroupScoring",
-        "entries[].characterFilter",
-        "entries[].generationTriggers",
-        "entries[].ignoreBudget",
-        "entries[].vectorized",
-        "entries[].automationId",
-        "entries[].displayIndex",
-        "entries[].extensions",
+        *sorted(
+            ST_ENTRY_PATHS
+            - {"entries[].categoryId", "entries[].comment", "entries[].id", "entries[].priority"}
+        ),
         notes=[
             "the book name is the file name, not part of the file: it is kept only when the export is saved "
             "as `<name>.json` (bunzai names a linked book written beside a file `<stem>.lorebook.json`; "
@@ -433,7 +389,7 @@ class SillyTavernLorebookCodec(Codec):
 
     def detect(self, s: Sniff) -> float:
         t = s.json_object
-        if t is None or _is_vaud(t):
+        if t is None:
             return 0.0
         if _is_world(t):
             return 0.9
@@ -471,30 +427,29 @@ class SillyTavernLorebookCodec(Codec):
         return e
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, LorebookBody):
-            raise Unsupported(f"{self.id} holds lorebooks, not {entity.kind}")
+        body = body_as(entity, LorebookBody)
         twin = entity.twin(self.id)
-        if twin is not None and twin.get("shape") == WORLD:
-            raw = twin["raw"]
-            name = twin.get("name", "")
+        if twin is not None and twin.shape == WORLD:
+            raw = twin.raw
+            name = twin.name or ""
             mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
             old = LorebookBody.model_validate(
                 world_to_body(raw, name, Reader()) if mapped is None else mapped
             )
             keys = frozenset(raw["entries"])
             base = body_to_world(old, with_name=False, twin_keys=keys)
-            fresh = body_to_world(entity.body, with_name=False, twin_keys=keys)
+            fresh = body_to_world(body, with_name=False, twin_keys=keys)
             return dumps(merge3(raw, base, fresh))
-        if twin is not None and twin.get("shape") in (LOREBOOK_V3, CHARACTER_BOOK):
-            raw = twin["raw"]
-            book, _ = _book_of(raw, twin["shape"])
+        if twin is not None and twin.shape in (LOREBOOK_V3, CHARACTER_BOOK):
+            raw = twin.raw
+            book, _ = _book_of(raw, twin.shape)
             old_dict = book_to_body(book)
-            old_dict["name"] = old_dict["name"] or twin.get("name", "")
+            old_dict["name"] = old_dict["name"] or twin.name or ""
             old_book = LorebookBody.model_validate(old_dict)
             spelling = book_spelling(book)
             old_native: Any = body_to_book(old_book, spelling=spelling)
-            new_native: Any = body_to_book(entity.body, spelling=spelling)
-            if twin["shape"] == LOREBOOK_V3:
+            new_native: Any = body_to_book(body, spelling=spelling)
+            if twin.shape == LOREBOOK_V3:
                 old_native, new_native = {"data": old_native}, {"data": new_native}
             return dumps(merge3(raw, old_native, new_native, list_key=ENTRY_KEY))
-        return dumps(body_to_world(entity.body, with_name=True))
+        return dumps(body_to_world(body, with_name=True))

@@ -31,12 +31,12 @@ from typing import Any
 
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, canonical_id
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern._flat import FlatPreset
-from bunzai_codecs.formats.sillytavern._wire import Reader, dumps, file_stem, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Reader, dumps, keyed_items
 from bunzai_codecs.formats.sillytavern.formatting import (
     CONTEXT,
     INSTRUCT,
@@ -186,7 +186,7 @@ def _part_for(s: Section, refs: list[CanonicalEntity], raw_sec: Any) -> Canonica
         twin = ref.twin(s.codec.id)
         if twin is None:
             continue
-        if twin.get("raw") is raw_sec:
+        if twin.raw is raw_sec:
             return ref
         if found is None:
             found = ref
@@ -330,7 +330,7 @@ class SillyTavernMasterCodec(Codec):
                 kind="preset",
                 id=canonical_id("preset", s.sha256, "master", s_.key),
                 body=PresetBody.model_validate(pbody),
-                original={s_.codec.id: {"raw": tree[s_.key], "name": pname}},
+                original={s_.codec.id: s_.codec.twin_type.of(tree[s_.key], name=pname)},
             )
             out.append(part)
         if len(out) > 1:
@@ -339,12 +339,10 @@ class SillyTavernMasterCodec(Codec):
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
         twin = entity.twin(self.id)
-        raw = twin.get("raw") if twin is not None else None
-        if isinstance(raw, dict):
-            return dumps(overlay(entity, raw, str(twin.get("name", "")) if twin else "", ctx))
+        raw = twin.raw if twin is not None else None
+        if twin is not None and isinstance(raw, dict):
+            return dumps(overlay(entity, raw, twin.name or "", ctx))
         return dumps(fresh(entity, ctx))
 
 

@@ -28,16 +28,20 @@ Encoding a non-primary persona alone, or a persona from another app, writes a pe
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.formats._shared.lore import ROLE_INTS, ROLE_NAMES
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, file_stem, int_like, none_if_empty
+from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, none_if_empty
 
 #: persona description ``position`` number -> canonical ``chatInjection.position``
 POSITIONS: dict[int, str] = {
@@ -50,8 +54,6 @@ POSITIONS: dict[int, str] = {
 }
 POSITION_NUMBERS: dict[str, int] = {v: k for k, v in POSITIONS.items()}
 
-ROLES: dict[int, str] = {0: "system", 1: "user", 2: "assistant"}
-ROLE_NUMBERS: dict[str, int] = {v: k for k, v in ROLES.items()}
 
 #: SillyTavern's default persona depth
 DEFAULT_DEPTH = 2
@@ -89,8 +91,8 @@ def _read_role(v: Any, r: Reader, at: Path) -> str | None:
     if v is None:
         return None
     n = int_like(v)
-    if n is not None and n in ROLES:
-        return ROLES[n]
+    if n is not None and n in ROLE_NAMES:
+        return ROLE_NAMES[n]
     r.warn(at, f"role {v!r} is not 0, 1 or 2; left out (kept in the twin)")
     return None
 
@@ -192,7 +194,7 @@ def descriptor_to_native(body: PersonaBody) -> dict[str, Any]:
         "description": body.content,
         "position": _write_position(inj.position) if inj is not None else 0,
         "depth": inj.depth if inj is not None and inj.depth is not None else DEFAULT_DEPTH,
-        "role": ROLE_NUMBERS[inj.role] if inj is not None and inj.role is not None else 0,
+        "role": ROLE_INTS[inj.role] if inj is not None and inj.role is not None else 0,
         "lorebook": body.worldName or "",
         "title": body.brief or "",
     }
@@ -210,7 +212,7 @@ def active_user_to_native(body: PersonaBody) -> tuple[dict[str, Any], dict[str, 
         if inj.depth is not None:
             pu["persona_description_depth"] = inj.depth
         if inj.role is not None:
-            pu["persona_description_role"] = ROLE_NUMBERS[inj.role]
+            pu["persona_description_role"] = ROLE_INTS[inj.role]
     if body.worldName is not None:
         pu["persona_description_lorebook"] = body.worldName
     return top, pu
@@ -250,8 +252,6 @@ def avatar_for(body: PersonaBody, used: set[str]) -> str:
 
 
 def shape_of(t: dict[str, Any]) -> str | None:
-    if "schemaVersion" in t and "body" in t:
-        return None
     if isinstance(t.get("personas"), dict) and isinstance(t.get("persona_descriptions"), dict):
         return BACKUP
     pu = t.get("power_user")
@@ -269,11 +269,24 @@ def _global_scripts(tree: Any, r: Reader) -> list[Any] | None:
     return r.arr(ext["regex"], _GLOBAL_REGEX)
 
 
+@dataclass(eq=False)
+class PersonaTwin(Twin):
+    """A persona file's escrow: ``shape`` (``backup``, ``settings``; ``member`` for a persona of a
+    bundle, whose ``raw`` is its description object and ``name`` its listed name); for the primary
+    entity its ``slot`` (listed, active or a placeholder), ``avatar`` (its avatar file name) and the
+    ``roster`` of ``[entity id, avatar]`` pairs of the bundle's personas."""
+
+    slot: str | None = facet(str)
+    avatar: str | None = facet(str)
+    roster: list[Any] | None = facet(list)
+
+
 class SillyTavernPersonaCodec(Codec):
     id = "sillytavern-persona"
     kind = "persona"
     family = "sillytavern"
     label = "SillyTavern personas (backup or settings.json)"
+    twin_type = PersonaTwin
     suffixes = (".json",)
     extension = ".json"
     coverage = Coverage.of(
@@ -344,32 +357,31 @@ class SillyTavernPersonaCodec(Codec):
         return Decoded([primary, *linked])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, PersonaBody):
-            raise Unsupported(f"{self.id} holds personas, not {entity.kind}")
         twin = entity.twin(self.id)
-        shape = twin.get("shape") if twin is not None else None
-        if twin is not None and shape in (BACKUP, SETTINGS):
+        shape = twin.shape if twin is not None else None
+        if isinstance(twin, PersonaTwin) and shape in (BACKUP, SETTINGS):
             return dumps(self._reassemble(entity, twin, ctx))
-        if twin is not None and shape == MEMBER:
+        if isinstance(twin, PersonaTwin) and shape == MEMBER:
             return dumps(self._member(entity, twin))
+        body = body_as(entity, PersonaBody)
         used: set[str] = set()
-        pairs = [(avatar_for(entity.body, used), entity.body)]
+        pairs = [(avatar_for(body, used), body)]
         for linked in ctx.refs(entity, "persona"):
             if isinstance(linked.body, PersonaBody):
                 pairs.append((avatar_for(linked.body, used), linked.body))
                 ctx.embed(linked)
         return dumps({**maps_to_native(pairs), "default_persona": None})
 
-    def _member(self, entity: CanonicalEntity, twin: dict[str, Any]) -> dict[str, Any]:
+    def _member(self, entity: CanonicalEntity, twin: PersonaTwin) -> dict[str, Any]:
         """A persona decoded from a bundle, written alone as a persona backup."""
         assert isinstance(entity.body, PersonaBody)
-        avatar = str(twin.get("avatar"))
-        raw_desc = twin.get("raw")
-        raw: dict[str, Any] = {"personas": {avatar: twin.get("name")}, "persona_descriptions": {}}
+        avatar = str(twin.avatar)
+        raw_desc = twin.raw
+        raw: dict[str, Any] = {"personas": {avatar: twin.name}, "persona_descriptions": {}}
         if raw_desc is not None:
             raw["persona_descriptions"][avatar] = raw_desc
         raw["default_persona"] = None
-        old = PersonaBody.model_validate(persona_to_body(avatar, twin.get("name"), raw_desc, Reader(), ()))
+        old = PersonaBody.model_validate(persona_to_body(avatar, twin.name, raw_desc, Reader(), ()))
         used: set[str] = set()
         new_avatar = (
             avatar if entity.body.presentation.imageUrl in (None, avatar) else avatar_for(entity.body, used)
@@ -378,15 +390,15 @@ class SillyTavernPersonaCodec(Codec):
         fresh = maps_to_native([(new_avatar, entity.body)])
         return merge3(raw, base, fresh)
 
-    def _reassemble(self, entity: CanonicalEntity, twin: dict[str, Any], ctx: EmitContext) -> dict[str, Any]:
+    def _reassemble(self, entity: CanonicalEntity, twin: PersonaTwin, ctx: EmitContext) -> dict[str, Any]:
         """The whole backup or settings file, from its twin and the personas of the entity set."""
         assert isinstance(entity.body, PersonaBody)
-        raw, shape = twin["raw"], twin["shape"]
+        raw, shape = twin.raw, str(twin.shape)
         r = Reader()
         maps, at = maps_of(raw, shape, r)
         old_members = read_members(maps, at, r)
         old_by_avatar = {a: PersonaBody.model_validate(b) for a, _, _, b in old_members}
-        slot = twin.get("slot")
+        slot = twin.slot
         links = entity.links.get(KNOWLEDGE_REFS)
 
         # base: what the twin's own personas write as
@@ -396,12 +408,12 @@ class SillyTavernPersonaCodec(Codec):
         fresh_pairs: list[tuple[str, PersonaBody]] = []
         placeholder = PersonaBody.model_validate({"attribution": {"source": "sillytavern"}})
         if slot == LISTED or (slot == PLACEHOLDER and entity.body != placeholder):
-            a = twin.get("avatar")
+            a = twin.avatar
             own = a if isinstance(a, str) and entity.body.presentation.imageUrl in (None, a) else None
             if own is not None:
                 used.add(own)
             fresh_pairs.append((own or avatar_for(entity.body, used), entity.body))
-        roster = {eid: a for eid, a in twin.get("roster", [])}
+        roster = {eid: a for eid, a in twin.roster or []}
         for ref in links or []:
             linked = ctx.linked.get(ref)
             if linked is None:
@@ -413,7 +425,7 @@ class SillyTavernPersonaCodec(Codec):
             if linked.kind != "persona" or not isinstance(linked.body, PersonaBody):
                 continue
             ltwin = linked.twin(self.id)
-            a = ltwin.get("avatar") if ltwin is not None and ltwin.get("shape") == MEMBER else None
+            a = ltwin.avatar if isinstance(ltwin, PersonaTwin) and ltwin.shape == MEMBER else None
             if not (isinstance(a, str) and linked.body.presentation.imageUrl in (None, a) and a not in used):
                 a = avatar_for(linked.body, used)
             used.add(a)

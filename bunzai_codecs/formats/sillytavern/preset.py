@@ -21,18 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
+from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
     Reader,
     dumps,
-    file_stem,
     int_like,
     keyed_items,
 )
@@ -395,8 +394,6 @@ def _is_prompt_export(t: dict[str, Any]) -> bool:
 
 
 def _is_preset(t: dict[str, Any]) -> bool:
-    if "schemaVersion" in t and "body" in t:
-        return False
     if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
         return True
     return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
@@ -463,53 +460,32 @@ class SillyTavernPresetCodec(Codec):
         e.warnings.extend(r.warnings)
         out = [e]
         if shape == PRESET:
-            scripts = _preset_scripts(tree, r)
-            linked = None
-            if scripts is not None:
-                linked = _regex_link.decode_scripts(self, s, scripts, ("extensions", "regex_scripts"), name)
+            linked = _regex_link.link_scripts(self, s, e, _regex_link.preset_scripts(tree, r), name)
             if linked is not None:
                 out.append(linked)
-                e.links[KNOWLEDGE_REFS] = [linked.id]
-                e.warnings.extend(linked.warnings)
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, PresetBody):
-            raise Unsupported(f"{self.id} holds presets, not {entity.kind}")
+        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        shape = twin.get("shape") if twin is not None else None
+        shape = twin.shape if twin is not None else None
         if twin is not None and shape == PROMPTS:
-            raw = twin["raw"]
-            old, layout = prompt_export_to_body(raw, twin.get("name", ""), Reader())
+            raw = twin.raw
+            old, layout = prompt_export_to_body(raw, twin.name or "", Reader())
             base = body_to_prompt_export(PresetBody.model_validate(old), layout)
-            fresh = body_to_prompt_export(entity.body, layout)
+            fresh = body_to_prompt_export(body, layout)
             return dumps(merge3(raw, base, fresh, list_key=keyed_items))
         if twin is not None and shape == PRESET:
-            raw = twin["raw"]
+            raw = twin.raw
             r = Reader()
-            old, layout = preset_to_body(raw, twin.get("name", ""), r)
+            old, layout = preset_to_body(raw, twin.name or "", r)
             base = body_to_preset(PresetBody.model_validate(old), layout)
-            fresh = body_to_preset(entity.body, layout)
-            b, f = _regex_link.embedded_scripts(self, entity, ctx, _preset_scripts(raw, r))
-            if b is not None or f is not None:
-                base["extensions"] = {} if b is None else {"regex_scripts": b}
-                fresh["extensions"] = {} if f is None else {"regex_scripts": f}
+            fresh = body_to_preset(body, layout)
+            _regex_link.overlay_scripts(self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh)
             return dumps(merge3(raw, base, fresh, list_key=keyed_items))
-        fresh = body_to_preset(entity.body, None)
-        _, f = _regex_link.embedded_scripts(self, entity, ctx, None)
-        if f:
-            fresh["extensions"] = {"regex_scripts": f}
+        fresh = body_to_preset(body, None)
+        _regex_link.fresh_scripts(self, entity, ctx, fresh)
         return dumps(fresh)
-
-
-def _preset_scripts(tree: Any, r: Reader) -> list[Any] | None:
-    """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
-    if not isinstance(tree, dict):
-        return None
-    ext = tree.get("extensions")
-    if not isinstance(ext, dict) or ext.get("regex_scripts") is None:
-        return None
-    return r.arr(ext["regex_scripts"], ("extensions", "regex_scripts"))
 
 
 __all__ = ["SillyTavernPresetCodec", "body_to_preset", "preset_to_body"]

@@ -18,9 +18,8 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, EmitContext
+from bunzai_codecs.core.codec import Codec, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import RegexSetBody
@@ -33,17 +32,10 @@ from bunzai_codecs.formats._shared.st_regex import (
     script_to_rule,
     scripts_to_body,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, wrong
 
 #: codecs whose twin of a regex set is a plain array of ST scripts
 _SCRIPT_TWINS = ("sillytavern",)
-
-
-def file_stem(name: str) -> str:
-    """``dir/regex-Foo.json`` -> ``regex-Foo``."""
-    base = name.rsplit("/", 1)[-1]
-    dot = base.rfind(".")
-    return base[:dot] if dot > 0 else base
 
 
 class SillyTavernRegex(Codec):
@@ -81,9 +73,7 @@ class SillyTavernRegex(Codec):
         return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        if not isinstance(body, RegexSetBody):
-            raise Unsupported(f"sillytavern-regex holds regex sets, not {entity.kind}")
+        body = body_as(entity, RegexSetBody)
         raw = _twin_raw(entity, self.id)
         out: Any
         if isinstance(raw, dict) and len(body.rules) == 1:
@@ -107,12 +97,12 @@ class SillyTavernRegex(Codec):
 def _twin_raw(entity: CanonicalEntity, codec_id: str) -> Any:
     twin = entity.twin(codec_id)
     if twin is not None:
-        return twin.get("raw")
+        return twin.raw
     for fmt in _SCRIPT_TWINS:
         t = entity.twin(fmt)
-        if t is not None and isinstance(t.get("raw"), list):
-            return t["raw"]
+        if t is not None and isinstance(t.raw, list):
+            return t.raw
     return None
 
 
-__all__ = ["SillyTavernRegex", "file_stem"]
+__all__ = ["SillyTavernRegex"]

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, validation_failed
 from bunzai_codecs.core.entity import (
     ENTITY_KINDS,
@@ -31,6 +32,7 @@ from bunzai_codecs.core.entity import (
     Source,
 )
 from bunzai_codecs.core.errors import BunzaiError, Malformed, json_path
+from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.sniff import Sniff, parse_json
 
 BLOBS = "blobs"
@@ -40,13 +42,17 @@ _REF = "sha256:"
 
 def to_tree(e: CanonicalEntity) -> dict[str, Any]:
     """The JSON-ready form of an entity (blobs still bytes; ``dumps`` encodes them)."""
+    return _tree(e, {fmt: twin.to_json() for fmt, twin in e.original.items()})
+
+
+def _tree(e: CanonicalEntity, original: dict[str, Any]) -> dict[str, Any]:
     tree: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "kind": e.kind,
         "id": e.id,
         "body": e.body.dump(),
         "links": e.links,
-        "original": e.original,
+        "original": original,
     }
     if e.source is not None:
         tree["source"] = e.source.to_json()
@@ -107,31 +113,28 @@ class _Pngs:
         return None
 
 
-def _blobs_out(original: dict[str, Any], media: dict[str, bytes]) -> dict[str, Any]:
+def _blobs_out(original: dict[str, Twin], media: dict[str, bytes]) -> dict[str, Any]:
     from bunzai_codecs.core.media import digest
 
     pngs = _Pngs(media)
-    out = {}
-    for fmt, env in original.items():
-        blobs = env.get(BLOBS) if isinstance(env, dict) else None
-        if blobs:
-            written: dict[str, Any] = {}
-            for k, v in blobs.items():
-                key = digest(v) if media else None
-                if key is not None and media.get(key) == v:
-                    written[k] = _REF + key
-                    continue
-                spliced = pngs.splice(v) if media else None
-                written[k] = spliced if spliced is not None else _b64(v)
-            env = {**env, BLOBS: written}
-        out[fmt] = env
-    return out
+
+    def written(blobs: dict[str, bytes]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in blobs.items():
+            key = digest(v) if media else None
+            if key is not None and media.get(key) == v:
+                out[k] = _REF + key
+                continue
+            spliced = pngs.splice(v) if media else None
+            out[k] = spliced if spliced is not None else _b64(v)
+        return out
+
+    return {fmt: twin.to_json(written) for fmt, twin in original.items()}
 
 
 def dumps(e: CanonicalEntity) -> bytes:
     """One compact JSON line (no newline) for ``e``: the canonical JSONL line format."""
-    tree = to_tree(e)
-    tree["original"] = _blobs_out(e.original, e.media)
+    tree = _tree(e, _blobs_out(e.original, e.media))
     if e.media:
         tree[MEDIA] = {k: _b64(v) for k, v in e.media.items()}
     try:
@@ -174,14 +177,22 @@ def from_tree(t: Any, *, uri: str | None = None, line: int = 0) -> CanonicalEnti
         if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
             raise Malformed(f"{prefix}links.{k} must be a list of ids", uri=uri, path=json_path(("links", k)))
     media = _media_in(t.get(MEDIA), prefix, uri)
-    original: dict[str, Any] = {}
+    original: dict[str, Twin] = {}
     for fmt, env in t.get("original", {}).items():
-        if isinstance(env, dict) and isinstance(env.get(BLOBS), dict):
+        where = json_path(("original", fmt))
+        raw_blobs = env.get(BLOBS) if isinstance(env, dict) else None
+        blobs: dict[str, bytes] | None = None
+        if raw_blobs is not None:
+            if not isinstance(raw_blobs, dict):
+                raise Malformed(f"{prefix}blobs must be an object", uri=uri, path=f"{where}.{BLOBS}")
             blobs = {}
-            for name, b64 in env[BLOBS].items():
+            for name, b64 in raw_blobs.items():
                 blobs[name] = _blob_in(b64, media, prefix, uri, ("original", fmt, BLOBS, name))
-            env = {**env, BLOBS: blobs}
-        original[fmt] = env
+        try:
+            original[fmt] = registry.twin_type(fmt).from_json(env, where, blobs)
+        except Malformed as exc:
+            exc.message = prefix + exc.message
+            raise exc.with_uri(uri) from None
     source = None
     if t.get("source") is not None:
         try:
@@ -278,7 +289,9 @@ class VaudJsonCodec(Codec):
     id = "vaud-json"
     label = "bunzai canonical (vaud-json)"
     family = "vaud"
-    kind = "character"  # vaud-json carries every kind; this is only its default for tables
+    kind = "character"  # the kind of a fresh line's default; the format holds every kind
+    kinds = frozenset(ENTITY_KINDS)
+    lossless = True
     suffixes = (".vaud.json", ".jsonl")
     extension = ".vaud.json"
     containers = (Container("json", (".vaud.json", ".jsonl", ".json"), "json", images=True),)

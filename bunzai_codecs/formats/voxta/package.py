@@ -49,6 +49,7 @@ from bunzai_codecs.core import media as media_mod
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, Reshape
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, canonical_id
 from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
@@ -180,9 +181,31 @@ def _media_of(folder: str, files: dict[str, bytes]) -> dict[str, Any]:
 # -- the codec ------------------------------------------------------------------------------------
 
 
+@dataclass(eq=False)
+class PackageTwin(Twin):
+    """A Voxta entity's escrow: ``member``, the package member of its JSON; ``pkg``, the package's
+    digest (which entities came from one package); a character's ``books`` (its ``MemoryBooks``
+    ids -> lorebook entity ids) and ``thumbnail`` (the media type its card's thumbnail had); and, on
+    the first character, ``archive``: the member list (``members``, ``[name, method]`` pairs) and
+    the books no character names (``unnamed``). ``blobs`` hold the members' bytes by name."""
+
+    member: str | None = facet(str)
+    pkg: str | None = facet(str)
+    books: dict[str, Any] | None = facet(dict)
+    archive: dict[str, Any] | None = facet(dict)
+    thumbnail: str | None = facet(str)
+
+
+def _twin(entity: CanonicalEntity) -> PackageTwin:
+    """``entity``'s Voxta twin (an empty one when it has none)."""
+    t = entity.twin(ID)
+    return t if isinstance(t, PackageTwin) else PackageTwin()
+
+
 class VoxtaCodec(Codec):
     id = ID
     kind = "character"
+    twin_type = PackageTwin
     family = "voxta"
     label = "Voxta package (.voxpkg)"
     suffixes = (".voxpkg",)
@@ -347,7 +370,7 @@ class VoxtaCodec(Codec):
             part = () if i == 0 else ("character", n)
             e = self.entity(s, body, raw=tree, part=part, media=_resolver(folder, files), **escrow)
             portrait = e.body.media.portrait  # type: ignore[attr-defined]
-            e.original[ID]["thumbnail"] = portrait.mime if portrait is not None else None
+            e.original[ID].put("thumbnail", portrait.mime if portrait is not None else None)
             folder_id = n.split("/")[1]
             if tree.get("Id") != folder_id:
                 e.warnings.append(
@@ -363,11 +386,9 @@ class VoxtaCodec(Codec):
     # -- encode -----------------------------------------------------------------------------------
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        if not isinstance(entity.body, CharacterBody):
-            raise Unsupported(f"{self.id} holds characters, not {entity.kind}")
-        twin = entity.twin(self.id)
+        twin = _twin(entity)
         w = _Writer(ctx)
-        if twin is not None and isinstance(twin.get("archive"), dict) and isinstance(twin.get("raw"), dict):
+        if twin.archive is not None and isinstance(twin.raw, dict):
             return w.package(entity, twin)
         return w.single(entity, twin)
 
@@ -392,28 +413,28 @@ class _Writer:
 
     # -- a package read before ---------------------------------------------------------------------
 
-    def package(self, primary: CanonicalEntity, twin: dict[str, Any]) -> bytes:
-        token = twin.get("pkg")
-        arch = twin["archive"]
+    def package(self, primary: CanonicalEntity, twin: PackageTwin) -> bytes:
+        token = twin.pkg
+        arch = twin.archive or {}
         members = [(m[0], m[1]) for m in arch.get("members", []) if isinstance(m, list) and len(m) == 2]
         methods = dict(members)
-        self.package_id = str(twin["raw"].get("PackageId") or "") or derived_uuid(primary.id, "package")
+        self.package_id = str(twin.raw.get("PackageId") or "") or derived_uuid(primary.id, "package")
         pool = [primary, *(x for x in self.ctx.linked.values() if x is not primary and x.id != primary.id)]
         mine: dict[str, CanonicalEntity] = {}
         for x in pool:
             t = x.twin(ID)
-            if t is not None and t.get("pkg") == token and x.kind == "character":
-                mine.setdefault(str(t.get("member")), x)
-        mine[str(twin.get("member"))] = primary
+            if isinstance(t, PackageTwin) and t.pkg == token and x.kind == "character":
+                mine.setdefault(str(t.member), x)
+        mine[str(twin.member)] = primary
         self.character(primary, methods, set(arch.get("unnamed") or []))
         for name, _ in members:
             c = mine.get(name)
             if c is not None and c is not primary and CHARACTER.match(name):
                 self.character(c, methods, set())
                 self.ctx.embed(c)
-        blobs = twin.get("blobs") or {}
+        blobs = twin.blobs or {}
         for name, method in members:
-            if name != twin.get("member") and name in blobs:
+            if name != twin.member and name in blobs:
                 self.add(name, blobs[name], method)
         written = set(self.files)
         out: list[archive.ZipMemberSpec] = []
@@ -429,8 +450,8 @@ class _Writer:
 
     # -- one character and its books ---------------------------------------------------------------
 
-    def single(self, entity: CanonicalEntity, twin: dict[str, Any] | None) -> bytes:
-        raw = twin.get("raw") if twin is not None else None
+    def single(self, entity: CanonicalEntity, twin: PackageTwin) -> bytes:
+        raw = twin.raw
         if isinstance(raw, dict):
             self.package_id = str(raw.get("PackageId") or "") or derived_uuid(entity.id, "package")
             self.character(entity, {}, set())
@@ -461,9 +482,9 @@ class _Writer:
         """Write ``c``'s ``character.json``, its files and its linked books; its Voxta id."""
         body = c.body
         assert isinstance(body, CharacterBody)
-        twin = c.twin(ID) or {}
-        raw = twin.get("raw")
-        member = twin.get("member")
+        twin = _twin(c)
+        raw = twin.raw
+        member = twin.member
         if not isinstance(raw, dict) or not isinstance(member, str) or not CHARACTER.match(member):
             raw, member = None, None
         if member is not None and member in self.files:
@@ -481,7 +502,7 @@ class _Writer:
         self.add(member, b"")  # its place: before its files
         mime, picture = self.media(c, folder, methods, from_voxta=raw is not None)
         thumb_new = {"ContentType": mime} if mime is not None else None
-        book_ids = self.linked_books(c, twin if raw is not None else {}, unnamed)
+        book_ids = self.linked_books(c, twin if raw is not None else PackageTwin(), unnamed)
         if raw is None:
             thumb = None
             if picture is not None:
@@ -491,7 +512,7 @@ class _Writer:
         else:
             base = mapped_character(CharacterBody.model_validate(character_body(raw)))
             new = mapped_character(body)
-            old_thumb = twin.get("thumbnail")
+            old_thumb = twin.thumbnail
             if isinstance(old_thumb, str):
                 base["Thumbnail"] = {"ContentType": old_thumb}
             if thumb_new is not None:
@@ -500,11 +521,7 @@ class _Writer:
                 base[MEMORY_BOOKS] = raw.get(MEMORY_BOOKS)
                 new[MEMORY_BOOKS] = book_ids
             tree = merge3(raw, base, new)
-            blob = (twin.get("blobs") or {}).get(member)
-            if tree is raw and isinstance(blob, bytes):
-                data = blob
-            else:
-                data = _dumps(tree, not isinstance(blob, bytes) or b"\n" in blob)
+            data = _member_bytes(tree, raw, twin.blob(member))
         self.files[member] = (data, methods.get(member))
         return cid
 
@@ -539,7 +556,7 @@ class _Writer:
             rel, n = f"{where}{stem}-{n}.{ext}", n + 1
         return rel
 
-    def linked_books(self, c: CanonicalEntity, twin: dict[str, Any], unnamed: set[str]) -> list[Any]:
+    def linked_books(self, c: CanonicalEntity, twin: PackageTwin, unnamed: set[str]) -> list[Any]:
         """Write every lorebook ``c`` links; the ``MemoryBooks`` list to write (the twin's order and
         the ids of books outside the package kept; a book no longer linked dropped; a new one added)."""
         refs = self.ctx.refs(c, "lorebook")
@@ -547,9 +564,9 @@ class _Writer:
             self.book(b, c.body.identity.name)  # type: ignore[attr-defined]
             self.ctx.embed(b)
         linked = {b.id for b in refs}
-        raw = twin.get("raw")
+        raw = twin.raw
         old = raw.get(MEMORY_BOOKS) if isinstance(raw, dict) else None
-        known: dict[str, str] = twin.get("books") or {}
+        known: dict[str, str] = twin.books or {}
         keep_unresolved = keep_or_drop(c, self.ctx, "lorebook", old) is KEEP
         out: list[Any] = []
         for v in old if isinstance(old, list) else []:
@@ -572,9 +589,9 @@ class _Writer:
             return self.books[b.id]
         body = b.body
         assert isinstance(body, LorebookBody)
-        twin = b.twin(ID) or {}
-        raw = twin.get("raw")
-        member = twin.get("member")
+        twin = _twin(b)
+        raw = twin.raw
+        member = twin.member
         if not isinstance(raw, dict) or not isinstance(member, str) or not BOOK.match(member):
             raw, member = None, None
         if member is not None and member in self.files:
@@ -591,17 +608,21 @@ class _Writer:
             bid = rid if isinstance(rid, str) else member.split("/")[1]
             base = mapped_book(LorebookBody.model_validate(book_body(raw)), bid)
             tree = merge3(raw, base, mapped_book(body, bid), list_key=item_key)
-            blob = (twin.get("blobs") or {}).get(member)
-            if tree is raw and isinstance(blob, bytes):
-                data = blob
-            else:
-                data = _dumps(tree, not isinstance(blob, bytes) or b"\n" in blob)
+            data = _member_bytes(tree, raw, twin.blob(member))
         self.books[b.id] = bid
         self.add(member, data)
-        for name, extra in (twin.get("blobs") or {}).items():
-            if name != twin.get("member") and isinstance(extra, bytes) and name.startswith(_folder(member)):
+        for name, extra in (twin.blobs or {}).items():
+            if name != twin.member and isinstance(extra, bytes) and name.startswith(_folder(member)):
                 self.add(name, extra)
         return bid
+
+
+def _member_bytes(tree: Any, raw: Any, blob: bytes | None) -> bytes:
+    """A JSON member's bytes: the twin's own when its tree is unchanged, else the tree written the
+    way the member was (indented when it had line breaks, or when there is no member)."""
+    if tree is raw and blob is not None:
+        return blob
+    return _dumps(tree, blob is None or b"\n" in blob)
 
 
 def _keeps_ref(ref: str, is_portrait: bool, from_voxta: bool) -> bool:

@@ -272,7 +272,7 @@ def test_quirk_server_keys_are_never_reintroduced() -> None:
     assert "_id" not in fresh and "userId" not in fresh
     # a book that came embedded in a character (with the server's keys) exported on its own
     _card, embedded = read(MIRELLE.read_bytes(), MIRELLE.name).entities
-    assert embedded.original["agnai"]["raw"]["_id"] == "__bundled__characterbook__"
+    assert embedded.original["agnai"].raw["_id"] == "__bundled__characterbook__"
     out = encode(embedded, "agnai-lorebook")
     assert "_id" not in out and "userId" not in out
     assert out == {k: v for k, v in tree(MIRELLE)["characterBook"].items() if k not in ("_id", "userId")}

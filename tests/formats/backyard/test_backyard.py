@@ -108,9 +108,9 @@ def test_decode_v4_base64_maps_fields_and_translates_placeholders() -> None:
     image = d.primary.media[p.sha256 or ""]
     assert [t for t, _ in chunks(image)] == [t for t, _ in chunks(sample(V4)) if t != b"eXIf"]
     twin = d.primary.original["backyard"]
-    assert twin["encoding"] == "base64"
-    assert twin["raw"]["character"]["model"] == "sample.7b.q4_k_m"
-    assert twin["raw"]["character"]["Chat"][0]["id"] == "clsamplechat000000000001"
+    assert twin.encoding == "base64"
+    assert twin.raw["character"]["model"] == "sample.7b.q4_k_m"
+    assert twin.raw["character"]["Chat"][0]["id"] == "clsamplechat000000000001"
 
 
 def test_lore_items_become_a_linked_lorebook() -> None:
@@ -127,7 +127,7 @@ def test_lore_items_become_a_linked_lorebook() -> None:
     assert (first.position, first.depth) == ("depth", 2)
     assert (book.body.globalScanDepth, book.body.tokenBudget) == (4, 384)
     assert [t.text for t in second.triggers or []] == ["lantern oil"]
-    assert book.original["backyard"]["raw"][0]["order"] == "a0"
+    assert book.original["backyard"].raw[0]["order"] == "a0"
 
 
 def test_decode_v2_raw_little_endian_with_the_comment_mid_block() -> None:
@@ -138,7 +138,7 @@ def test_decode_v2_raw_little_endian_with_the_comment_mid_block() -> None:
     assert b.identity.description == "{{char}} speaks for the sea and hates being interrupted."
     assert b.greetings.firstMessage is None  # null
     assert b.prompts.systemPrompt is None and b.examples.exampleMessages is None  # ""
-    assert d.primary.original["backyard"]["encoding"] == "raw"
+    assert d.primary.original["backyard"].encoding == "raw"
     assert len(d.entities) == 1 and d.primary.knowledge_refs == []  # no lore items, no book
 
 

@@ -112,9 +112,9 @@ def test_decode_maps_character_first_scenario_and_images() -> None:
     ):
         assert d.primary.media[a.sha256 or ""] == z.read(member)
     twin = d.primary.original["byaf"]
-    assert twin["raw"]["scenarios"][0]["messages"][1]["outputs"][0]["text"] == "Then follow the light."
-    assert twin["raw"]["manifest"]["author"]["backyardURL"] == "https://backyard.ai/hub/user/sample"
-    assert set(twin["blobs"]) == {
+    assert twin.raw["scenarios"][0]["messages"][1]["outputs"][0]["text"] == "Then follow the light."
+    assert twin.raw["manifest"]["author"]["backyardURL"] == "https://backyard.ai/hub/user/sample"
+    assert set(twin.blobs) == {
         f"{CDIR}/images/portrait.png",
         f"{CDIR}/images/festival.png",
         "scenarios/dusk-background.png",

@@ -146,8 +146,8 @@ def test_zip_decodes_the_card_and_the_module_scripts_as_a_linked_set() -> None:
         ["display"],  # a module row's single-string target
         ["output"],
     )
-    assert rx.original[LV]["module"] is True and rx.original[LV]["raw"][0]["target"] == "display"
-    assert card.original[LV]["blobs"]["archive"] == sample(ZIP)
+    assert rx.original[LV].module is True and rx.original[LV].raw[0]["target"] == "display"
+    assert card.original[LV].blobs["archive"] == sample(ZIP)
 
 
 # --- round trip -----------------------------------------------------------------------------------

@@ -121,8 +121,8 @@ def test_embedded_book_and_scripts_are_linked_entities() -> None:
     assert rx.body.rules[0].targets == ["display"]  # markdownOnly
     # linked twins live under the parent codec's id
     inner = sample_tree(NAME)["data"]["data"]
-    assert book.original["marinara-character"]["raw"] == inner["character_book"]
-    assert rx.original["marinara-character"]["raw"] == inner["extensions"]["regex_scripts"]
+    assert book.original["marinara-character"].raw == inner["character_book"]
+    assert rx.original["marinara-character"].raw == inner["extensions"]["regex_scripts"]
 
 
 def test_round_trip_and_canonical_stability() -> None:

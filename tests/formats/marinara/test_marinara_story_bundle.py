@@ -31,7 +31,7 @@ def test_name_and_description_are_canonical_and_the_id_lists_ride_escrow() -> No
     assert e.body.name == "Lanternfall Nights"  # type: ignore[union-attr]
     assert e.body.description == "<p>Rainy nights in a market lit by paper lanterns.</p>"  # type: ignore[union-attr]
     assert e.body.lorebookType == "story_bundle" and e.body.entries == []  # type: ignore[union-attr]
-    assert e.original["marinara-story-bundle"]["raw"]["data"]["lorebookIds"] == ["lanternfall-lore"]
+    assert e.original["marinara-story-bundle"].raw["data"]["lorebookIds"] == ["lanternfall-lore"]
 
 
 def test_round_trip_and_an_edit_keeps_the_references() -> None:

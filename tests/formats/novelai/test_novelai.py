@@ -103,7 +103,7 @@ def test_decode_the_png_card() -> None:
     e = read(sample(CARD), "hollin.png").primary
     book = read(sample(BOOK), "hollin.lorebook").primary.body
     assert e.body.model_copy(update={"media": None}) == book
-    assert e.original["novelai-lorebook"]["container"] == "png"
+    assert e.original["novelai-lorebook"].container == "png"
     # the PNG (without its naidata chunk) is the book's picture
     p = e.body.media.portrait  # type: ignore[union-attr]
     assert p is not None and p.ref == "ccdefault:" and p.role == "portrait"
@@ -118,8 +118,8 @@ def test_a_scenario_yields_its_lorebook_and_keeps_the_rest() -> None:
         "Nobody drinks from the Moonwell twice.",
     ]
     twin = d.primary.original["novelai-lorebook"]
-    assert twin["container"] == "scenario"
-    assert twin["scenario"]["prompt"] == NAI_SCENARIO["prompt"]
+    assert twin.container == "scenario"
+    assert twin.scenario["prompt"] == NAI_SCENARIO["prompt"]
 
 
 # -- round trips -------------------------------------------------------------------------------

@@ -48,7 +48,6 @@ def test_the_original_rule_claims_the_flat_shape(tree: dict[str, str]) -> None:
         {"data": {"name": "A"}, "char_persona": "p", "char_greeting": "g"},
         {"name": "A", "description": "d", "personality": "p", "first_mes": "hi", "scenario": "s"},
         # a canonical entity, an Agnai character, a Backyard character
-        {"schemaVersion": 1, "body": {}, "char_persona": "p", "char_greeting": "g"},
         {"kind": "character", "char_persona": "p", "char_greeting": "g"},
         {"aiName": "A", "char_persona": "p", "char_greeting": "g"},
         {"aiPersona": "x", "char_name": "A", "char_persona": "p"},
@@ -128,7 +127,7 @@ def test_decode_json_maps_the_five_keys() -> None:
     assert b.examples.exampleMessages == (
         "<START>\n{{user}}: What's in the stew?\n{{char}}: Potatoes, patience and a secret."
     )
-    assert e.original["pygmalion"]["raw"]["metadata"]["tool"]["name"] == "Sample Character Editor"
+    assert e.original["pygmalion"].raw["metadata"]["tool"]["name"] == "Sample Character Editor"
     assert e.knowledge_refs == []
 
 
@@ -138,7 +137,7 @@ def test_decode_png_reads_the_chara_chunk_and_keeps_macros_verbatim() -> None:
     assert e.body.examples.exampleMessages == (  # type: ignore[attr-defined]
         "<USER>: Do you get lonely?\n<BOT>: The gulls would be offended."
     )
-    assert e.original["pygmalion"]["container"] == "png"
+    assert e.original["pygmalion"].container == "png"
     portrait = e.body.media.portrait  # type: ignore[attr-defined]
     assert portrait is not None and (portrait.ref, portrait.primary) == ("ccdefault:", True)
 

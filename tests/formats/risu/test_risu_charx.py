@@ -157,11 +157,11 @@ def test_escrow_keeps_members_module_and_safety_flags() -> None:
     members = _members(data)
     for name, b in members.items():
         if name != "card.json":
-            assert twin["blobs"]["zip:" + name] == b
-    assert twin["module"]["raw"]["module"]["name"] == "Oswin the Lamplighter Module"
-    assert twin["module"]["style"] == "indent2"
-    assert twin["hasExecutableContent"] is True  # triggers, a Lua trigger, background HTML
-    assert twin["privileged"] is False
+            assert twin.blobs["zip:" + name] == b
+    assert twin.module["raw"]["module"]["name"] == "Oswin the Lamplighter Module"
+    assert twin.module["style"] == "indent2"
+    assert twin.has_executable_content is True  # triggers, a Lua trigger, background HTML
+    assert twin.privileged is False
 
 
 # -- round trip -----------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_hybrid_keeps_its_jpeg_and_risu_reads_it() -> None:
     data = HYBRID.read_bytes()
     d = read(data, HYBRID.name)
     out = write(d.primary, "risu", linked=d.entities).data
-    jpeg = d.primary.original["risu"]["blobs"]["prefix"]
+    jpeg = d.primary.original["risu"].blobs["prefix"]
     assert jpeg[:3] == b"\xff\xd8\xff" and out.startswith(jpeg)
     read_like_risu(out)
 

@@ -54,19 +54,19 @@ def test_module_decodes_to_regex_set_and_linked_lorebook() -> None:
     assert [c.name for c in book.body.categories] == ["Harbor District"]
     assert [e.title for e in book.body.entries] == ["The Lighthouse", "Harbormaster"]
     # the lorebook's twin is the module's rows, under the module codec's id
-    assert book.original[RM]["raw"] is rx.original[RM]["raw"]["module"]["lorebook"]
+    assert book.original[RM].raw is rx.original[RM].raw["module"]["lorebook"]
 
 
 def test_module_escrow_keeps_triggers_assets_and_bytes() -> None:
     data = MODULE.read_bytes()
     rx = read(data, MODULE.name).primary
     twin = rx.original[RM]
-    module = twin["raw"]["module"]
+    module = twin.raw["module"]
     assert [t["comment"] for t in module["trigger"]] == ["Ring the bell", "Lua greeter"]
     assert module["customModuleToggle"].startswith("=Harbor=group\n")
     assert module["assets"] == [["buoy", "", "png"]]
-    assert twin["blobs"]["risum"] == data
-    assert twin["jsonStyle"] == "indent2"
+    assert twin.blobs["risum"] == data
+    assert twin.json_style == "indent2"
     assert any("executable content" in w for w in rx.warnings)
 
 
@@ -195,11 +195,11 @@ def test_risu_regex_writes_the_regex_export_of_a_module_and_its_lorebook_beside(
     rx = d.primary
     out = write(rx, "risu-regex", linked=d.entities)
     tree = orjson.loads(out.data)
-    assert tree == {"type": "regex", "data": rx.original[RM]["raw"]["module"]["regex"]}
+    assert tree == {"type": "regex", "data": rx.original[RM].raw["module"]["regex"]}
     assert registry.detect(Sniff(out.data, "x.json")).id == "risu-regex"  # type: ignore[union-attr]
     (side,) = out.beside
     assert side.format == "risu-lorebook"
-    assert orjson.loads(side.data)["data"] == rx.original[RM]["raw"]["module"]["lorebook"]
+    assert orjson.loads(side.data)["data"] == rx.original[RM].raw["module"]["lorebook"]
 
 
 def test_bad_input_is_typed() -> None:
@@ -232,7 +232,7 @@ def test_corpus_module_lorebooks_are_linked(corpus: Path) -> None:
     assert isinstance(book.body, LorebookBody)
     assert len(book.body.entries) + len(book.body.categories) == 83
     assert rx.links["knowledgeRefs"] == [book.id]
-    assert len(rx.original[RM]["raw"]["module"]["trigger"]) == 11
+    assert len(rx.original[RM].raw["module"]["trigger"]) == 11
     novelist = read((corpus / "risu/module/novelist_module.risum").read_bytes(), "n.risum")
     assert len(novelist.entities) == 1  # no lorebook rows: nothing to link
     body = novelist.primary.body

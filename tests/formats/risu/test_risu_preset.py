@@ -116,7 +116,7 @@ def test_regex_becomes_a_linked_regex_set() -> None:
     assert preset.links == {"knowledgeRefs": [rx.id]}
     assert isinstance(rx.body, RegexSetBody)
     assert [r.label for r in rx.body.rules] == ["Trim user shouting", "Bell sound"]
-    assert rx.original["risu-preset"]["raw"] is preset.original["risu-preset"]["raw"]["regex"]
+    assert rx.original["risu-preset"].raw is preset.original["risu-preset"].raw["regex"]
 
 
 def test_json_and_risup_decode_to_the_same_body() -> None:
@@ -181,7 +181,7 @@ def test_json_preset_round_trip_and_risupreset_container() -> None:
     assert orjson.loads(out) == orjson.loads(JSON.read_bytes())
     gz = rpack.decode(RISUP.read_bytes())
     d2 = read(gz, "x.risupreset")
-    assert d2.primary.original["risu-preset"]["container"] == "risupreset"
+    assert d2.primary.original["risu-preset"].container == "risupreset"
     assert write(d2.primary, "risu-preset", linked=d2.entities).data == gz
 
 

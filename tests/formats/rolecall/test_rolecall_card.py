@@ -111,7 +111,7 @@ def test_embedded_book_is_a_linked_lorebook_with_its_twin_under_rolecall() -> No
     d = decode(sample(WREN))
     card_e, book = d.entities
     assert book.kind == "lorebook" and card_e.links == {"knowledgeRefs": [book.id]}
-    assert "rolecall" in book.original and book.original["rolecall"]["raw"]["name"] == "Gull Point"
+    assert "rolecall" in book.original and book.original["rolecall"].raw["name"] == "Gull Point"
 
 
 # --- round trip ---------------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def test_st_regex_scripts_are_a_linked_set_linked_rolecall_payloads_stay_in_escr
     assert isinstance(rx.body, RegexSetBody) and [r.label for r in rx.body.rules] == [
         "Strip stage directions"
     ]
-    assert p.original[RCP]["raw"]["extensions"]["linkedRegexScripts"][0]["id"] == "rx-tidy"
+    assert p.original[RCP].raw["extensions"]["linkedRegexScripts"][0]["id"] == "rx-tidy"
 
 
 def test_round_trip_and_canonical_stability() -> None:

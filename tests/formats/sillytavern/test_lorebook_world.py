@@ -63,7 +63,6 @@ def test_world_info_files_detect_at_the_native_score() -> None:
         {"entries": {"0": {"unrelated": 1}}},
         {"entries": [{"keywords": ["a"], "entry": "b", "name": "c"}], "kind": "memory"},
         {"lorebookVersion": 6, "entries": [{"text": "a", "keys": ["b"]}]},
-        {"schemaVersion": 1, "kind": "lorebook", "body": {}, "entries": {}},
         {"personas": {}, "persona_descriptions": {}},
         [{"entries": {}}],
     ],

@@ -54,7 +54,6 @@ def test_backups_and_settings_detect_at_the_native_score() -> None:
         {"power_user": {"theme": "x"}},
         {"entries": {}},
         {"temperature": 1, "openai_max_context": 2, "wi_format": "{0}"},
-        {"schemaVersion": 1, "kind": "persona", "body": {}, "personas": {}, "persona_descriptions": {}},
         {"id": "p1", "name": "Nia", "description": "d", "personality": "p", "nameColor": "#fff"},
     ],
 )
@@ -86,7 +85,7 @@ def test_the_default_persona_is_primary_and_the_others_are_linked_in_file_order(
     assert quill.body.worldName == "Saltmere"
     assert quill.body.attribution.source == "sillytavern"
     # connections have no canonical home: escrow
-    assert quill.original[FMT]["raw"]["persona_descriptions"][QUILL]["connections"][0]["id"] == "Brenna.png"
+    assert quill.original[FMT].raw["persona_descriptions"][QUILL]["connections"][0]["id"] == "Brenna.png"
 
     assert mara.body.brief == "Cartographer" and mara.body.worldName is None
     assert mara.body.chatInjection is not None and mara.body.chatInjection.position == "prompt"

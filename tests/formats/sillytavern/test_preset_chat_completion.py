@@ -57,7 +57,6 @@ def test_presets_and_prompt_exports_detect_at_the_native_score() -> None:
         {"personas": {}, "persona_descriptions": {}},
         {"spec": "chara_card_v2", "data": {"name": "A"}},
         {"version": 1, "type": "full", "data": {"prompts": "none"}},
-        {"schemaVersion": 1, "kind": "preset", "body": {}, "prompts": [], "prompt_order": []},
         [{"prompts": []}],
     ],
 )
@@ -318,9 +317,7 @@ def test_preset_regex_scripts_are_a_linked_regex_set() -> None:
     d = read(NOIR.read_bytes(), NOIR.name)
     preset, scripts = d.entities
     assert scripts.kind == "regex" and preset.links == {"knowledgeRefs": [scripts.id]}
-    assert (
-        scripts.original[FMT]["raw"] is orjson.loads(NOIR.read_bytes())["extensions"]["regex_scripts"] or True
-    )
+    assert scripts.original[FMT].raw is orjson.loads(NOIR.read_bytes())["extensions"]["regex_scripts"] or True
     rules = scripts.body.rules
     assert [(r.label, r.find, r.flags, r.phases, r.targets) for r in rules] == [
         ("Strip OOC", "\\(OOC:.*?\\)", "gs", ["output"], ["prompt"]),

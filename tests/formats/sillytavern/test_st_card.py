@@ -132,9 +132,9 @@ def test_v2_json_sample_decodes_into_card_book_and_regex_set() -> None:
     assert c.links == {KNOWLEDGE_REFS: [book.id, rx.id]}
     assert name_of(c) == "Maren"
     # the linked entities' twins sit under the card codec's id, by reference to the card's tree
-    raw = c.original[ST]["raw"]
-    assert book.original[ST]["raw"] is raw["data"]["character_book"]
-    assert rx.original[ST]["raw"] is raw["data"]["extensions"]["regex_scripts"]
+    raw = c.original[ST].raw
+    assert book.original[ST].raw is raw["data"]["character_book"]
+    assert rx.original[ST].raw is raw["data"]["extensions"]["regex_scripts"]
     assert isinstance(book.body, LorebookBody) and len(book.body.entries) == 3
     assert isinstance(rx.body, RegexSetBody) and [r.label for r in rx.body.rules] == [
         "Hide stage directions",
@@ -247,8 +247,8 @@ def test_png_sample_decodes_and_round_trips_byte_for_byte() -> None:
     d = read(raw, "tidepool.png")
     c = d.primary
     assert name_of(c) == "Tidepool"
-    assert c.original[ST]["blobs"]["image"] == raw
-    assert c.original[ST]["png"] == {"payload": "ccv3"}
+    assert c.original[ST].blobs["image"] == raw
+    assert c.original[ST].png == {"payload": "ccv3"}
     assert isinstance(c.body, CharacterBody)
     p = c.body.media.portrait
     assert p is not None and (p.ref, p.mime) == ("ccdefault:", "image/png")  # the card image
@@ -279,7 +279,7 @@ def test_quirk_01_ccv3_is_read_before_chara_and_keywords_ignore_case() -> None:
     data = build_png(text_chunk("Chara", v2("From chara")), text_chunk("CcV3", v3("From ccv3")))
     c = card(data)
     assert name_of(c) == "From ccv3"
-    assert c.original[ST]["png"] == {"payload": "ccv3"}
+    assert c.original[ST].png == {"payload": "ccv3"}
     # order in the file does not matter
     data = build_png(text_chunk("ccv3", v3("From ccv3")), text_chunk("chara", v2("From chara")))
     assert name_of(card(data)) == "From ccv3"
@@ -296,7 +296,7 @@ def test_quirk_01_broken_ccv3_falls_back_to_chara_with_a_warning() -> None:
         data = build_png(png.make_text_chunk("ccv3", bad), text_chunk("chara", v2("Backup")))
         c = card(data)
         assert name_of(c) == "Backup"
-        assert c.original[ST]["png"] == {"payload": "chara"}
+        assert c.original[ST].png == {"payload": "chara"}
         assert len(c.warnings) == 1 and c.warnings[0].startswith("ccv3 chunk unusable")
         # an edit writes a good ccv3 where the broken one was
         out = write(edited(c, identity={"name": "Fixed"}), ST).data

@@ -22,7 +22,8 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, LorebookBody
 from bunzai_codecs.fidelity import check_file
 from bunzai_codecs.formats.voxta.mapping import derived_uuid, from_voxta, read_date, write_date
-from tests.formats.helpers import edit, sample, tiny_png
+from bunzai_codecs.formats.voxta.package import PackageTwin
+from tests.formats.helpers import edited, sample, tiny_png
 from tests.formats.voxta import make_voxta_samples as gen
 
 CODEC = registry.get("voxta")
@@ -196,17 +197,20 @@ def test_the_first_twin_holds_the_package_and_each_twin_its_own_json() -> None:
     d = read(sample(PACKAGE), "p.voxpkg")
     files = dict(gen.lantern_harbor())
     twin = d.primary.original["voxta"]
-    assert [m[0] for m in twin["archive"]["members"]] == list(files)
-    assert set(twin["blobs"]) == {
+    assert isinstance(twin, PackageTwin) and twin.archive is not None and twin.blobs is not None
+    assert [m[0] for m in twin.archive["members"]] == list(files)
+    assert set(twin.blobs) == {
         MIRA_DIR + "character.json",
         "package.json",
         f"Scenarios/{gen.SCENARIO}/scenario.json",
         f"Scenarios/{gen.SCENARIO}/thumbnail.png",
     }
-    assert twin["raw"]["TextToSpeech"][0]["Voice"]["label"] == "Kokoro: Bella"  # escrow only
+    assert twin.raw["TextToSpeech"][0]["Voice"]["label"] == "Kokoro: Bella"  # escrow only
     tobin = d.entities[3].original["voxta"]
-    assert set(tobin["blobs"]) == {TOBIN_DIR + "character.json"} and "archive" not in tobin
-    assert tobin["raw"]["Scripts"][0]["Name"] == "index"
+    assert isinstance(tobin, PackageTwin) and tobin.blobs is not None
+    assert set(tobin.blobs) == {TOBIN_DIR + "character.json"} and tobin.archive is None
+    assert "archive" not in tobin.to_json()
+    assert tobin.raw["Scripts"][0]["Name"] == "index"
 
 
 def test_the_entry_resource_character_comes_first() -> None:
@@ -275,7 +279,9 @@ def test_fidelity_rows_of_the_samples_are_clean() -> None:
 
 def test_an_edit_changes_only_its_member_in_the_same_json_style() -> None:
     d = read(sample(PACKAGE), "p.voxpkg")
-    tobin = edit(d.entities[3], lambda b: b["identity"].update(description="{{char}} retired to the coast."))
+    d.entities[3] = tobin = edited(
+        d.entities[3], lambda b: b["identity"].update(description="{{char}} retired to the coast.")
+    )
     out = write(d.primary, "voxta", linked=d.entities).data
     before, after = members(sample(PACKAGE)), members(out)
     assert names(out) == names(sample(PACKAGE))
@@ -298,7 +304,7 @@ def test_a_book_edit_rewrites_its_item_and_keeps_the_others() -> None:
             {"id": "new", "content": "The fish market opens at five.", "triggers": [{"text": "market"}]}
         )
 
-    edit(d.entities[1], change)
+    d.entities[1] = edited(d.entities[1], change)
     out = write(d.primary, "voxta", linked=d.entities).data
     before, after = members(sample(PACKAGE)), members(out)
     assert {n for n in before if before[n] != after[n]} == {HARBOR}
@@ -479,7 +485,7 @@ def test_two_books_claiming_one_folder_are_both_written() -> None:
     mira, harbor, _, tobin = d.entities
     copy_ = copy.deepcopy(harbor)
     copy_.id = "lorebook-00000000000000000000beef"
-    edit(copy_, lambda b: b.update(name="Saltmarsh Harbor (copy)"))
+    copy_ = edited(copy_, lambda b: b.update(name="Saltmarsh Harbor (copy)"))
     tobin.links = {KNOWLEDGE_REFS: [copy_.id]}
     out = members(write(mira, "voxta", linked=[*d.entities, copy_]).data)
     assert out[HARBOR] == dict(gen.lantern_harbor())[HARBOR]

@@ -1,0 +1,461 @@
+"""The Tavern card lineage as one codec: CCv1 flat JSON, CCv2/CCv3 JSON, PNG and APNG cards.
+
+:class:`TavernCard` owns everything a Tavern card codec does; an app that writes Tavern cards
+(SillyTavern, RoleCall, Lumiverse...) is a subclass that declares its identity, its own
+:class:`~bunzai_codecs.formats._shared.tavern.TavernDialect` (the ``extensions`` keys it reads and
+writes) and, where its file differs, its envelope (a zip, extra detection)::
+
+    class MyAppCard(TavernCard):
+        id = "myapp"
+        family = "myapp"
+        label = "MyApp character (CCv3 + extensions.myapp)"
+        dialect = MyAppDialect()
+
+Such a codec detects a card holding one of its dialect's keys (0.95, above the generic 0.9),
+decodes it through the shared mapping plus :data:`SHARED_DIALECTS` plus its dialect, and writes it
+back overlaid on its twin; its coverage is the shared coverage with its dialect's.
+
+Detection (0.9, the generic Tavern reader used when a codec has no dialect of its own):
+
+- a PNG with a ``ccv3`` or ``chara`` text chunk (any of tEXt/zTXt/iTXt, keyword in any case);
+- JSON with ``spec`` ``chara_card_v2``/``chara_card_v3`` (``data`` is checked by the decoder, so a
+  card missing it is reported, not ignored);
+- a flat object with a string ``name`` plus ``first_mes`` or ``mes_example`` (0.9) or only other
+  character text fields (0.6).
+
+Decode: the card tree maps through ``_shared/tavern.py``; an embedded ``character_book`` becomes a
+linked lorebook entity and ``extensions.regex_scripts`` a linked regex-set entity (both via
+``knowledgeRefs``; their twins are stored under this codec's id). PNG (``tavern/png.py``): ``ccv3``
+is read before ``chara``; when ``ccv3`` cannot be decoded the card is read from ``chara`` and the
+entity carries a warning. Payloads are decoded by their shape, never by their label. The PNG file
+itself rides in the escrow blobs (``blobs.image``); it is ``media.portrait`` (CCv3's ``ccdefault:``)
+unless the card lists ``assets``.
+
+Encode: a same-format export overlays the body's edits on the twin (``core.overlay.merge3``) and
+re-embeds the linked lorebook and regex set (``tavern/links.py``); a PNG keeps every chunk, its chunk
+layout, and the twin's bytes outright when nothing changed. A fresh export is a CCv3 JSON card, or a
+PNG (both ``chara`` and ``ccv3``, as SillyTavern writes them) when ``EmitContext.options["image"]``
+holds PNG bytes. ``options["container"]`` (``"json"``/``"png"``) picks the container explicitly.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import operator
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import orjson
+from pydantic import ValidationError
+
+from bunzai_codecs.core import basecache, png
+from bunzai_codecs.core import media as media_mod
+from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as, validation_failed
+from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
+from bunzai_codecs.core.escrow import Twin, facet
+from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities import CharacterBody
+from bunzai_codecs.formats._shared.carrier import card_body, choose
+from bunzai_codecs.formats._shared.character_book import BOOK_TAG, book_to_body
+from bunzai_codecs.formats._shared.st_regex import SCRIPTS_TAG, scripts_to_body
+from bunzai_codecs.formats._shared.tavern import (
+    CARD_SPECS,
+    TAVERN_COVERAGE,
+    V3_SHAPE,
+    TavernDialect,
+    body_to_card,
+    card_shape,
+    card_to_body,
+)
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.tavern.links import apply_links, embedded_links, fresh_links, relink
+from bunzai_codecs.formats.tavern.png import (
+    CARD_KEYWORDS,
+    CCV3,
+    card_extensions,
+    card_keyword,
+    png_card_trees,
+    png_media,
+    rewrite_png,
+    sniff_payload_tree,
+    write_png,
+)
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.media import Resolver
+
+#: the dialects every Tavern card codec applies, in this order, by import path: apps whose keys ride
+#: on any Tavern card (Agnai's ``extensions.agnai``; Chub's ``extensions.chub``, a lens onto media)
+#: add theirs here
+SHARED_DIALECTS: tuple[str, ...] = (
+    "bunzai_codecs.formats.agnai.tavern_ext:AgnaiDialect",
+    "bunzai_codecs.formats.chub.dialect:ChubDialect",
+)
+
+
+@functools.cache
+def shared_dialects() -> tuple[TavernDialect, ...]:
+    """The :data:`SHARED_DIALECTS`, loaded (once)."""
+    out = []
+    for path in SHARED_DIALECTS:
+        module, _, name = path.partition(":")
+        out.append(getattr(importlib.import_module(module), name)())
+    return tuple(out)
+
+
+def tavern_coverage(dialects: Iterable[TavernDialect]) -> Coverage:
+    """What a Tavern card codec applying ``dialects`` carries: the shared coverage and theirs."""
+    return functools.reduce(operator.or_, (d.coverage for d in dialects), TAVERN_COVERAGE) | Coverage.of(
+        # one `depth_prompt` slot: a list of several injections is not kept (the Tavern note says which
+        # one is written), so no injection path is claimed
+        excludes=["prompts.depthInjections"],
+    )
+
+
+#: strings that make a flat object a character (with a string ``name``)
+_STRONG_FLAT = ("first_mes", "mes_example")
+_WEAK_FLAT = (
+    "description",
+    "personality",
+    "scenario",
+    "creator_notes",
+    "creatorcomment",
+    "system_prompt",
+    "post_history_instructions",
+)
+
+
+def card_score(t: dict[str, Any]) -> float:
+    """The detection score of a parsed JSON object as a Tavern card (see the module docstring)."""
+    spec = t.get("spec")
+    if spec is not None:
+        return 0.9 if isinstance(spec, str) and spec in CARD_SPECS else 0.0
+    if "data" in t or "entries" in t or not isinstance(t.get("name"), str):
+        return 0.0  # `entries`: a lorebook ({name, description, entries}), never a flat card
+    for k in _STRONG_FLAT:
+        if isinstance(t.get(k), str):
+            return 0.9
+    for k in _WEAK_FLAT:
+        if isinstance(t.get(k), str):
+            return 0.6
+    return 0.6 if isinstance(t.get("alternate_greetings"), list) else 0.0
+
+
+@dataclass(eq=False)
+class CardTwin(Twin):
+    """A Tavern card's escrow: the PNG file (``blobs.image``) and which of its card chunks the card
+    was read from (``png.payload``: ``ccv3`` or ``chara``); a Lumiverse zip's card member
+    (``zip.card``, the archive in ``blobs.archive``); ``module`` marks the regex set of a Lumiverse
+    zip's modules file."""
+
+    png: dict[str, Any] | None = facet(dict)
+    zip: dict[str, Any] | None = facet(dict)
+    module: bool | None = facet(bool)
+
+
+class TavernCard(Codec):
+    """The Tavern card lineage: CCv1/V2/V3 JSON and PNG/APNG cards, read and written through the
+    shared mapping plus :attr:`dialects`. A subclass is an app: it sets ``id``, ``family``,
+    ``label`` and its own :attr:`dialect`; everything else is inherited (see the module docstring)."""
+
+    kind = "character"
+    suffixes: ClassVar[tuple[str, ...]] = (".png", ".json", ".apng")
+    extension = ".json"
+    containers: ClassVar[tuple[Container, ...]] = (
+        Container("json", (".json",), "json", images=True),
+        Container("png", (".png", ".apng"), "png", images=True),
+    )
+    #: the app's own layer on the shared mapping (its ``extensions`` keys), if any
+    dialect: ClassVar[TavernDialect | None] = None
+    #: every layer applied, in order: the shared ones (:data:`SHARED_DIALECTS`) then :attr:`dialect`
+    dialects: ClassVar[tuple[TavernDialect, ...]] = shared_dialects()
+    twin_type = CardTwin
+    coverage = tavern_coverage(dialects)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "dialect" in cls.__dict__ and "dialects" not in cls.__dict__ and cls.dialect is not None:
+            cls.dialects = (*shared_dialects(), cls.dialect)
+            if "coverage" not in cls.__dict__:
+                cls.coverage = tavern_coverage(cls.dialects)
+
+    # -- detect ----------------------------------------------------------------------------------
+
+    def detect(self, s: Sniff) -> float:
+        if self.dialect is not None:
+            # an app's card: certain when the card holds one of its dialect's extension keys
+            trees = png_card_trees(s) if s.is_png else [s.json_object]
+            claims = self.dialect.claims
+            return 0.95 if any(claims & set(card_extensions(t) or ()) for t in trees) else 0.0
+        if s.is_png:
+            # keywords only: nothing is inflated here (an unrelated zTXt bomb costs nothing), and a
+            # card chunk that will not decode is still claimed so the decoder can say what is wrong
+            pf = s.png
+            if pf is None:
+                return 0.0
+            return 0.9 if any(card_keyword(c) is not None for c in pf.chunks) else 0.0
+        t = s.json_object
+        return card_score(t) if t is not None else 0.0
+
+    # -- decode ----------------------------------------------------------------------------------
+
+    def decode(self, s: Sniff) -> Decoded:
+        if s.is_png:
+            return self._decode_png(s)
+        tree = s.require_json()
+        if not isinstance(tree, dict):
+            raise wrong("$", "a character card object", tree)
+        return Decoded(self.decode_tree(s, tree))
+
+    def decode_tree(
+        self,
+        s: Sniff,
+        tree: dict[str, Any],
+        *,
+        media: Resolver | None = None,
+        more_assets: list[dict[str, Any]] | None = None,
+        **escrow: Any,
+    ) -> list[CanonicalEntity]:
+        """A parsed card tree as the card entity plus its linked lorebook and regex set; ``media``
+        finds the bytes of the card's media items (a PNG card's own image); ``more_assets`` are
+        media the file holds outside the card tree (a Lumiverse zip's expressions)."""
+        ctx = MapContext("$")
+        body, shape = card_to_body(tree, ctx, dialects=self.dialects)
+        data = tree["data"] if shape.wrapped else tree
+        linked: list[CanonicalEntity] = []
+        data_path = ("data",) if shape.wrapped else ()
+        book = data.get("character_book")
+        if book is not None:
+            bctx = ctx.child(*data_path, "character_book")
+            if not isinstance(book, dict):
+                raise wrong(bctx.path, "a character_book object", book)
+            bbody = book_to_body(book, bctx)
+            basecache.remember(BOOK_TAG, book, bbody, input_bytes=s.size)  # for embed_book
+            be = self.entity(s, bbody, raw=book, part=("lorebook", "character_book"), kind="lorebook")
+            be.warnings.extend(bctx.warnings)
+            linked.append(be)
+        ext = data.get("extensions")
+        scripts = ext.get("regex_scripts") if isinstance(ext, dict) else None
+        if scripts is not None and scripts != []:
+            rctx = MapContext(ctx.at(*data_path, "extensions", "regex_scripts"))
+            rbody = scripts_to_body(scripts, name="", ctx=rctx)
+            basecache.remember(SCRIPTS_TAG, scripts, rbody, input_bytes=s.size)  # for embed_scripts
+            re_ = self.entity(s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex")
+            re_.warnings.extend(rctx.warnings)
+            linked.append(re_)
+
+        basecache.remember(self._card_tag, tree, body, input_bytes=s.size)  # for base_body
+        if more_assets:  # a copy: the remembered dict is the card tree's own mapping
+            m = body.get("media") or {}
+            body = {**body, "media": {**m, "assets": [*(m.get("assets") or []), *more_assets]}}
+        card = self.entity(s, body, raw=tree, media=media, **escrow)
+        card.warnings.extend(ctx.warnings)
+        if linked:
+            card.links = {KNOWLEDGE_REFS: [e.id for e in linked]}
+        return [card, *linked]
+
+    def _decode_png(self, s: Sniff) -> Decoded:
+        pf = s.require_png()
+        errors: list[tuple[int, str | None, Malformed]] = []
+        texts = png.text_chunks(pf.chunks, keywords=CARD_KEYWORDS, errors=errors)
+        found: list[png.TextChunk | Malformed] = []
+        for kw in CARD_KEYWORDS:
+            t = next((t for t in texts if t.keyword.lower() == kw), None)
+            if t is not None:
+                found.append(t)
+            else:
+                broken = next((e for _, k, e in errors if k == kw), None)
+                if broken is not None:
+                    found.append(broken)
+        if not found:
+            raise NotRecognized("PNG has no chara or ccv3 text chunk: not a character card")
+        first_error: BunzaiError | None = None
+        resolve = png_media(s, pf)
+        for item in found:
+            try:
+                if isinstance(item, Malformed):
+                    raise item
+                kw = item.keyword.lower()
+                tree = sniff_payload_tree(s, item)
+                if not isinstance(tree, dict):
+                    raise wrong("$", f"the {kw} chunk to hold a card object", tree)
+                entities = self.decode_tree(
+                    s, tree, media=resolve, blobs={"image": s.data}, png={"payload": kw}
+                )
+            except (BunzaiError, ValidationError) as exc:
+                err = (
+                    validation_failed(exc, uri=s.uri, codec=self.id)
+                    if isinstance(exc, ValidationError)
+                    else exc
+                )
+                if first_error is None:
+                    first_error = err
+                continue
+            if first_error is not None:
+                entities[0].warnings.insert(
+                    0, f"ccv3 chunk unusable ({_one_line(first_error)}); the card was read from chara"
+                )
+            return Decoded(entities)
+        assert first_error is not None
+        raise first_error
+
+    # -- encode ----------------------------------------------------------------------------------
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        twin = entity.twin(self.id)
+        raw = twin.raw if twin else None
+        if not isinstance(raw, dict):
+            twin = raw = None
+        blob = twin.blob("image") if twin else None
+        want = self.container(entity, ctx, blob)
+        if want == "png":
+            carrier = choose(entity, ctx, twin_png=blob)
+            body = card_body(entity, carrier)
+        else:
+            # a JSON card holds its images as data: URLs (CCv3 assets)
+            carrier = None
+            body = media_mod.wire(entity.body, entity.media, inline=lambda _p, _a: True)
+        assert isinstance(body, CharacterBody)
+
+        if raw is not None:
+            tree, delta = self.overlay_tree(entity, raw, ctx, body)
+        else:
+            tree, delta = self.fresh_tree(entity, ctx, body), None
+
+        if carrier is None:
+            return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
+        if carrier.source == "twin" and isinstance(twin, CardTwin) and blob is not None:
+            return self._png_with_twin(twin, blob, tree, delta)
+        return write_png(carrier.image, tree)
+
+    def container(self, entity: CanonicalEntity, ctx: EmitContext, blob: bytes | None) -> str:
+        """``json`` or ``png``: the one asked for, else the one the entity came in, else a PNG when
+        there is a picture to write it into (the portrait's bytes or a caller's image)."""
+        want = ctx.options.get("container")
+        if want is not None:
+            if want not in ("json", "png"):
+                raise Unsupported(f"{self.id} writes json or png containers, not {want!r}")
+            return str(want)
+        twin = entity.twin(self.id)
+        if twin is not None and isinstance(twin.raw, dict):
+            return "png" if blob is not None else "json"
+        portrait = body_as(entity, CharacterBody).media.portrait
+        has_image = media_mod.bytes_of(entity.media, portrait) is not None
+        return "png" if has_image or ctx.options.get("image") is not None else "json"
+
+    def fresh_tree(
+        self, entity: CanonicalEntity, ctx: EmitContext, body: CharacterBody | None = None
+    ) -> dict[str, Any]:
+        """A CCv3 card for the entity with its linked lorebook and regex set embedded."""
+        body = body if body is not None else _wired(entity)
+        book, scripts = fresh_links(self.id, entity, ctx, self.script_sets(entity, ctx))
+        return body_to_card(body, V3_SHAPE, dialects=self.dialects, book=book, regex_scripts=scripts)
+
+    @property
+    def _card_tag(self) -> str:
+        # the card mapping depends on the codec's dialects: one basecache tag per codec
+        return f"tavern-card:{self.id}"
+
+    def base_body(self, raw: dict[str, Any]) -> CharacterBody:
+        """The body the twin's own tree decodes to (what an unedited entity holds)."""
+        body = basecache.recall(self._card_tag, raw)
+        if body is None:
+            body, _ = card_to_body(raw, dialects=self.dialects)
+        return CharacterBody.model_validate(body)
+
+    def overlay_tree(
+        self,
+        entity: CanonicalEntity,
+        raw: dict[str, Any],
+        ctx: EmitContext,
+        body: CharacterBody | None = None,
+    ) -> tuple[dict[str, Any], tuple[Any, Any] | None]:
+        """The twin with the body's edits and the re-embedded links applied; ``raw`` itself when
+        nothing changed. Also returns the ``(base, new)`` native trees of an edit (for the PNG
+        backfill), or ``None``. ``body`` is the entity's body as the mapper writes it
+        (``core.media.wire``; default: images with bytes as data: URLs)."""
+        body = body if body is not None else _wired(entity)
+        shape = card_shape(raw)
+        base_body = self.base_body(raw)
+        delta = None
+        if body == base_body:
+            tree = raw
+        else:
+            base = body_to_card(base_body, shape, dialects=self.dialects)
+            new = body_to_card(body, shape, dialects=self.dialects)
+            tree = merge3(raw, base, new)
+            delta = (base, new)
+
+        at = ("data",) if shape.wrapped else ()
+        return relink(self.id, entity, ctx, tree, at, self.script_sets(entity, ctx)), delta
+
+    def script_sets(self, entity: CanonicalEntity, ctx: EmitContext) -> list[CanonicalEntity]:
+        """The linked regex sets the card's ``extensions.regex_scripts`` holds (all of them; an
+        app whose file keeps some elsewhere narrows this)."""
+        return ctx.refs(entity, "regex")
+
+    def _png_with_twin(
+        self, twin: CardTwin, blob: bytes, tree: dict[str, Any], delta: tuple[Any, Any] | None
+    ) -> bytes:
+        if tree is twin.raw:
+            return blob  # nothing changed: the file as it was read
+        primary = str((twin.png or {}).get("payload", CCV3))
+
+        def backfill(own: dict[str, Any]) -> dict[str, Any]:
+            # the other chunk's own tree with the same edit and the same embedded links
+            merged = apply_delta(own, delta[0], delta[1]) if delta is not None else own
+            at = ("data",) if isinstance(tree.get("data"), dict) else ()
+            book, scripts = embedded_links(tree, at)
+            return apply_links(merged, ("data",) if card_shape(merged).wrapped else (), book, scripts)
+
+        return rewrite_png(blob, primary, tree, backfill)
+
+
+def _wired(entity: CanonicalEntity) -> CharacterBody:
+    """The body with every image that has bytes as a data: URL (what a JSON card holds)."""
+    body = media_mod.wire(body_as(entity, CharacterBody), entity.media, inline=lambda _p, _a: True)
+    assert isinstance(body, CharacterBody)
+    return body
+
+
+def apply_delta(raw: Any, base: Any, new: Any) -> Any:
+    """Apply only what differs between ``base`` and ``new`` to ``raw`` (which may be a different
+    tree, e.g. a card's V2 backfill): keys ``new`` adds or changes are set, keys it removes are
+    dropped, everything else of ``raw`` stays. ``raw`` is never mutated."""
+    if new == base:
+        return raw
+    if not (isinstance(raw, dict) and isinstance(base, dict) and isinstance(new, dict)):
+        return new
+    out = dict(raw)
+    for k, v in new.items():
+        if k in base:
+            if v == base[k]:
+                continue
+            out[k] = apply_delta(raw[k], base[k], v) if k in raw else v
+        else:
+            out[k] = v
+    for k in base:
+        if k not in new:
+            out.pop(k, None)
+    return out
+
+
+def _one_line(e: BunzaiError) -> str:
+    where = e.where()
+    msg = " ".join(e.message.split())
+    return f"{msg} at {where}" if where else msg
+
+
+__all__ = [
+    "SHARED_DIALECTS",
+    "CardTwin",
+    "TavernCard",
+    "apply_delta",
+    "card_score",
+    "shared_dialects",
+    "tavern_coverage",
+]
