@@ -268,6 +268,18 @@ class _Run:
     existed: bool | None = None
     #: whether the output held a manifest (a complete run) before this run
     had_manifest: bool | None = None
+    #: with ``--bigquery-table``: the output's manifest before this run (None: none), to tell a
+    #: load that failed after this run's commit from a run that failed
+    manifest_before: bytes | None = None
+
+
+def _manifest_bytes(output: Output) -> bytes | None:
+    try:
+        fs, root = output.open()
+        data: bytes = fs.cat_file(f"{root}/{MANIFEST}")
+        return data
+    except Exception:
+        return None
 
 
 def _has_manifest(output: Output) -> bool | None:
@@ -297,6 +309,14 @@ def _failed(run: _Run, built: Built, exc: BaseException) -> int:
         )
         return EXIT_UNBALANCED
     clean_up(built, run.existed)
+    if run.cfg.bigquery_table:  # the load runs after the commit: was this run committed?
+        now_there = _manifest_bytes(built.output)
+        if now_there is not None and now_there != run.manifest_before:
+            _err(
+                f"the run is committed ({built.output.display(MANIFEST)}), but loading its entity index "
+                f"into BigQuery {run.cfg.bigquery_table} failed: {failure_line(exc)}"
+            )
+            return EXIT_FAILED
     if run.had_manifest and _has_manifest(built.output) is False:
         # the window pipeline/commit.py leaves: it failed while moving its files into place
         _err(
@@ -324,6 +344,8 @@ def _execute(run: _Run) -> int:
         except OutputProblem as exc:
             _err(str(exc))
             return EXIT_FAILED
+    if cfg.bigquery_table:
+        run.manifest_before = _manifest_bytes(Output(cfg.output, cfg.storage))
     p, built = prepare(cfg, options)
     for note in notes(cfg, built):
         print(f"{PROG}: note: {note}", file=sys.stderr)

@@ -6,9 +6,11 @@
                                  RoundTrip (fidelity rows), Export; fused per input
     CarryForward  (since.py)     --since: the previous run's results for the inputs not read again
     WriteOutputs  (outputs.py)   canonical/, rejects/, inventory/, fidelity/ shards, the fidelity
-                                 report, exports/: all staged (.bunzai-staging/<run>/out/)
+                                 report, index/*.parquet, exports/: all staged
+                                 (.bunzai-staging/<run>/out/)
     Finish        (finish.py)    counts, balance, the verdict; only if ok: the commit (move into
                                  place, Prune, manifest.json last; pipeline/commit.py)
+    BigQuery      (index.py)     --bigquery-table: the committed entity index loaded into BigQuery
 
 The steps hand on ``streams.Results``: every stream (canonical records, inventory rows, rejects,
 fidelity rows, export candidates, ...) as its producers, never flattened, so each consumer fuses
@@ -28,6 +30,7 @@ import apache_beam as beam
 
 from pipeline.commit import STAGING
 from pipeline.finish import Finish
+from pipeline.index import LoadBigQuery
 from pipeline.io import Output
 from pipeline.listing import ListInputs
 from pipeline.normalize import Normalize
@@ -81,6 +84,8 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
     header = _header(cfg, runner, started, fingerprint, previous)
     finish = {"packed": listed.packed, "patterns": listed.patterns, "results": results, "written": written}
     manifest = finish | "Finish" >> Finish(cfg, output, staging, header)
+    if cfg.bigquery_table:  # the committed entity index, loaded into BigQuery once the run is committed
+        written.shards | "BigQuery" >> LoadBigQuery(cfg.bigquery_table, output, manifest)
     return Built(output, previous, manifest, staging)
 
 

@@ -3,7 +3,8 @@ exported, in one fused chain per input.
 
     Pending -> ReadBytes -> Detect -> Decode -> Validate -> CanonicalRecords
                                                           -> StoreBlobs (the lines' big bytes, staged once)
-                                                          -> RoundTrip (--fidelity full / native)
+                                                          -> RoundTrip (--fidelity full / native;
+                                                             and the entity index's rows)
                                                           -> Export (--export)
 
 The bytes and the entities never leave the chain: what it hands on (``streams.Results``) is shard
@@ -25,6 +26,7 @@ from pipeline.datasets import canonical_records
 from pipeline.decode import Decode, Detect
 from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, ValidInput
 from pipeline.export import WRITTEN, Export
+from pipeline.index import INDEX, unchecked_rows
 from pipeline.io import Output
 from pipeline.options import NormalizeConfig
 from pipeline.read import REFRESHED, UNCHANGED, ReadBytes
@@ -73,6 +75,7 @@ class Normalize(beam.PTransform):
         stages = {"read": read, "detect": detected, "decode": decoded, "validate": validated}
         rejects: Producers = {name: out[REJECTS] for name, out in stages.items()}
         fidelity: Producers = {}
+        index: Producers = {}
         exports: Producers = {}
         exported: Producers = {}
         counts: Producers = {}
@@ -80,8 +83,11 @@ class Normalize(beam.PTransform):
             roundtrip = valid | "RoundTrip" >> RoundTrip(cross=cfg.fidelity == "full")
             rejects["roundtrip"] = roundtrip.rejects
             fidelity["roundtrip"] = roundtrip.rows
+            index["roundtrip"] = roundtrip[INDEX]  # the entity index's rows (pipeline/index.py)
             whole = {name: out[REJECTED_WHOLE] for name, out in stages.items()}
             fidelity.update(each("RejectedRow", whole, beam.FlatMap, rejected_row))
+        else:  # no RoundTrip: the index rows without a native status
+            index["fresh"] = valid | "IndexRows" >> beam.FlatMap(unchecked_rows)
         if cfg.export:
             made = valid | "Export" >> Export(cfg.export, self.output, self.staging)
             rejects["export"] = made.rejects
@@ -94,6 +100,7 @@ class Normalize(beam.PTransform):
             inventory={name: out[INVENTORY] for name, out in stages.items()},
             rejects=rejects,
             fidelity=fidelity,
+            index_rows=index,
             exports=exports,
             exported=exported,
             accounted={"fresh": valid | "EntitySources" >> beam.FlatMap(_entity_sources)},

@@ -135,6 +135,16 @@ class NormalizeOptions:
             "the cross-format rows; off = no fidelity rows, shards or report",
         )
         parser.add_argument(
+            "--bigquery-table",
+            "--bigquery_table",
+            dest="bigquery_table",
+            default=None,
+            metavar="PROJECT:DATASET.TABLE",
+            help="also load the entity index (index/*.parquet) into this BigQuery table once the run "
+            "is committed (Beam's BigQuery sink, file loads; the table is replaced); needs the gcp extra "
+            "and a gs:// --temp_location",
+        )
+        parser.add_argument(
             "--allow-empty",
             "--allow_empty",
             dest="allow_empty",
@@ -219,6 +229,8 @@ class NormalizeConfig:
     notes: tuple[str, ...] = ()
     #: an input that matches nothing is not an error
     allow_empty: bool = False
+    #: ``PROJECT:DATASET.TABLE`` the entity index is loaded into (pipeline/index.py)
+    bigquery_table: str | None = None
     #: local display options (``--quiet``, ``--debug``): not recorded anywhere
     quiet: bool = field(default=False, compare=False)
     debug: bool = field(default=False, compare=False)
@@ -235,6 +247,7 @@ class NormalizeConfig:
             "fidelity": self.fidelity,
             "auditAgainst": self.audit_against,
             "allowEmpty": self.allow_empty,
+            "bigqueryTable": self.bigquery_table,
             "storageOptions": "given (not recorded)" if self.storage.options else None,
         }
 
@@ -493,6 +506,7 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         raise UsageError("--output must be a folder URL, not a chain")
     output = (o.output or DEFAULT_OUTPUT).rstrip("/") or "/"
     audit_against = check_audit_against(audit_against, output, o.fidelity, audit_tolerance)
+    bigquery_table = check_bigquery(o.bigquery_table, options)
     cfg = NormalizeConfig(
         inputs=tuple(o.inputs) if o.inputs else default_inputs(),
         output=output,
@@ -505,6 +519,7 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         audit_against=audit_against,
         audit_tolerance=audit_tolerance,
         allow_empty=bool(o.allow_empty),
+        bigquery_table=bigquery_table,
         quiet=bool(o.quiet),
         debug=bool(o.debug),
     )
@@ -541,6 +556,29 @@ def check_audit_against(
             "previous run's own folder"
         )
     return previous
+
+
+def check_bigquery(table: str | None, options: PipelineOptions) -> str | None:
+    """``--bigquery-table``: ``PROJECT:DATASET.TABLE``; Beam's file loads stage their files under a
+    gs:// ``--temp_location`` and need the gcp extra."""
+    if table is None or not table.strip():  # a template's empty parameter: no load
+        return None
+    from pipeline.index import check_bigquery_table
+
+    try:
+        check_bigquery_table(table)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    temp = options.view_as(GoogleCloudOptions).temp_location or ""
+    if not is_remote(options) and not temp.startswith("gs://"):  # Dataflow always has one
+        raise UsageError(
+            "--bigquery-table needs a gs:// --temp_location (BigQuery loads its files from there)"
+        )
+    try:
+        import apache_beam.io.gcp.bigquery  # noqa: F401
+    except ImportError:
+        raise UsageError("--bigquery-table needs apache-beam[gcp]: pip install 'bunzai[gcp]'") from None
+    return table
 
 
 def runner_name(options: PipelineOptions) -> str:

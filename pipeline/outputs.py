@@ -3,6 +3,7 @@
     canonical / rejects / inventory / fidelity -> sorted shards (pipeline/shards.py, one writer
         fused with each producer; datasets.DATASETS says what each holds and how a row becomes
         its shard record)
+    index rows -> sorted the same way, each shard then one Parquet file (pipeline/index.py)
     fidelity rows -> fidelity/report.{json,html} (folded per producer)
     export candidates -> CommitExports (one winner per path); exports staged straight to their
         paths pass as they are
@@ -25,6 +26,7 @@ from pipeline.counts import export_counts
 from pipeline.datasets import DATASETS
 from pipeline.export import CommitExports
 from pipeline.fidelity import WriteFidelityReport
+from pipeline.index import WriteIndex
 from pipeline.io import Output
 from pipeline.options import NormalizeConfig
 from pipeline.shards import WriteShards
@@ -62,6 +64,10 @@ class WriteOutputs(beam.PTransform):
             for ds in DATASETS
             if (producers := getattr(res, ds.name))  # --fidelity off: no fidelity shards
         ]
+        # the entity index: sorted like the datasets above, then one Parquet file per shard
+        infos.append(
+            res.index_rows | "WriteIndex" >> WriteIndex(output, staging, target_bytes=self.cfg.shard_bytes)
+        )
         shards = tuple(infos) | "AllShards" >> beam.Flatten()
         staged = [shards | "ShardPaths" >> beam.Map(lambda s: s.rel)]
         kept = [shards.pipeline | "NoneKept" >> beam.Create([])]

@@ -15,7 +15,7 @@ import apache_beam as beam
 from pipeline.io import Output, is_local, list_files
 
 #: folders the job owns in the output; files there that this run did not write are removed
-MANAGED = ("canonical", "fidelity", "rejects", "inventory", "exports", "blobs")
+MANAGED = ("canonical", "fidelity", "rejects", "inventory", "index", "exports", "blobs")
 
 
 class _ListManaged(beam.DoFn):

@@ -16,6 +16,7 @@ from apache_beam.pvalue import TaggedOutput
 from bunzai_codecs.fidelity import RowError, check_decoded, decode_row, reject_row
 from pipeline.counters import count
 from pipeline.elements import REJECTS, ValidInput, reject
+from pipeline.index import INDEX, index_rows
 from pipeline.memory import tune_gc
 
 
@@ -43,7 +44,11 @@ class _RoundTrip(beam.DoFn):
             ]
         except Exception as exc:  # check_decoded turns codec failures into rows; this is a bug of ours
             yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", exc))
-            return
+            rows = []
+        # the entity index's rows, with the status of the input's native round trip (pipeline/index.py)
+        native = next((r.status for r in rows if r.check == "native"), None)
+        for entry in index_rows((ve.entity for ve in v.accepted), native):
+            yield TaggedOutput(INDEX, entry)
         bugs: set[tuple[str, str, str]] = set()
         for row in rows:
             if row.entity not in keep and row.check != "decode":
@@ -70,7 +75,7 @@ class RoundTrip(beam.PTransform):
         self.cross = cross
 
     def expand(self, valid: Any) -> Any:
-        return valid | beam.ParDo(_RoundTrip(self.cross)).with_outputs(REJECTS, main="rows")
+        return valid | beam.ParDo(_RoundTrip(self.cross)).with_outputs(REJECTS, INDEX, main="rows")
 
 
 #: stages after which an input is over: its fidelity ``decode`` row says ``rejected``

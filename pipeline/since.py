@@ -35,6 +35,7 @@ from pipeline.blobs import PREVIOUS, stored_of
 from pipeline.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, canonical_record
 from pipeline.elements import Pending, inventory_row
 from pipeline.export import ExportCandidate, export_formats_for, export_rel
+from pipeline.index import INDEX, CarryIndex
 from pipeline.io import Storage, join, read_lines
 from pipeline.options import NormalizeConfig, UsageError, moved_notes
 from pipeline.streams import Results, results
@@ -102,6 +103,8 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
         reason = f"--fidelity {cfg.fidelity} differs from that run's ({prev_opts.get('fidelity', 'full')})"
     elif INVENTORY_DS not in shards:
         reason = "that manifest lists no inventory"
+    elif INDEX not in shards:  # a run before the entity index: its rows cannot be carried
+        reason = "that manifest lists no entity index"
     export = prev_opts.get("export")
     notes = moved_notes(f for f in export if isinstance(f, str)) if isinstance(export, list) else ()
     return Previous(url, root, reason is None, reason, shards, notes)
@@ -235,8 +238,10 @@ class CarryForward(beam.PTransform):
             exports["carried"] = left["unchanged"] | "CarriedExports" >> beam.FlatMap(
                 carried_exports, prev.root, self.export
             )
+        index = pbegin | "CarryIndex" >> CarryIndex(prev.urls(INDEX), st, skip)
         return results(
             canonical={"carried": canon.records},
+            index_rows={"carried": index},
             inventory={"unchanged": unchanged},
             rejects={"carried": rejects},
             fidelity=fidelity,

@@ -33,6 +33,8 @@ class Results(NamedTuple):
     rejects: Producers
     #: fidelity rows (``FidelityRow.to_json()``); none with ``--fidelity off``
     fidelity: Producers
+    #: entity index rows (``index.index_row``): one per canonical line
+    index_rows: Producers
     #: ``export.ExportCandidate``s: settled at the commit of exports, one winner per path
     exports: Producers
     #: paths (relative to the output) of exports staged straight to their place

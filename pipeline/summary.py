@@ -96,6 +96,7 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
         ("fidelity", "fidelity rows"),
         ("rejects", "rejects"),
         ("inventory", "input inventory"),
+        ("index", "entity index rows (Parquet)"),
     ):
         for s in shards.get(ds, []):
             rows.append((output.display(s["path"]), f"{s['records']} {what}"))

@@ -60,3 +60,14 @@ def test_schema_markdown_prints_the_model_doc_and_writes_nothing(tmp_path: Path,
     assert main(["schema", "--markdown", str(folder)]) == 0
     assert capsys.readouterr().out == canonical_model_markdown()
     assert not folder.exists()
+
+
+def test_entity_index_schema_and_doc_are_current() -> None:
+    from bunzai_codecs.support import schema_bytes
+    from pipeline.index import DOC_FILE, SCHEMA_FILE, json_schema, markdown
+
+    committed = DOCS / SCHEMA_FILE
+    assert committed.exists(), f"{committed} missing: run `make schema`"
+    assert committed.read_bytes() == schema_bytes(json_schema()), f"{committed} is stale: run `make schema`"
+    doc = (DOCS / DOC_FILE).read_text(encoding="utf-8")
+    assert doc == markdown(), f"docs/{DOC_FILE} is stale: run `make schema`"

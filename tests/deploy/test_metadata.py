@@ -46,6 +46,7 @@ SAMPLES: dict[str, tuple[str, str, Any]] = {
     "shard_bytes": ("67108864", "shard_bytes", 67108864),
     "fidelity": ("native", "fidelity", "native"),
     "allow_empty": ("true", "allow_empty", True),
+    "bigquery_table": ("my-project:bunzai.entities", "bigquery_table", "my-project:bunzai.entities"),
     "sdk_container_image": (IMAGE, None, None),
 }
 #: values a parameter's regexes must refuse
@@ -59,6 +60,7 @@ REFUSED = {
     "shard_bytes": ["0", "x"],
     "fidelity": ["", "Full", "cross", "off,native"],
     "allow_empty": ["", "yes", "True", "1"],
+    "bigquery_table": ["bunzai.entities", "my-project.bunzai.entities", "my-project:bunzai", "P:d.t"],
     "sdk_container_image": [
         "bunzai",
         "us-central1-docker.pkg.dev/p/r/bunzai",

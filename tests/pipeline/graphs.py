@@ -46,7 +46,12 @@ def previous_manifest() -> str:
         "manifestVersion": MANIFEST_VERSION,
         "bunzai": {"codecFingerprint": codec_fingerprint()},
         "options": {"maxFileBytes": MAX_INPUT_BYTES, "export": list(export_formats("all"))},
-        "outputs": {"shards": {ds: [{"path": f"{ds}/part-00000-of-00001.jsonl"}] for ds in DATASETS}},
+        "outputs": {
+            "shards": {
+                **{ds: [{"path": f"{ds}/part-00000-of-00001.jsonl"}] for ds in DATASETS},
+                "index": [{"path": "index/part-00000-of-00001.parquet"}],
+            }
+        },
     }
     fs = fsspec.filesystem("memory")
     fs.pipe_file(f"{root}/manifest.json", orjson.dumps(manifest))

@@ -71,6 +71,7 @@ STAGES = [
     "WriteOutputs/WriteFidelity",
     "WriteOutputs/WriteRejects",
     "WriteOutputs/WriteInventory",
+    "WriteOutputs/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/index.py)
     "WriteOutputs/CommitExports",
     "WriteOutputs/Blobs",
     "Finish",
@@ -84,6 +85,7 @@ SINCE_STAGES = [
     "CarryForward",
     "CarryForward/NotCarried",
     "CarryForward/CarriedExports",
+    "CarryForward/CarryIndex",
 ]
 #: the stages whose work runs in bunzai's own DoFns on the workers (which classes is the graph's
 #: business: the tests check that each stage ships one of ours, and that all of them pickle)
@@ -97,6 +99,7 @@ WORKER_STAGES = [
     "Normalize/Export",
     "WriteOutputs/WriteCanonical",
     "WriteOutputs/WriteInventory",
+    "WriteOutputs/WriteIndex",
     "WriteOutputs/CommitExports",
     "Normalize/StoreBlobs",
     "WriteOutputs/Blobs",

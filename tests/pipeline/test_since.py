@@ -11,7 +11,7 @@ from .conftest import Run, SharedRuns, normalize, vaud_bytes, write_inputs
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
-UNCHANGED_DATASETS = ("canonical/", "fidelity/", "rejects/", "exports/")
+UNCHANGED_DATASETS = ("canonical/", "fidelity/", "rejects/", "index/", "exports/")
 
 
 def _without_status(run: Run) -> list[dict]:
