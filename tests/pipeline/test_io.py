@@ -240,7 +240,12 @@ def test_an_export_id_whose_meaning_moved_still_works_with_a_note(tmp_path: Path
                 "manifestVersion": MANIFEST_VERSION,
                 "bunzai": {"codecFingerprint": "f"},
                 "options": {"export": ["risu-regex"], "maxFileBytes": cfg.max_file_bytes, "fidelity": "full"},
-                "outputs": {"shards": {"inventory": [{"path": "inventory/part-00000-of-00001.jsonl"}]}},
+                "outputs": {
+                    "shards": {
+                        "inventory": [{"path": "inventory/part-00000-of-00001.jsonl"}],
+                        "index": [{"path": "index/part-00000-of-00001.parquet"}],
+                    }
+                },
             }
         )
     )
