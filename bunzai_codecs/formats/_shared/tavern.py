@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.media import ASSET_BYTES, PORTRAIT_BYTES
+from bunzai_codecs.core.media import EXT_MIME as MEDIA_EXT_MIME
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.character_book import CHARACTER_BOOK_COVERAGE
 from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
@@ -97,23 +98,9 @@ ROLE_ASSET_TYPES: dict[str, str] = {
     "other": "x_other",
 }
 
+#: the media extensions (core.media), plus the other files a CCv3 card's assets may be
 EXT_MIME: dict[str, str] = {
-    "png": "image/png",
-    "apng": "image/apng",
-    "jpg": "image/jpeg",
-    "jpeg": "image/jpeg",
-    "jfif": "image/jpeg",
-    "webp": "image/webp",
-    "gif": "image/gif",
-    "avif": "image/avif",
-    "bmp": "image/bmp",
-    "svg": "image/svg+xml",
-    "mp3": "audio/mpeg",
-    "ogg": "audio/ogg",
-    "wav": "audio/wav",
-    "flac": "audio/flac",
-    "mp4": "video/mp4",
-    "webm": "video/webm",
+    **MEDIA_EXT_MIME,
     "json": "application/json",
     "ttf": "font/ttf",
     "otf": "font/otf",
