@@ -377,9 +377,9 @@ def breakdown_json_cards(cards: Sequence[File], repeat: int = 3) -> list[Part]:
     from bunzai_codecs.core.sniff import Sniff
     from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
     from bunzai_codecs.entities.base import Body
-    from bunzai_codecs.formats._shared.character_book import book_to_body
-    from bunzai_codecs.formats._shared.st_regex import scripts_to_body
-    from bunzai_codecs.formats._shared.tavern import card_to_body
+    from bunzai_codecs.formats.tavern.character_book import book_to_body
+    from bunzai_codecs.formats.tavern.fields import card_to_body
+    from bunzai_codecs.formats.tavern.st_regex import scripts_to_body
 
     codec = registry.get("sillytavern")
     dialects = codec.dialects  # type: ignore[attr-defined]

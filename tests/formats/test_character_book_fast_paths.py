@@ -1,4 +1,4 @@
-"""``_shared/character_book.entry_to_body`` maps the value classes each field reader would store
+"""``tavern/character_book.entry_to_body`` maps the value classes each field reader would store
 unchanged, and the known ST ints of position/role/selectiveLogic, without calling the reader (the
 hot loop of every card book: 7.7 -> 7.1 us per entry, BENCHMARKS.md). The rule that makes that
 right — the fast path gives exactly what the reader gives — is checked here, field by field and
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from bunzai_codecs.core.errors import BunzaiError
-from bunzai_codecs.formats._shared import character_book as cb
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.tavern import character_book as cb
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 _VALUES: dict[type, list[Any]] = {

@@ -1,4 +1,5 @@
-"""Mappers shared by several apps' codecs: Tavern card fields (``tavern``), ``character_book``
-(``character_book``), ST regex scripts (``st_regex``), ST lore enums and keys (``lore``), the
-re-embedding rule for linked entities (``links``) and typed readers for wire values (``wire``).
-Pure functions; each module's docstring is its API."""
+"""Helpers every format family uses: the picture a PNG-borne file carries (``carrier``), the
+keep-or-drop rule for a bundle's embedded copy on export (``links``) and typed readers for wire
+values (``wire``). The Tavern card lineage (card fields, ``character_book``, ST regex scripts, ST
+lore enums) lives in :mod:`bunzai_codecs.formats.tavern`. Pure functions; each module's docstring
+is its API."""

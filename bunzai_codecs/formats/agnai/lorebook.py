@@ -19,10 +19,10 @@ from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
-from bunzai_codecs.formats._shared.character_book import book_to_body, is_character_book
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.agnai import memory
 from bunzai_codecs.formats.agnai.mapping import bad
+from bunzai_codecs.formats.tavern.character_book import book_to_body, is_character_book
 
 #: JSON.stringify(book, null, 2), as Agnai's export button writes
 JSON_OPTIONS = orjson.OPT_INDENT_2

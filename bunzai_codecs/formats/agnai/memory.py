@@ -20,13 +20,6 @@ from typing import Any
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
-from bunzai_codecs.formats._shared.lore import (
-    LOGIC_INTS,
-    LOGIC_NAMES,
-    POSITION_INTS,
-    position_name,
-    unique_ids,
-)
 from bunzai_codecs.formats.agnai.mapping import (
     Path,
     bad,
@@ -37,6 +30,13 @@ from bunzai_codecs.formats.agnai.mapping import (
     opt_str,
     opt_strs,
     put,
+)
+from bunzai_codecs.formats.tavern.lore import (
+    LOGIC_INTS,
+    LOGIC_NAMES,
+    POSITION_INTS,
+    position_name,
+    unique_ids,
 )
 
 MEMORY = "memory"

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.formats._shared.tavern import TavernDialect
 from bunzai_codecs.formats.agnai.mapping import body_to_extension, extension_to_body
+from bunzai_codecs.formats.tavern.fields import TavernDialect
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody

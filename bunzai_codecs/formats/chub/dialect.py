@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
-from bunzai_codecs.formats._shared.tavern import TavernDialect, _assets
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.tavern.fields import TavernDialect, _assets
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody, MediaAsset

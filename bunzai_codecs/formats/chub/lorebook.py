@@ -4,7 +4,7 @@
 The shape is a CCv3 ``character_book`` with an array of entries (docs/formats/chub.md#lorebook), plus a
 book-level ``extensions.chub`` bag (``id``, ``full_path``, ``expressions``, ``alt_expressions``,
 ``related_lorebooks``). The field map is the shared ``character_book`` mapper
-(``_shared/character_book.py``): Chub writes ST's extended entry fields in camelCase inside
+(``tavern/character_book.py``): Chub writes ST's extended entry fields in camelCase inside
 ``extensions`` (``excludeRecursion``, ``displayIndex``) and ``selectiveLogic``/``probability`` at the
 entry's top level, which that mapper reads. Chub's own entry keys (``weight``, ``addMemo``, a
 ``characterFilter: null``) stay in each entry's ``extensions``; the book's ``extensions`` (the
@@ -34,7 +34,9 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import LorebookBody
-from bunzai_codecs.formats._shared.character_book import (
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.chub.dialect import CHUB
+from bunzai_codecs.formats.tavern.character_book import (
     CHARACTER_BOOK_COVERAGE,
     ENTRY_KEY,
     Spelling,
@@ -43,8 +45,6 @@ from bunzai_codecs.formats._shared.character_book import (
     book_to_body,
     is_character_book,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
-from bunzai_codecs.formats.chub.dialect import CHUB
 
 
 def is_chub_book(tree: Any) -> bool:

@@ -55,11 +55,11 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
 from bunzai_codecs.entities.character import MediaAsset
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
 from bunzai_codecs.formats.tavern.card import CardTwin, TavernCard
+from bunzai_codecs.formats.tavern.fields import TAVERN_EMBEDDED
 from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 LUMIVERSE = "lumiverse"

@@ -48,8 +48,6 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
-from bunzai_codecs.formats._shared.lore import unique_ids
-from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -60,6 +58,8 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.lore import unique_ids
+from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
 FILE_TYPE = "lumiverse_regex_scripts"
 PLACEMENT_PHASES: dict[str, str] = {

@@ -6,7 +6,7 @@ has no such codec (it read Marinara characters as plain Tavern cards); real Mari
 envelope, so it gets its own reader, scoring 1.0 on the ``type`` tag.
 
 ``data.data`` is a Tavern CCv2 ``data`` object and maps through the shared Tavern mapper
-(``_shared/tavern.py``); Marinara's own keys live **flat** in ``data.extensions``. One of them has a
+(``tavern/fields.py``); Marinara's own keys live **flat** in ``data.extensions``. One of them has a
 canonical home and is read through the mapper's dialect hook: ``appearance`` ->
 ``persona.appearance``. The rest (``backstory``, ``rpgStats``, ``nameColor``, ``dialogueColor``,
 ``boxColor``, ``avatarCrop``, ``trackerCardColors`` — a JSON string, unlike ``avatarCrop`` —,
@@ -35,9 +35,10 @@ from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, MediaAsset
-from bunzai_codecs.formats._shared.character_book import book_to_body
-from bunzai_codecs.formats._shared.st_regex import scripts_to_body
-from bunzai_codecs.formats._shared.tavern import (
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
+from bunzai_codecs.formats.marinara._rows import EPOCH
+from bunzai_codecs.formats.tavern.character_book import book_to_body
+from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
     TAVERN_EMBEDDED,
     V2_SHAPE,
@@ -48,9 +49,8 @@ from bunzai_codecs.formats._shared.tavern import (
     card_to_body,
     default_portrait,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
-from bunzai_codecs.formats.marinara._rows import EPOCH
 from bunzai_codecs.formats.tavern.links import fresh_links, relink
+from bunzai_codecs.formats.tavern.st_regex import scripts_to_body
 
 TYPE = "marinara_character"
 #: where the envelope keeps the card's ``data`` object (its book and scripts)

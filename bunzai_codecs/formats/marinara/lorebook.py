@@ -25,7 +25,6 @@ from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody
-from bunzai_codecs.formats._shared.character_book import ST_ENTRY_PATHS
 from bunzai_codecs.formats.marinara._rows import (
     EPOCH,
     Path,
@@ -45,6 +44,7 @@ from bunzai_codecs.formats.marinara._rows import (
     text,
     unique_ids,
 )
+from bunzai_codecs.formats.tavern.character_book import ST_ENTRY_PATHS
 
 TYPE = "marinara_lorebook"
 

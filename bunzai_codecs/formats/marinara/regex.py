@@ -26,7 +26,6 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
 from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.marinara._rows import (
     MARINARA_SUFFIXES,
@@ -45,6 +44,7 @@ from bunzai_codecs.formats.marinara._rows import (
     text,
     unique_ids,
 )
+from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
 SINGLE = "marinara.regex-script"
 BULK = "marinara.regex-scripts"

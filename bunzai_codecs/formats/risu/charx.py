@@ -6,7 +6,7 @@ lorebook rows). The hybrid is a JPEG with the same zip appended; it is read and 
 
 Detection: 1.0 for a zip (or a JPEG with a zip after it) that has a ``card.json``.
 
-Decode: ``card.json`` maps through the shared Tavern mapper (``_shared/tavern.py``) with the Risu
+Decode: ``card.json`` maps through the shared Tavern mapper (``tavern/fields.py``) with the Risu
 dialect for ``data.extensions.risuai`` (risuai.py). As Risu's own reader does, module.risum wins:
 its ``trigger`` is ``behavior.triggerScripts``, its ``regex`` the linked regex set, its ``lorebook``
 the linked lorebook (book settings from ``character_book``); without a module, ``customScripts`` and
@@ -41,17 +41,17 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats._shared import character_book as cbook
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
-from bunzai_codecs.formats._shared.tavern import (
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.risu import jsformat, lore, risuai, risum, scripts
+from bunzai_codecs.formats.tavern import character_book as cbook
+from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
     V3_SHAPE,
     TavernDialect,
     body_to_card,
     card_to_body,
 )
-from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.risu import jsformat, lore, risuai, risum, scripts
 
 CARD = "card.json"
 MODULE = "module.risum"

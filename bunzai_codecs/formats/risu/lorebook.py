@@ -7,7 +7,7 @@ app's row keys), written back as a bare array; 0.75 for a bare CCv3 ``character_
 (``entries`` an array: a card-extracted or Chub book, which Risu's lorebook import also takes), below
 the SillyTavern lorebook codec's claim on the same shape. Rows
 map through lore.py (folders -> categories, ids stable under repeats, decorators left in
-``content``); a ``character_book`` maps through the shared ``_shared/character_book.py`` and is
+``content``); a ``character_book`` maps through the shared ``tavern/character_book.py`` and is
 written back in its own shape.
 
 Encode: Risu writes the envelope as compact JSON. The rows come from the best twin there is: this
@@ -29,9 +29,9 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
-from bunzai_codecs.formats._shared import character_book as cbook
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.risu import lore
+from bunzai_codecs.formats.tavern import character_book as cbook
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
 ROW_TWINS = ("risu-module", "risu-regex", "risu")

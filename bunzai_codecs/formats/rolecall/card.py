@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.tavern import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
 from bunzai_codecs.formats.tavern.card import TavernCard
+from bunzai_codecs.formats.tavern.fields import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 if TYPE_CHECKING:

@@ -68,8 +68,6 @@ from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
-from bunzai_codecs.formats._shared.character_book import ST_ENTRY_PATHS
-from bunzai_codecs.formats._shared.lore import LOGIC_INTS, unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -80,6 +78,8 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.character_book import ST_ENTRY_PATHS
+from bunzai_codecs.formats.tavern.lore import LOGIC_INTS, unique_ids
 
 SCHEMA_VERSION = "1.0.0"
 EPOCH = "1970-01-01T00:00:00.000Z"

@@ -70,9 +70,9 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
-from bunzai_codecs.formats._shared.tavern import SPEC_V2
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
+from bunzai_codecs.formats.tavern.fields import SPEC_V2
 from bunzai_codecs.formats.tavern.png import (
     CARD_KEYWORDS,
     card_extensions,

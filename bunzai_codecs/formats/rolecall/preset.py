@@ -38,7 +38,6 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
-from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, keyed_items
@@ -48,6 +47,7 @@ from bunzai_codecs.formats.sillytavern.preset import (
     body_to_preset,
     preset_to_body,
 )
+from bunzai_codecs.formats.tavern.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 
 #: choice-group keys mapped onto ``PresetChoice`` fields (the rest goes to ``extras``)
 _CHOICE_KEYS = frozenset({"id", "label", "type", "key", "variableName", "options", "separator", "sortOrder"})

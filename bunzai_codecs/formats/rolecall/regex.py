@@ -41,8 +41,6 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
-from bunzai_codecs.formats._shared.lore import unique_ids
-from bunzai_codecs.formats._shared.st_regex import RULE_PATHS
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -53,6 +51,8 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.lore import unique_ids
+from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
 #: RoleCall ``placement`` strings -> canonical phases
 PLACEMENT_PHASES: dict[str, str] = {

@@ -28,10 +28,10 @@ from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.lore import ROLE_INTS, ROLE_NAMES
 from bunzai_codecs.formats._shared.wire import file_stem, js_number_text, type_name
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, keyed_items
+from bunzai_codecs.formats.tavern.lore import ROLE_INTS, ROLE_NAMES
 
 #: message role numbers (context templates, persona descriptions)
 

@@ -2,7 +2,7 @@
 
 A chat-completion preset carries preset-scoped scripts in ``extensions.regex_scripts``; the whole
 ``settings.json`` carries the global ones in ``extension_settings.regex``. A non-empty list decodes
-into its own regex-set entity (``_shared/st_regex.py``), linked from the file's primary entity by
+into its own regex-set entity (``tavern/st_regex.py``), linked from the file's primary entity by
 ``knowledgeRefs``, whose escrow twin — the native script list — is stored under the parent codec's
 id. On export the list is re-embedded by the rule a card re-embeds its scripts by
 (``tavern/links.py``): through that twin when present (every unmapped script key survives), freshly
@@ -18,10 +18,10 @@ from bunzai_codecs.core.codec import Codec, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats._shared.links import DROP, KEEP
-from bunzai_codecs.formats._shared.st_regex import scripts_to_body
 from bunzai_codecs.formats._shared.wire import MapContext, join_path
 from bunzai_codecs.formats.sillytavern._wire import Reader
 from bunzai_codecs.formats.tavern.links import linked_scripts
+from bunzai_codecs.formats.tavern.st_regex import scripts_to_body
 
 #: the escrow part name of a linked script list (its entity id is derived from it)
 PART = ("regex", "regex_scripts")

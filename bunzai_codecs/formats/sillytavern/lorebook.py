@@ -28,7 +28,14 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
-from bunzai_codecs.formats._shared.character_book import (
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats.sillytavern._wire import (
+    Path,
+    Reader,
+    dumps,
+    int_like,
+)
+from bunzai_codecs.formats.tavern.character_book import (
     ENTRY_KEY,
     ST_ENTRY_PATHS,
     body_to_book,
@@ -36,7 +43,7 @@ from bunzai_codecs.formats._shared.character_book import (
     book_to_body,
     is_character_book,
 )
-from bunzai_codecs.formats._shared.lore import (
+from bunzai_codecs.formats.tavern.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
     POSITION_NAMES,
@@ -46,13 +53,6 @@ from bunzai_codecs.formats._shared.lore import (
     format_key,
     parse_key,
     position_int,
-)
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
-from bunzai_codecs.formats.sillytavern._wire import (
-    Path,
-    Reader,
-    dumps,
-    int_like,
 )
 
 #: the six extra-scan-source flags, in SillyTavern's order, and their canonical ``scanSources`` value

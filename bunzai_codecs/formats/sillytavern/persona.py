@@ -38,10 +38,10 @@ from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
-from bunzai_codecs.formats._shared.lore import ROLE_INTS, ROLE_NAMES
 from bunzai_codecs.formats._shared.wire import file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, none_if_empty
+from bunzai_codecs.formats.tavern.lore import ROLE_INTS, ROLE_NAMES
 
 #: persona description ``position`` number -> canonical ``chatInjection.position``
 POSITIONS: dict[int, str] = {

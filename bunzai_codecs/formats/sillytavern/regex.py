@@ -4,7 +4,7 @@ ST exports a single script as ``regex-<scriptName>.json`` (one object) and a bul
 its importer takes either. Detection: 0.9 for an object with a string ``scriptName`` and
 ``findRegex``, or a non-empty array whose every item has a string ``findRegex`` plus ``scriptName``
 or ``replaceString`` (Marinara's row dumps share that shape and bid 0.95). The field mapping is
-``_shared/st_regex.py``.
+``tavern/st_regex.py``.
 
 The set is named after the single script, or the file name's stem for an array. Encode keeps the
 twin's shape (object or array); a fresh export with one rule is an object, otherwise an array.
@@ -23,7 +23,8 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import RegexSetBody
-from bunzai_codecs.formats._shared.st_regex import (
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, wrong
+from bunzai_codecs.formats.tavern.st_regex import (
     SCRIPT_KEY,
     ST_REGEX_COVERAGE,
     body_to_scripts,
@@ -32,7 +33,6 @@ from bunzai_codecs.formats._shared.st_regex import (
     script_to_rule,
     scripts_to_body,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem, wrong
 
 #: codecs whose twin of a regex set is a plain array of ST scripts
 _SCRIPT_TWINS = ("sillytavern",)

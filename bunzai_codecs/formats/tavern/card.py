@@ -2,7 +2,7 @@
 
 :class:`TavernCard` owns everything a Tavern card codec does; an app that writes Tavern cards
 (SillyTavern, RoleCall, Lumiverse...) is a subclass that declares its identity, its own
-:class:`~bunzai_codecs.formats._shared.tavern.TavernDialect` (the ``extensions`` keys it reads and
+:class:`~bunzai_codecs.formats.tavern.fields.TavernDialect` (the ``extensions`` keys it reads and
 writes) and, where its file differs, its envelope (a zip, extra detection)::
 
     class MyAppCard(TavernCard):
@@ -23,7 +23,7 @@ Detection (0.9, the generic Tavern reader used when a codec has no dialect of it
 - a flat object with a string ``name`` plus ``first_mes`` or ``mes_example`` (0.9) or only other
   character text fields (0.6).
 
-Decode: the card tree maps through ``_shared/tavern.py``; an embedded ``character_book`` becomes a
+Decode: the card tree maps through ``tavern/fields.py``; an embedded ``character_book`` becomes a
 linked lorebook entity and ``extensions.regex_scripts`` a linked regex-set entity (both via
 ``knowledgeRefs``; their twins are stored under this codec's id). PNG (``tavern/png.py``): ``ccv3``
 is read before ``chara``; when ``ccv3`` cannot be decoded the card is read from ``chara`` and the
@@ -60,9 +60,9 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_body, choose
-from bunzai_codecs.formats._shared.character_book import BOOK_TAG, book_to_body
-from bunzai_codecs.formats._shared.st_regex import SCRIPTS_TAG, scripts_to_body
-from bunzai_codecs.formats._shared.tavern import (
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.tavern.character_book import BOOK_TAG, book_to_body
+from bunzai_codecs.formats.tavern.fields import (
     CARD_SPECS,
     TAVERN_COVERAGE,
     V3_SHAPE,
@@ -71,7 +71,6 @@ from bunzai_codecs.formats._shared.tavern import (
     card_shape,
     card_to_body,
 )
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.tavern.links import apply_links, embedded_links, fresh_links, relink
 from bunzai_codecs.formats.tavern.png import (
     CARD_KEYWORDS,
@@ -84,6 +83,7 @@ from bunzai_codecs.formats.tavern.png import (
     sniff_payload_tree,
     write_png,
 )
+from bunzai_codecs.formats.tavern.st_regex import SCRIPTS_TAG, scripts_to_body
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.media import Resolver

@@ -24,9 +24,9 @@ from typing import Any, Final
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.entities import RegexSetBody
-from bunzai_codecs.formats._shared.character_book import embed_book
 from bunzai_codecs.formats._shared.links import DROP, KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.st_regex import body_to_scripts, embed_scripts
+from bunzai_codecs.formats.tavern.character_book import embed_book
+from bunzai_codecs.formats.tavern.st_regex import body_to_scripts, embed_scripts
 
 BOOK_KEY = "character_book"
 SCRIPTS_KEY = "regex_scripts"

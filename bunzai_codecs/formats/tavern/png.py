@@ -23,7 +23,7 @@ from bunzai_codecs.core import png
 from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.formats._shared.carrier import picture, portrait_resolver
-from bunzai_codecs.formats._shared.tavern import CARD_SPECS, SPEC_V2, SPEC_V3
+from bunzai_codecs.formats.tavern.fields import CARD_SPECS, SPEC_V2, SPEC_V3
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.media import Resolver

@@ -167,8 +167,8 @@ def test_write_then_read_is_stable() -> None:
 
 
 def test_the_dialect_can_stay_quiet_for_cards_without_risu_data() -> None:
-    from bunzai_codecs.formats._shared.tavern import body_to_data
     from bunzai_codecs.formats.risu.charx import RisuDialect
+    from bunzai_codecs.formats.tavern.fields import body_to_data
 
     quiet = RisuDialect(charx=False, always=False)
     plain = CharacterBody.model_validate({"identity": {"name": "A"}})

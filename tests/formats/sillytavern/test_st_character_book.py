@@ -1,6 +1,6 @@
-"""CCv2/V3 `character_book` <-> canonical lorebook (_shared/character_book.py), every entry field.
+"""CCv2/V3 `character_book` <-> canonical lorebook (tavern/character_book.py), every entry field.
 
-Expected values come from SillyTavern's sources and the V2/V3 card specs (docs/formats/sillytavern.md#lorebook-an-embedded-character_book-_sharedcharacter_bookpy)
+Expected values come from SillyTavern's sources and the V2/V3 card specs (docs/formats/sillytavern.md#lorebook-an-embedded-character_book-taverncharacter_bookpy)
 and the model (docs/canonical-model.md#lorebook).
 """
 
@@ -14,15 +14,15 @@ import pytest
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities import LorebookBody
-from bunzai_codecs.formats._shared.character_book import (
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.tavern.character_book import (
     ENTRY_KEY,
     body_to_book,
     book_spelling,
     book_to_body,
     is_character_book,
 )
-from bunzai_codecs.formats._shared.lore import parse_key
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.tavern.lore import parse_key
 from tests.formats.helpers import sample
 
 

@@ -1,6 +1,6 @@
-"""ST regex scripts: the shared mapper (_shared/st_regex.py) and the `sillytavern-regex` codec.
+"""ST regex scripts: the shared mapper (tavern/st_regex.py) and the `sillytavern-regex` codec.
 
-Facts: SillyTavern's regex extension (docs/formats/sillytavern.md#regex-_sharedst_regexpy); the model: docs/canonical-model.md#regexrule.
+Facts: SillyTavern's regex extension (docs/formats/sillytavern.md#regex-tavernst_regexpy); the model: docs/canonical-model.md#regexrule.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import RegexSetBody
-from bunzai_codecs.formats._shared.st_regex import (
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.tavern.st_regex import (
     body_to_scripts,
     join_find,
     rule_to_script,
@@ -23,7 +24,6 @@ from bunzai_codecs.formats._shared.st_regex import (
     scripts_to_body,
     split_find,
 )
-from bunzai_codecs.formats._shared.wire import MapContext
 from tests.formats.helpers import sample
 
 

@@ -1,6 +1,6 @@
-"""The shared Tavern mapper (_shared/tavern.py): CCv1/V2/V3 data fields <-> the canonical character.
+"""The shared Tavern mapper (tavern/fields.py): CCv1/V2/V3 data fields <-> the canonical character.
 
-Expectations are written from the card specs (docs/formats/sillytavern.md#character-the-cards-data-_sharedtavernpy) and
+Expectations are written from the card specs (docs/formats/sillytavern.md#character-the-cards-data-tavernfieldspy) and
 docs/canonical-model.md#characterbody, not from the mapper's output.
 """
 
@@ -14,7 +14,8 @@ import pytest
 
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.entities import CharacterBody
-from bunzai_codecs.formats._shared.tavern import (
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.tavern.fields import (
     DEFAULT_ICON,
     V2_SHAPE,
     CardShape,
@@ -25,7 +26,6 @@ from bunzai_codecs.formats._shared.tavern import (
     card_to_body,
     data_to_body,
 )
-from bunzai_codecs.formats._shared.wire import MapContext
 from tests.formats.helpers import sample
 
 

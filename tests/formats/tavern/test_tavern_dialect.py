@@ -13,9 +13,9 @@ from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities import CharacterBody, LorebookBody
-from bunzai_codecs.formats._shared.tavern import TavernDialect
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.tavern.card import TavernCard
+from bunzai_codecs.formats.tavern.fields import TavernDialect
 from tests.formats.helpers import tiny_png
 
 # -- the whole app: one dialect and one declaration ------------------------------------------------

@@ -1,4 +1,4 @@
-"""SillyTavern regex script <-> canonical regex rule (docs/canonical-model.md#regexrule, docs/formats/sillytavern.md#regex-_sharedst_regexpy).
+"""SillyTavern regex script <-> canonical regex rule (docs/canonical-model.md#regexrule, docs/formats/sillytavern.md#regex-tavernst_regexpy).
 
 One ST script (the built-in Regex extension's object) is one ``RegexRule``. The same objects live
 in a script file (``sillytavern-regex``), a card's ``data.extensions.regex_scripts``, a preset's
@@ -49,7 +49,6 @@ from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
-from bunzai_codecs.formats._shared.lore import unique_ids
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -60,6 +59,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.lore import unique_ids
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.entity import CanonicalEntity

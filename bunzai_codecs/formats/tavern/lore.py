@@ -3,7 +3,7 @@
 The numbers ST writes for an entry's position, role and secondary-key logic, and the names
 canonical gives them (docs/canonical-model.md#loreentry), plus the ``/pattern/flags`` key rule. Both ST lore
 dialects — the world-info file (``sillytavern-lorebook``) and the card's embedded
-``character_book`` (``_shared/character_book.py``) — and every app that imports ST lore use the same
+``character_book`` (``tavern/character_book.py``) — and every app that imports ST lore use the same
 tables, so they live here once.
 """
 

@@ -1,4 +1,4 @@
-"""Tavern character cards (CCv1, CCv2, CCv3) <-> the canonical character body (docs/canonical-model.md#characterbody, docs/formats/sillytavern.md#character-the-cards-data-_sharedtavernpy).
+"""Tavern character cards (CCv1, CCv2, CCv3) <-> the canonical character body (docs/canonical-model.md#characterbody, docs/formats/sillytavern.md#character-the-cards-data-tavernfieldspy).
 
 SillyTavern, RisuAI (``card.json``), RoleCall, Lumiverse, Chub and Agnai's Tavern export all carry
 the same ``data`` object; this module maps it once. App-specific ``data.extensions.<app>`` layers
@@ -15,7 +15,7 @@ The API, all pure functions (no I/O, inputs never mutated, nothing deep-copied):
 
 Body dicts are not validated here: a codec passes them to ``Codec.entity`` which validates once.
 Embedded ``character_book`` and ``extensions.regex_scripts`` are not part of the character body (they
-become linked entities, see ``_shared/character_book.py`` and ``_shared/st_regex.py``); the writers
+become linked entities, see ``tavern/character_book.py`` and ``tavern/st_regex.py``); the writers
 take them as optional arguments so a fresh card is written in spec key order.
 
 Field rules (each pinned by a test in tests/formats/sillytavern/):
@@ -50,8 +50,6 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.media import ASSET_BYTES, PORTRAIT_BYTES
 from bunzai_codecs.core.media import EXT_MIME as MEDIA_EXT_MIME
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.character_book import CHARACTER_BOOK_COVERAGE
-from bunzai_codecs.formats._shared.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     join_path,
@@ -63,6 +61,8 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.character_book import CHARACTER_BOOK_COVERAGE
+from bunzai_codecs.formats.tavern.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody, MediaAsset

@@ -1,4 +1,4 @@
-"""CCv2/CCv3 ``character_book`` <-> the canonical lorebook body (docs/canonical-model.md#lorebook, docs/formats/sillytavern.md#lorebook-an-embedded-character_book-_sharedcharacter_bookpy).
+"""CCv2/CCv3 ``character_book`` <-> the canonical lorebook body (docs/canonical-model.md#lorebook, docs/formats/sillytavern.md#lorebook-an-embedded-character_book-taverncharacter_bookpy).
 
 The book a card embeds (``data.character_book``), a standalone CCv3 ``lorebook_v3`` file's ``data``
 and a Chub lorebook all share this shape: spec fields at the entry's top level (``keys``,
@@ -50,7 +50,19 @@ from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import by_id, overlay_twin
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
-from bunzai_codecs.formats._shared.lore import (
+from bunzai_codecs.formats._shared.wire import (
+    MapContext,
+    js_number_text,
+    opt_bool,
+    opt_num,
+    opt_obj,
+    opt_str,
+    opt_str_list,
+    str_at,
+    strs_at,
+    wrong,
+)
+from bunzai_codecs.formats.tavern.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
     POSITION_NAMES,
@@ -64,18 +76,6 @@ from bunzai_codecs.formats._shared.lore import (
     position_name,
     role_name,
     unique_ids,
-)
-from bunzai_codecs.formats._shared.wire import (
-    MapContext,
-    js_number_text,
-    opt_bool,
-    opt_num,
-    opt_obj,
-    opt_str,
-    opt_str_list,
-    str_at,
-    strs_at,
-    wrong,
 )
 
 if TYPE_CHECKING:
