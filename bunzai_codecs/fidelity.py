@@ -37,7 +37,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, Required, TypedDict, Unpack, cast
 
 import orjson
 
@@ -1259,21 +1259,28 @@ def _error_row(
     return _row(inp, e, source, target, check, status="error", error=RowError.of(exc))
 
 
-def native_round_trip(
-    data: bytes,
-    decoded: Decoded,
-    *,
-    input: str,
-    sha256: str = "",
-    uri: str = "",
-    source: str | None = None,
-    name: str = "",
-) -> FidelityRow:
+class InputKeys(TypedDict, total=False):
+    """What the same-format checks are told about their input: its stable key (``input``), digest,
+    uri, file name, and the format it was decoded from (``source``; default: the entity's own)."""
+
+    input: Required[str]
+    sha256: str
+    uri: str
+    source: str | None
+    name: str
+
+
+def _input_of(decoded: Decoded, keys: InputKeys) -> tuple[_Input, str]:
+    """The input ``keys`` describe, and the format to write (``source``, else the primary's own)."""
+    inp = _Input(keys["input"], keys.get("sha256", ""), keys.get("uri", ""), keys.get("name", ""))
+    return inp, keys.get("source") or _source_of(decoded.primary)
+
+
+def native_round_trip(data: bytes, decoded: Decoded, **keys: Unpack[InputKeys]) -> FidelityRow:
     """Check 1 on a file: its primary entity (with the entities it links to) written back in its
     own format, compared with ``data`` as that format means it. Every difference is unexpected."""
-    e = decoded.primary
-    fmt = source or _source_of(e)
-    return _native_row(data, decoded, _Input(input, sha256, uri, name), fmt, _written(decoded, fmt))
+    inp, fmt = _input_of(decoded, keys)
+    return _native_row(data, decoded, inp, fmt, _written(decoded, fmt))
 
 
 def _written(decoded: Decoded, fmt: str) -> Export | Exception:
@@ -1312,22 +1319,13 @@ def _native_row(
     )
 
 
-def canonical_stability(
-    decoded: Decoded,
-    *,
-    input: str,
-    sha256: str = "",
-    uri: str = "",
-    source: str | None = None,
-    name: str = "",
-) -> list[FidelityRow]:
+def canonical_stability(decoded: Decoded, **keys: Unpack[InputKeys]) -> list[FidelityRow]:
     """Check 2: the file's primary entity written in its own format and decoded again must give the
     same bodies — the primary's, and each linked entity's (matched by kind and order). Entities the
     primary does not link to (a Voxta package's further characters, which the package written for
     its first one holds too) are matched, by kind and order, with what came back beyond the linked
     ones; one that did not come back is lost. One row per entity; every difference is unexpected."""
-    fmt = source or _source_of(decoded.primary)
-    inp = _Input(input, sha256, uri, name)
+    inp, fmt = _input_of(decoded, keys)
     return _stability_rows(decoded, inp, fmt, _written(decoded, fmt))
 
 
