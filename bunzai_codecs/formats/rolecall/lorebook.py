@@ -79,7 +79,7 @@ from bunzai_codecs.formats._shared.wire import (
     wrong,
 )
 from bunzai_codecs.formats.tavern.character_book import ST_ENTRY_PATHS
-from bunzai_codecs.formats.tavern.lore import LOGIC_INTS, unique_ids
+from bunzai_codecs.formats.tavern.lore import LOGIC_INTS, map_rows, with_unique_ids
 
 SCHEMA_VERSION = "1.0.0"
 EPOCH = "1970-01-01T00:00:00.000Z"
@@ -144,24 +144,21 @@ def _group(e: dict[str, Any], key: str, ctx: MapContext) -> dict[str, Any]:
 def _triggers(v: Any, ctx: MapContext, *path: str | int) -> list[dict[str, Any]] | None:
     if v is None:
         return None
-    if not isinstance(v, list):
-        raise wrong(ctx.at(*path), "an array of triggers", v)
-    out = []
-    for i, t in enumerate(v):
-        if not isinstance(t, dict):
-            raise wrong(ctx.at(*path, i), "a trigger object", t)
-        row: dict[str, Any] = {"text": str_at(t.get("keyword"), ctx, *path, i, "keyword") or ""}
-        is_regex = bool_at(t.get("isRegex"), ctx, *path, i, "isRegex")
-        if is_regex is not None:
-            row["isRegex"] = is_regex
-        flags = str_at(t.get("flags"), ctx, *path, i, "flags")
-        if flags is not None:
-            row["flags"] = flags
-        p = num_at(t.get("probability"), ctx, *path, i, "probability")
-        if p is not None:
-            row["probability"] = p
-        out.append(row)
-    return out
+    return map_rows(v, ctx, path, "an array of triggers", "a trigger object", _trigger)
+
+
+def _trigger(t: dict[str, Any], _i: int, ctx: MapContext) -> dict[str, Any]:
+    row: dict[str, Any] = {"text": str_at(t.get("keyword"), ctx, "keyword") or ""}
+    is_regex = bool_at(t.get("isRegex"), ctx, "isRegex")
+    if is_regex is not None:
+        row["isRegex"] = is_regex
+    flags = str_at(t.get("flags"), ctx, "flags")
+    if flags is not None:
+        row["flags"] = flags
+    p = num_at(t.get("probability"), ctx, "probability")
+    if p is not None:
+        row["probability"] = p
+    return row
 
 
 def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
@@ -283,6 +280,18 @@ def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, A
     return row
 
 
+def _category(c: dict[str, Any], i: int, ctx: MapContext) -> dict[str, Any]:
+    cat: dict[str, Any] = {
+        "id": id_text(c.get("id"), i, ctx, empty_is_absent=False),
+        "name": str_at(c.get("name"), ctx, "name") or "",
+    }
+    so = num_at(c.get("sortOrder"), ctx, "sortOrder")
+    if so is not None:
+        cat["sortOrder"] = so
+    cat["enabled"] = bool_at(c.get("enabled"), ctx, "enabled")
+    return cat
+
+
 def export_to_body(tree: Any, ctx: MapContext | None = None) -> dict[str, Any]:
     """A RoleCallExportV1 tree as a ``LorebookBody`` dict."""
     ctx = ctx or MapContext("$")
@@ -312,36 +321,13 @@ def export_to_body(tree: Any, ctx: MapContext | None = None) -> dict[str, Any]:
 
     cats = book.get("categories")
     if cats is not None:
-        if not isinstance(cats, list):
-            raise wrong(bctx.at("categories"), "an array of categories", cats)
-        out = []
-        for i, c in enumerate(cats):
-            if not isinstance(c, dict):
-                raise wrong(bctx.at("categories", i), "a category object", c)
-            cat: dict[str, Any] = {
-                "id": id_text(c.get("id"), i, bctx.child("categories", i), empty_is_absent=False),
-                "name": str_at(c.get("name"), bctx, "categories", i, "name") or "",
-            }
-            so = num_at(c.get("sortOrder"), bctx, "categories", i, "sortOrder")
-            if so is not None:
-                cat["sortOrder"] = so
-            cat["enabled"] = bool_at(c.get("enabled"), bctx, "categories", i, "enabled")
-            out.append(cat)
-        body["categories"] = out
+        body["categories"] = map_rows(
+            cats, bctx, ("categories",), "an array of categories", "a category object", _category
+        )
 
     entries = book.get("entries", [])
-    if not isinstance(entries, list):
-        raise wrong(bctx.at("entries"), "an array of entries", entries)
-    rows = []
-    for i, e in enumerate(entries):
-        if not isinstance(e, dict):
-            raise wrong(bctx.at("entries", i), "an entry object", e)
-        rows.append(entry_to_body(e, i, bctx.child("entries", i)))
-    ids = [r["id"] for r in rows]
-    if len(set(ids)) != len(ids):
-        for r, uid in zip(rows, unique_ids(ids), strict=True):
-            r["id"] = uid
-    body["entries"] = rows
+    rows = map_rows(entries, bctx, ("entries",), "an array of entries", "an entry object", entry_to_body)
+    body["entries"] = with_unique_ids(rows)
     return body
 
 

@@ -51,7 +51,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
-from bunzai_codecs.formats.tavern.lore import unique_ids
+from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
 #: RoleCall ``placement`` strings -> canonical phases
@@ -137,18 +137,9 @@ def script_to_body(t: Any, ctx: MapContext | None = None) -> dict[str, Any]:
     ctx = ctx or MapContext("$")
     if not isinstance(t, dict):
         raise wrong(ctx.path, "a regex script object", t)
-    rules = t.get("rules")
-    if not isinstance(rules, list):
-        raise wrong(ctx.at("rules"), "an array of rules", rules)
-    out = []
-    for i, r in enumerate(rules):
-        if not isinstance(r, dict):
-            raise wrong(ctx.at("rules", i), "a rule object", r)
-        out.append(rule_to_body(r, i, ctx.child("rules", i)))
-    ids = [r["id"] for r in out]
-    if len(set(ids)) != len(ids):
-        for r, uid in zip(out, unique_ids(ids), strict=True):
-            r["id"] = uid
+    out = with_unique_ids(
+        map_rows(t.get("rules"), ctx, ("rules",), "an array of rules", "a rule object", rule_to_body)
+    )
     return {"name": str_at(t.get("name"), ctx, "name") or "", "rules": out}
 
 
