@@ -59,15 +59,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.codec import Coverage, EmitContext
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.core.overlay import by_id, overlay_twin
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.overlay import by_id
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -444,7 +441,7 @@ def body_to_export(body: LorebookBody, exported_at: str = EPOCH) -> dict[str, An
     return {"schemaVersion": SCHEMA_VERSION, "exportDate": exported_at, "lorebook": book}
 
 
-class RoleCallLorebook(Codec):
+class RoleCallLorebook(TreeCodec):
     """RoleCall lorebook export (``RoleCallExportV1``)."""
 
     id = "rolecall-lorebook"
@@ -490,33 +487,22 @@ class RoleCallLorebook(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return 1.0 if is_rolecall_export(s.json_object) else 0.0
+    list_key = by_id
 
-    def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        ctx = MapContext("$")
-        body = export_to_body(tree, ctx)
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+    def claims(self, tree: dict[str, Any] | None) -> float:
+        return 1.0 if is_rolecall_export(tree) else 0.0
 
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, LorebookBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if isinstance(raw, dict):
-            stamp = raw.get("exportDate")
-            when = stamp if isinstance(stamp, str) else EPOCH
-            out: Any = overlay_twin(
-                raw, body, export_to_body(raw), lambda b: body_to_export(b, when), list_key=by_id
-            )
-        else:
-            when = ctx.options.get("exportedAt", EPOCH)
-            if not isinstance(when, str):
-                raise Malformed("options['exportedAt'] must be an ISO date string")
-            out = body_to_export(body, when)
-        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
+        return export_to_body(tree, ctx)
+
+    def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
+        if twin is not None:
+            stamp = twin.get("exportDate")
+            return body_to_export(body, stamp if isinstance(stamp, str) else EPOCH)
+        when = ctx.options.get("exportedAt", EPOCH)
+        if not isinstance(when, str):
+            raise Malformed("options['exportedAt'] must be an ISO date string")
+        return body_to_export(body, when)
 
 
 __all__ = [

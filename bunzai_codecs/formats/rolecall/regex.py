@@ -34,13 +34,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.overlay import by_id, overlay_twin
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.codec import Coverage, EmitContext
+from bunzai_codecs.core.overlay import by_id
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -176,7 +173,7 @@ def body_to_script(body: RegexSetBody) -> dict[str, Any]:
     return out
 
 
-class RoleCallRegex(Codec):
+class RoleCallRegex(TreeCodec):
     """RoleCall regex script files (one script with its rules)."""
 
     id = "rolecall-regex"
@@ -204,25 +201,16 @@ class RoleCallRegex(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return 0.9 if is_rolecall_script(s.json_object) else 0.0
+    list_key = by_id
 
-    def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        ctx = MapContext("$")
-        e = self.entity(s, script_to_body(tree, ctx), raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+    def claims(self, tree: dict[str, Any] | None) -> float:
+        return 0.9 if is_rolecall_script(tree) else 0.0
 
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, RegexSetBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if isinstance(raw, dict):
-            out: Any = overlay_twin(raw, body, script_to_body(raw), body_to_script, list_key=by_id)
-        else:
-            out = body_to_script(body)
-        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
+        return script_to_body(tree, ctx)
+
+    def to_native(self, body: RegexSetBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
+        return body_to_script(body)
 
 
 __all__ = ["RoleCallRegex", "body_to_script", "is_rolecall_script", "rule_to_body", "script_to_body"]

@@ -1,0 +1,81 @@
+"""The codec of a JSON file that holds one entity, mapped both ways by two functions.
+
+Most formats are this: detection looks at the parsed tree, the decoder maps the tree to a body
+(typed errors; notes in a :class:`~bunzai_codecs.formats._shared.wire.MapContext` become the
+entity's warnings) and keeps the tree as the escrow twin, and the encoder writes the body back
+overlaid on the twin (``core.overlay.overlay_twin``: the twin itself when the body is unedited,
+else a three-way merge) or freshly without one. :class:`TreeCodec` is that skeleton; a format
+declares its identity and three functions::
+
+    class MyLorebook(TreeCodec):
+        id = "myapp-lorebook"
+        kind = "lorebook"
+        ...
+        list_key = by_id
+
+        def claims(self, tree): return 1.0 if is_my_book(tree) else 0.0
+        def to_body(self, tree, ctx): return book_to_body(tree, ctx)
+        def to_native(self, body, twin, ctx): return body_to_book(body)
+
+A format whose file holds more than one entity, or whose decoder needs more than the tree (the
+file name, a zip member), writes its own ``decode``/``encode``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import orjson
+
+from bunzai_codecs.core.codec import Codec, EmitContext
+from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.overlay import ListKey, overlay_twin
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.formats._shared.wire import MapContext
+
+
+class TreeCodec(Codec):
+    """A JSON format holding one entity: :meth:`claims`, :meth:`to_body` and :meth:`to_native` are
+    the format; detect, decode and encode (2-space JSON) are this class's."""
+
+    #: how the overlay pairs list items of the twin with the body's (``core.overlay.merge3``)
+    list_key: ClassVar[ListKey | None] = None
+
+    def claims(self, tree: dict[str, Any] | None) -> float:
+        """The detection score of the parsed input when it is a JSON object (``None`` otherwise)."""
+        return 0.0
+
+    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
+        """The body dict of a parsed file; typed errors name the JSON path, notes go to ``ctx``."""
+        raise NotImplementedError
+
+    def to_native(self, body: Any, twin: dict[str, Any] | None, ctx: EmitContext) -> Any:
+        """The tree for ``body``: one side of the overlay on the ``twin`` tree, or a fresh file
+        when ``twin`` is ``None``."""
+        raise NotImplementedError
+
+    def detect(self, s: Sniff) -> float:
+        return self.claims(s.json_object)
+
+    def decode(self, s: Sniff) -> Decoded:
+        tree = s.require_json()
+        ctx = MapContext("$")
+        e = self.entity(s, self.to_body(tree, ctx), raw=tree)
+        e.warnings.extend(ctx.warnings)
+        return Decoded([e])
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        twin = entity.twin(self.id)
+        raw = twin.raw if twin else None
+        out: Any
+        if isinstance(raw, dict):
+            mapped = self.to_body(raw, MapContext("$"))
+            out = overlay_twin(
+                raw, entity.body, mapped, lambda b: self.to_native(b, raw, ctx), list_key=type(self).list_key
+            )
+        else:
+            out = self.to_native(entity.body, None, ctx)
+        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+
+
+__all__ = ["TreeCodec"]
