@@ -45,9 +45,16 @@ class TreeCodec(Codec):
         """The detection score of the parsed input when it is a JSON object (``None`` otherwise)."""
         return 0.0
 
-    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
-        """The body dict of a parsed file; typed errors name the JSON path, notes go to ``ctx``."""
+    def to_body(self, tree: Any, ctx: Any) -> dict[str, Any]:
+        """The body dict of a parsed file; typed errors name the JSON path, notes go to ``ctx`` (the
+        :meth:`reader`)."""
         raise NotImplementedError
+
+    def reader(self) -> Any:
+        """What :meth:`to_body` reads through and notes its warnings in (its ``warnings`` list): a
+        :class:`~bunzai_codecs.formats._shared.wire.MapContext` at ``$`` unless the format says
+        otherwise."""
+        return MapContext("$")
 
     def to_native(self, body: Any, twin: dict[str, Any] | None, ctx: EmitContext) -> Any:
         """The tree for ``body``: one side of the overlay on the ``twin`` tree, or a fresh file
@@ -59,7 +66,7 @@ class TreeCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        ctx = MapContext("$")
+        ctx = self.reader()
         e = self.entity(s, self.to_body(tree, ctx), raw=tree)
         e.warnings.extend(ctx.warnings)
         return Decoded([e])
@@ -69,7 +76,7 @@ class TreeCodec(Codec):
         raw = twin.raw if twin else None
         out: Any
         if isinstance(raw, dict):
-            mapped = self.to_body(raw, MapContext("$"))
+            mapped = self.to_body(raw, self.reader())
             out = overlay_twin(
                 raw, entity.body, mapped, lambda b: self.to_native(b, raw, ctx), list_key=type(self).list_key
             )
