@@ -5,17 +5,19 @@ Most formats are this: detection looks at the parsed tree, the decoder maps the 
 entity's warnings) and keeps the tree as the escrow twin, and the encoder writes the body back
 overlaid on the twin (``core.overlay.overlay_twin``: the twin itself when the body is unedited,
 else a three-way merge) or freshly without one. :class:`TreeCodec` is that skeleton; a format
-declares its identity and three functions::
+declares its identity and its three functions::
 
     class MyLorebook(TreeCodec):
         id = "myapp-lorebook"
         kind = "lorebook"
         ...
+        score = 1.0  # for a JSON object is_my_book accepts
+        fits = staticmethod(is_my_book)
+        read = staticmethod(book_to_body)  # (tree, ctx) -> body dict
+        write = staticmethod(body_to_book)  # body -> tree
         list_key = by_id
 
-        def claims(self, tree): return 1.0 if is_my_book(tree) else 0.0
-        def to_body(self, tree, ctx): return book_to_body(tree, ctx)
-        def to_native(self, body, twin, ctx): return body_to_book(body)
+A format whose writer needs the twin or the export options overrides :meth:`TreeCodec.to_native`.
 
 A format whose file holds more than one entity, or whose decoder needs more than the tree (the
 file name, a zip member), writes its own ``decode``/``encode``.
@@ -35,20 +37,38 @@ from bunzai_codecs.formats._shared.wire import MapContext
 
 
 class TreeCodec(Codec):
-    """A JSON format holding one entity: :meth:`claims`, :meth:`to_body` and :meth:`to_native` are
-    the format; detect, decode and encode (2-space JSON) are this class's."""
+    """A JSON format holding one entity: :meth:`fits` and :attr:`score`, :meth:`read` and
+    :meth:`write` (or :meth:`to_native`) are the format; detect, decode and encode (2-space JSON)
+    are this class's."""
 
     #: how the overlay pairs list items of the twin with the body's (``core.overlay.merge3``)
     list_key: ClassVar[ListKey | None] = None
+    #: the detection score of a JSON object that :meth:`fits`
+    score: ClassVar[float] = 1.0
 
-    def claims(self, tree: dict[str, Any] | None) -> float:
-        """The detection score of the parsed input when it is a JSON object (``None`` otherwise)."""
-        return 0.0
+    @staticmethod
+    def fits(tree: dict[str, Any] | None, /) -> bool:
+        """Whether the parsed input (when it is a JSON object; ``None`` otherwise) is this format's."""
+        return False
 
-    def to_body(self, tree: Any, ctx: Any) -> dict[str, Any]:
+    @staticmethod
+    def read(tree: Any, ctx: Any, /) -> dict[str, Any]:
         """The body dict of a parsed file; typed errors name the JSON path, notes go to ``ctx`` (the
         :meth:`reader`)."""
         raise NotImplementedError
+
+    @staticmethod
+    def write(body: Any, /) -> Any:
+        """The tree for ``body`` (see :meth:`to_native`)."""
+        raise NotImplementedError
+
+    def claims(self, tree: dict[str, Any] | None) -> float:
+        """The detection score: :attr:`score` for a JSON object that :meth:`fits`, else 0."""
+        return self.score if self.fits(tree) else 0.0
+
+    def to_body(self, tree: Any, ctx: Any) -> dict[str, Any]:
+        """:meth:`read`."""
+        return self.read(tree, ctx)
 
     def reader(self) -> Any:
         """What :meth:`to_body` reads through and notes its warnings in (its ``warnings`` list): a
@@ -58,8 +78,8 @@ class TreeCodec(Codec):
 
     def to_native(self, body: Any, twin: dict[str, Any] | None, ctx: EmitContext) -> Any:
         """The tree for ``body``: one side of the overlay on the ``twin`` tree, or a fresh file
-        when ``twin`` is ``None``."""
-        raise NotImplementedError
+        when ``twin`` is ``None``; :meth:`write` unless the format needs the twin or ``ctx``."""
+        return self.write(body)
 
     def detect(self, s: Sniff) -> float:
         return self.claims(s.json_object)

@@ -83,10 +83,10 @@ class ChubLorebook(TreeCodec):
 
     list_key = ENTRY_KEY
 
-    def claims(self, tree: dict[str, Any] | None) -> float:
-        return 1.0 if is_chub_book(tree) else 0.0
+    fits = staticmethod(is_chub_book)
 
-    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
+    @staticmethod
+    def read(tree: Any, ctx: Any) -> dict[str, Any]:
         if not isinstance(tree, dict):
             raise wrong("$", "a lorebook object", tree)
         return _to_body(tree, ctx)

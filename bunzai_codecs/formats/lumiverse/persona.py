@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bunzai_codecs.core.codec import Coverage, EmitContext
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong
@@ -94,14 +94,10 @@ class LumiversePersona(TreeCodec):
         ],
     )
 
-    def claims(self, tree: dict[str, Any] | None) -> float:
-        return 0.95 if is_account_persona(tree) else 0.0
-
-    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
-        return persona_to_body(tree, ctx)
-
-    def to_native(self, body: PersonaBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
-        return body_to_persona(body)
+    score = 0.95
+    fits = staticmethod(is_account_persona)
+    read = staticmethod(persona_to_body)
+    write = staticmethod(body_to_persona)
 
 
 __all__ = ["LumiversePersona", "body_to_persona", "is_account_persona", "persona_to_body"]

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bunzai_codecs.core.codec import Coverage, EmitContext
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats.sillytavern._wire import Path, Reader
@@ -255,17 +255,12 @@ class LumiversePreset(TreeCodec):
 
     list_key = BLOCK_ID
 
-    def claims(self, tree: dict[str, Any] | None) -> float:
-        return 1.0 if is_preset_export(tree) else 0.0
+    fits = staticmethod(is_preset_export)
+    read = staticmethod(export_to_body)
+    write = staticmethod(body_to_export)
 
     def reader(self) -> Reader:
         return Reader()
-
-    def to_body(self, tree: Any, ctx: Reader) -> dict[str, Any]:
-        return export_to_body(tree, ctx)
-
-    def to_native(self, body: PresetBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
-        return body_to_export(body)
 
 
 __all__ = ["LumiversePreset", "body_to_export", "export_to_body", "is_preset_export"]

@@ -26,7 +26,7 @@ The envelope around the card: ``avatar`` (a data URL) is ``media.portrait``, ``s
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from bunzai_codecs.core import media
@@ -36,7 +36,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, MediaAsset
 from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
-from bunzai_codecs.formats.tavern.card import CardEnvelope, TavernCard
+from bunzai_codecs.formats.tavern.card import CardEnvelope, CardWriter, TavernCard
 from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
     TAVERN_EMBEDDED,
@@ -183,11 +183,7 @@ class MarinaraEnvelope(CardEnvelope):
                     ctx.warn(f"data.metadata.{key} {raw!r} is not an ISO date: kept in the twin only")
 
     def write(
-        self,
-        body: CharacterBody,
-        card_of: Callable[[CharacterBody], dict[str, Any]],
-        twin: dict[str, Any] | None,
-        ctx: EmitContext | None,
+        self, body: CharacterBody, card_of: CardWriter, twin: dict[str, Any] | None, ctx: EmitContext | None
     ) -> dict[str, Any]:
         inner = _card(twin)["data"] if twin is not None else None
         card_has_assets = inner is not None and "assets" in inner

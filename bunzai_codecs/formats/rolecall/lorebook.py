@@ -489,11 +489,8 @@ class RoleCallLorebook(TreeCodec):
 
     list_key = by_id
 
-    def claims(self, tree: dict[str, Any] | None) -> float:
-        return 1.0 if is_rolecall_export(tree) else 0.0
-
-    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
-        return export_to_body(tree, ctx)
+    fits = staticmethod(is_rolecall_export)
+    read = staticmethod(export_to_body)
 
     def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
         if twin is not None:

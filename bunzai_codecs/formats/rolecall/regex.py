@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bunzai_codecs.core.codec import Coverage, EmitContext
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.overlay import by_id
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
@@ -203,14 +203,10 @@ class RoleCallRegex(TreeCodec):
 
     list_key = by_id
 
-    def claims(self, tree: dict[str, Any] | None) -> float:
-        return 0.9 if is_rolecall_script(tree) else 0.0
-
-    def to_body(self, tree: Any, ctx: MapContext) -> dict[str, Any]:
-        return script_to_body(tree, ctx)
-
-    def to_native(self, body: RegexSetBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
-        return body_to_script(body)
+    score = 0.9
+    fits = staticmethod(is_rolecall_script)
+    read = staticmethod(script_to_body)
+    write = staticmethod(body_to_script)
 
 
 __all__ = ["RoleCallRegex", "body_to_script", "is_rolecall_script", "rule_to_body", "script_to_body"]

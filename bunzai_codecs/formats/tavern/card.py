@@ -148,6 +148,10 @@ def card_score(t: dict[str, Any]) -> float:
     return 0.6 if isinstance(t.get("alternate_greetings"), list) else 0.0
 
 
+#: writes the card of a body (see :meth:`CardEnvelope.write`)
+CardWriter = Callable[[CharacterBody], dict[str, Any]]
+
+
 class CardEnvelope:
     """What an app's file wraps around its Tavern card. The base class is no wrapper: the file is
     the card (a JSON card, a PNG chunk's payload). An app whose file holds the card inside an object
@@ -178,11 +182,7 @@ class CardEnvelope:
         file's root. Nothing by default."""
 
     def write(
-        self,
-        body: CharacterBody,
-        card_of: Callable[[CharacterBody], dict[str, Any]],
-        twin: dict[str, Any] | None,
-        ctx: EmitContext | None,
+        self, body: CharacterBody, card_of: CardWriter, twin: dict[str, Any] | None, ctx: EmitContext | None
     ) -> dict[str, Any]:
         """The file for ``body``. ``card_of`` writes the card of a body (in the twin's layout, or
         :attr:`shape` for a fresh file; a fresh card gets the linked book and scripts); ``twin`` is
@@ -539,6 +539,7 @@ __all__ = [
     "SHARED_DIALECTS",
     "CardEnvelope",
     "CardTwin",
+    "CardWriter",
     "TavernCard",
     "apply_delta",
     "card_score",
