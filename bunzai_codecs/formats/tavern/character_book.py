@@ -400,6 +400,10 @@ _SPEC_KEYS = frozenset(
 _SCAN_ORDER = {canon: i for i, (canon, _, _) in enumerate(SCAN_SOURCES)}
 
 
+#: the entry's booleans, read under the same name
+_FLAGS = ("enabled", "constant", "selective")
+
+
 def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
     """One ``character_book`` entry as a ``LoreEntry`` dict; ``index`` is its position in the book."""
     g = e.get
@@ -444,21 +448,12 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     }
     if note is not None:
         row["comment"] = note
-    v = g("enabled")
-    if v is not None:
-        if v is not True and v is not False:
-            raise wrong(ctx.at("enabled"), "a boolean", v)
-        row["enabled"] = v
-    v = g("constant")
-    if v is not None:
-        if v is not True and v is not False:
-            raise wrong(ctx.at("constant"), "a boolean", v)
-        row["constant"] = v
-    v = g("selective")
-    if v is not None:
-        if v is not True and v is not False:
-            raise wrong(ctx.at("selective"), "a boolean", v)
-        row["selective"] = v
+    for flag in _FLAGS:
+        v = g(flag)
+        if v is not None:
+            if v is not True and v is not False:
+                raise wrong(ctx.at(flag), "a boolean", v)
+            row[flag] = v
     v = g("insertion_order")
     if v is not None:
         row["sortOrder"] = v if v.__class__ is int else opt_num(v, ctx.at("insertion_order"))
