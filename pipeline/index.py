@@ -165,20 +165,79 @@ DOC_FILE = "entity-index.md"
 # -- the row ---------------------------------------------------------------------------------------
 
 
+#: how the walk below treats a value by its exact type: ``_TEXT`` a string (its length counts),
+#: ``_ITEMS`` a list or tuple, ``_VALUES`` a dict, ``_FIELDS`` a pydantic model (its ``__dict__``),
+#: ``_NONE`` anything else; learnt per type the first time one is met (the checks are the type's)
+_TEXT, _ITEMS, _VALUES, _FIELDS, _NONE = range(5)
+_KIND: dict[type, int] = {
+    str: _TEXT,
+    list: _ITEMS,
+    tuple: _ITEMS,
+    dict: _VALUES,
+    int: _NONE,
+    type(None): _NONE,
+}
+
+
+def _kind(t: type) -> int:
+    if issubclass(t, str):
+        k = _TEXT
+    elif issubclass(t, (list, tuple)):
+        k = _ITEMS
+    elif issubclass(t, dict):
+        k = _VALUES
+    elif hasattr(t, "__pydantic_fields__"):
+        k = _FIELDS
+    else:
+        k = _NONE
+    _KIND[t] = k
+    return k
+
+
 def _text_chars(value: Any) -> int:
-    """Code points of every string inside a body (its fields, lists and opaque dicts' values)."""
+    """Code points of every string inside a body (its fields, lists and opaque dicts' values).
+
+    Each value's treatment is looked up by its exact type (``_KIND``), and a container's strings
+    are summed as its children are scanned: a walk over a lorebook's thousands of fields and
+    scalars with a ``hasattr`` each was as costly as the card's decode."""
+    kinds = _KIND
+    t = type(value)
+    k = kinds.get(t)
+    if k is None:
+        k = _kind(t)
+    if k == _TEXT:
+        return len(value)
     total = 0
     stack = [value]
+    pop, push = stack.pop, stack.append
     while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            total += len(v)
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif hasattr(v, "__pydantic_fields__"):
-            stack.extend(v.__dict__.values())
+        v = pop()
+        t = type(v)
+        k = kinds.get(t)
+        if k is None:
+            k = _kind(t)
+        if k == _VALUES:
+            kids = v.values()
+        elif k == _FIELDS:
+            kids = v.__dict__.values()
+        elif k == _ITEMS:
+            kids = v
+        else:
+            continue
+        for c in kids:
+            t = type(c)
+            if t is str:
+                total += len(c)
+                continue
+            if c is None or t is int or t is bool:
+                continue
+            k = kinds.get(t)
+            if k is None:
+                k = _kind(t)
+            if k == _TEXT:
+                total += len(c)
+            elif k != _NONE:
+                push(c)
     return total
 
 

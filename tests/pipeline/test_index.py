@@ -146,6 +146,45 @@ def test_an_unstamped_entity_has_no_row() -> None:
         index_row(e, native=None)
 
 
+def test_text_chars_counts_every_string_inside_a_body_whatever_its_container() -> None:
+    """The walk looks values up by exact type: subclasses (a str enum, a named tuple, an ordered
+    dict), models inside dicts inside lists, and values that hold no text are treated as the
+    general checks treat them."""
+    import enum
+    from collections import OrderedDict, namedtuple
+
+    from pydantic import BaseModel
+
+    from pipeline.index import _text_chars
+
+    class Mood(enum.StrEnum):
+        CALM = "calm"  # 4
+
+    Pair = namedtuple("Pair", "a b")
+
+    class Inner(BaseModel):
+        text: str = "inner"  # 5
+        n: int = 3
+        tags: tuple[str, ...] = ("ab", "c")  # 3
+
+    class Outer(BaseModel):
+        name: str = "ü名"  # 2 code points
+        inner: Inner = Inner()
+        items: list[Any] = []
+
+    body = Outer(
+        items=[
+            {"k": "vvv", "m": Inner(text="xy"), "none": None, "f": 1.5, "b": True},  # 3 + (2 + 3)
+            Pair("pq", [Mood.CALM, b"bytes are not text", 7]),  # 2 + 4
+            OrderedDict(z="zzzz"),  # 4
+            "",
+        ]
+    )
+    assert _text_chars(body) == 2 + (5 + 3) + 3 + (2 + 3) + 2 + 4 + 4
+    assert _text_chars("plain") == 5
+    assert _text_chars(None) == 0 and _text_chars(12) == 0
+
+
 def test_lint_codes_are_rule_ids_only() -> None:
     assert lint_codes(
         [
