@@ -17,7 +17,6 @@ import builtins
 import contextlib
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -135,9 +134,7 @@ def test_no_pattern_or_script_from_the_input_is_compiled_or_run(
 ) -> None:
     _convert_everywhere(Path(name).name, data)  # warm up: lazy codec imports compile their own source
     rec = Recorder(monkeypatch)
-    t0 = time.perf_counter()
     entities = _convert_everywhere(Path(name).name, data)
-    elapsed = time.perf_counter() - t0
     monkeypatch.undo()
     # every string the input holds: texts, keys, patterns, scripts, as decoded and as escrowed
     held = set()
@@ -148,7 +145,6 @@ def test_no_pattern_or_script_from_the_input_is_compiled_or_run(
     held = {s for s in held if len(s) >= 3}
     assert not (set(rec.patterns) & held), sorted(set(rec.patterns) & held)
     assert rec.executed == []
-    assert elapsed < 10, "a conversion this slow smells of a pattern being run"
 
 
 def test_the_recorder_sees_a_pattern_compiled_from_data(monkeypatch: pytest.MonkeyPatch) -> None:
