@@ -58,8 +58,9 @@ def payload_tree(t: png.TextChunk, offset: int) -> Any:
 
 def _b64decode(raw: bytes) -> bytes | None:
     """Base64 as card chunks hold it; ``None`` when it is not base64. Whitespace and missing
-    padding are tolerated: the value is tried as it is first (what apps write), and only when that
-    fails without whitespace and padding (splitting a 300 KB value costs more than decoding it)."""
+    padding are tolerated: the value is decoded as it is first (what apps write), and only when that
+    fails is it stripped of whitespace and padded (splitting a 300 KB value costs more than decoding
+    it); both ways give the same bytes for any value the first accepts."""
     if len(raw) % 4 == 0:
         try:
             return base64.b64decode(raw, validate=True)
@@ -93,12 +94,12 @@ def png_card_trees(s: Sniff) -> list[Any]:
 
 def _png_card_trees(s: Sniff) -> list[Any]:
     out: list[Any] = []
+    ccv3 = s.png_text(CCV3)
     for kw in CARD_KEYWORDS:
         t = s.png_text(kw)
         if t is None:
             continue
-        first = s.png_text(CCV3)
-        if kw == CHARA and out and first is not None and len(first.text) <= BIG_JSON:
+        if kw == CHARA and out and ccv3 is not None and len(ccv3.text) <= BIG_JSON:
             # (a ccv3 payload of that size was parsed by orjson: no value its writer cannot repeat)
             same = _relabelled_twin(s, t, out[0])
             if same is not None:
