@@ -35,7 +35,7 @@ Texts are drawn from a seeded sentence pool (English with typographic punctuatio
 in Japanese), so parsers see realistic non-ASCII strings.
 
 ``broken`` files (``REJECT`` in the manifest): a truncated JSON card, a card whose
-``character_book.entries[k].keys`` is a number, a PNG card with a bad IDAT CRC, random bytes, an
+``character_book.entries[k].keys`` is a number, a PNG card with a bad CRC in its ``ccv3`` chunk, random bytes, an
 empty file, a truncated ``.charx``. Every one must come back as a typed error. A third of the
 ``broken`` share is used so that ~1 % of the archive is broken; the other two thirds are extra
 V2 cards (so N stays exact).
@@ -659,11 +659,11 @@ def broken(rng: random.Random, text: Text, seed: int) -> tuple[str, bytes]:
         entries = book["entries"]
         entries[rng.randrange(len(entries))]["keys"] = rng.randint(1, 99)
         return ".json", orjson.dumps(card)
-    if k == 2:  # a PNG card whose IDAT CRC is wrong
+    if k == 2:  # a PNG card whose ccv3 chunk's CRC is wrong (the pixels' CRC is not read)
         img = image_pool(seed)[rng.randrange(IMAGE_POOL)]
         card = v3_card(rng, text)
         damaged = bytearray(card_png(img, card, card))
-        damaged[60] ^= 0xFF  # inside the IDAT data
+        damaged[damaged.rindex(b"tEXtccv3") + 12] ^= 0x01  # inside the ccv3 chunk's base64
         return ".png", bytes(damaged)
     if k == 3:
         return ".json", rng.randbytes(rng.randint(100, 5000))
@@ -718,7 +718,7 @@ def make_file(kind: str, index: int, seed: int) -> tuple[str, bytes]:
         b = _dumps(rng, v3_card(rng, text))
     elif kind == "card-png":
         v2 = st_v2_card(rng, text)
-        v3 = {"spec": "chara_card_v3", "spec_version": "3.0", "data": v2["data"]}
+        v3 = {**v2, "spec": "chara_card_v3", "spec_version": "3.0"}  # as ST writes ccv3: only relabelled
         b = card_png(image_pool(seed)[rng.randrange(IMAGE_POOL)], v2, v3)
     elif kind == "card-charx":
         b = charx(rng, text, seed)
@@ -822,7 +822,7 @@ def ensure(
 
     fs, root = fsspec.core.url_to_fs(dest)
     stamp = f"{root}/.bench-corpus"
-    want = f"n={n} seed={seed} gen=1\n".encode()
+    want = f"n={n} seed={seed} gen=2\n".encode()  # 2: ccv3 as ST writes it, a bad ccv3 CRC
     if fs.exists(stamp) and fs.cat_file(stamp) == want and fs.exists(f"{root}/{MANIFEST}"):
         return
     if fs.exists(root):

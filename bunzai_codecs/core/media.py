@@ -316,7 +316,8 @@ def png_image(
     chunks of ``strip_types`` (Backyard's ``eXIf``). Every other chunk keeps its bytes and place."""
     from bunzai_codecs.core import png
 
-    pf = parsed if parsed is not None else png.parse(data)
+    # the pixels are kept as read, their CRC too (as ``Sniff.png`` reads them)
+    pf = parsed if parsed is not None else png.parse(data, skip_crc=png.IMAGE_DATA)
     exact = {k.lower() for k in strip if not k.endswith("_")}
     prefixes = tuple(k.lower() for k in strip if k.endswith("_"))
     kept = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from bunzai_codecs.core import inflate
@@ -37,6 +37,9 @@ MAX_INFLATE_TOTAL = 96 * _MIB
 _MAX_CHUNK_LENGTH = 0x7FFFFFFF
 _IEND = b"IEND"
 _TEXT_TYPE_BYTES = frozenset(t.encode("ascii") for t in TEXT_TYPES)
+#: the chunks of pixel data (PNG ``IDAT``, APNG ``fdAT``): bunzai never decodes them, so a reader that
+#: only looks at a card's text chunks may leave their CRCs unchecked (``parse(skip_crc=IMAGE_DATA)``)
+IMAGE_DATA = frozenset({b"IDAT", b"fdAT"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,10 @@ class Chunk:
     data: bytes
     #: byte offset of the chunk's length field in the source file; -1 for a chunk built in memory
     offset: int = -1
+    #: the CRC as the file stores it, for a chunk whose CRC ``parse`` was told not to check
+    #: (``skip_crc``); ``build`` writes it back as read, so such a chunk keeps its bytes (a wrong CRC
+    #: included: nothing unchecked is repaired silently). ``None``: ``build`` computes the CRC
+    crc: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +88,23 @@ class TextChunk:
     translated_keyword: str = ""
 
 
-def parse(data: bytes, *, check_crc: bool = True, max_chunks: int = MAX_CHUNKS) -> PngFile:
+def parse(
+    data: bytes,
+    *,
+    check_crc: bool = True,
+    skip_crc: Collection[bytes] = (),
+    max_chunks: int = MAX_CHUNKS,
+) -> PngFile:
     """Split a PNG into chunks, checking the signature, every length, every CRC, and that IEND exists.
 
     Raises ``Malformed`` (with the offending chunk's offset) on a bad signature, a length running
     past the end, a bad chunk type or CRC, or a missing ``IEND``; ``LimitExceeded`` past
     ``max_chunks``. Bytes after ``IEND`` are kept in ``PngFile.trailing``.
+
+    ``skip_crc`` names chunk types whose CRC is not checked (:data:`IMAGE_DATA`: a card reader never
+    looks at the pixels, and their CRC is most of a card's parse); such a chunk keeps its stored CRC
+    (``Chunk.crc``), which ``build`` writes back unchanged. Every other chunk, the text chunks a
+    card is read from among them, is checked as usual.
     """
     view = memoryview(data)
     if bytes(view[:8]) != PNG_SIGNATURE:
@@ -109,11 +127,14 @@ def parse(data: bytes, *, check_crc: bool = True, max_chunks: int = MAX_CHUNKS) 
         if len(chunks) >= max_chunks:
             raise LimitExceeded(f"more than {max_chunks} PNG chunks", offset=pos)
         body = bytes(view[pos + 8 : data_end])
-        if check_crc:
+        kept: int | None = None
+        if ctype in skip_crc:
+            (kept,) = struct.unpack_from(">I", data, data_end)
+        elif check_crc:
             (stored,) = struct.unpack_from(">I", data, data_end)
             if zlib.crc32(body, zlib.crc32(ctype)) != stored:
                 raise Malformed(f"bad CRC in {_name(ctype)} chunk", offset=pos)
-        chunks.append(Chunk(ctype, body, pos))
+        chunks.append(Chunk(ctype, body, pos, kept))
         pos = data_end + 4
         if ctype == _IEND:
             return PngFile(tuple(chunks), bytes(view[pos:]))
@@ -219,9 +240,10 @@ def make_text_chunk(
 
 
 def build(chunks: Iterable[Chunk], trailing: bytes = b"") -> bytes:
-    """Serialise chunks as a PNG, recomputing every length and CRC from the chunk data.
+    """Serialise chunks as a PNG, recomputing every length and CRC from the chunk data (a chunk
+    that carries the CRC it was read with, ``Chunk.crc``, gets that one).
 
-    A chunk read from a file comes out byte-identical (its CRC was checked on the way in).
+    A chunk read from a file comes out byte-identical (its CRC was checked on the way in, or kept).
     """
     parts = [PNG_SIGNATURE]
     for c in chunks:
@@ -232,7 +254,8 @@ def build(chunks: Iterable[Chunk], trailing: bytes = b"") -> bytes:
         parts.append(struct.pack(">I", len(c.data)))
         parts.append(c.type)
         parts.append(c.data)
-        parts.append(struct.pack(">I", zlib.crc32(c.data, zlib.crc32(c.type))))
+        crc = c.crc if c.crc is not None else zlib.crc32(c.data, zlib.crc32(c.type))
+        parts.append(struct.pack(">I", crc))
     parts.append(trailing)
     return b"".join(parts)
 

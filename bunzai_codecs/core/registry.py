@@ -232,6 +232,11 @@ def require(s: Sniff, format_id: str | None = None) -> Candidate:
         return Candidate(format_id, score)
     best = detect(s)
     if best is None:
+        bad = s.png_error if s.is_png else None
+        if bad is not None:
+            # a PNG that does not parse (a bad CRC, truncated): still "not recognised" (what callers
+            # of require handle), but saying why no card codec could look inside, and where
+            raise NotRecognized(f"not a readable PNG: {bad.message}", uri=s.uri, offset=bad.offset)
         d = detect_all(s)
         near = f"; closest: {d.candidates[0].id} ({d.candidates[0].score:.2f})" if d.candidates else ""
         raise NotRecognized(f"no format recognised this input{near}", uri=s.uri)

@@ -176,7 +176,9 @@ class Sniff:
 
     @property
     def png(self) -> PngFile | None:
-        """The PNG chunk list (CRC-checked), or ``None`` when the input is not a readable PNG."""
+        """The PNG chunk list, or ``None`` when the input is not a readable PNG. Every chunk's CRC is
+        checked but the pixel data's (``png.IMAGE_DATA``: no codec reads it, and it is most of the
+        file); those chunks keep their stored CRC, so a file written from them keeps their bytes."""
         if self._png is _UNSET:
             self._png = None
             if self.is_png:
@@ -184,7 +186,7 @@ class Sniff:
 
                 Sniff.parse_counts["png"] += 1
                 try:
-                    self._png = png.parse(self.data)
+                    self._png = png.parse(self.data, skip_crc=png.IMAGE_DATA)
                 except BunzaiError as exc:
                     self._png_error = exc.with_uri(self.uri)
         return self._png

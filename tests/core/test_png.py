@@ -13,6 +13,7 @@ import pytest
 
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed
 from bunzai_codecs.core.png import (
+    IMAGE_DATA,
     PNG_SIGNATURE,
     Chunk,
     PngFile,
@@ -121,6 +122,33 @@ def test_bad_crc_names_chunk_and_offset() -> None:
     # the CRC check can be turned off, and build() then writes a correct CRC
     png = parse(bytes(data), check_crc=False)
     assert parse(png.build()).chunks[2].data == png.chunks[2].data
+
+
+def test_skip_crc_leaves_image_data_unchecked_and_keeps_its_crc() -> None:
+    data = bytearray(tiny_png(text("chara", b"abc")))
+    off = chunk_offsets(bytes(data))[1]  # the IDAT chunk
+    data[off + 8] ^= 0xFF  # damage the pixel data: its stored CRC no longer matches
+    with pytest.raises(Malformed) as e:
+        parse(bytes(data))  # checked by default
+    assert e.value.offset == off and "IDAT" in e.value.message
+    png = parse(bytes(data), skip_crc=IMAGE_DATA)
+    assert png.chunks[2].data == b"chara\0abc"
+    # the unchecked chunk keeps the CRC it was read with: the file comes back byte for byte
+    assert png.build() == bytes(data)
+    assert replace_text(png, remove=["chara"]) == bytes(data[: chunk_offsets(bytes(data))[2]]) + png_chunk(
+        b"IEND", b""
+    )
+
+
+def test_skip_crc_still_checks_every_other_chunk() -> None:
+    for index, kind in ((0, "IHDR"), (2, "tEXt"), (3, "IEND")):
+        data = bytearray(tiny_png(text("chara", b"abc")))
+        off = chunk_offsets(bytes(data))[index]
+        (length,) = struct.unpack_from(">I", data, off)
+        data[off + 8 + length] ^= 0xFF  # the chunk's stored CRC
+        with pytest.raises(Malformed) as e:
+            parse(bytes(data), skip_crc=IMAGE_DATA)
+        assert e.value.offset == off and kind in e.value.message and "CRC" in e.value.message
 
 
 def test_truncated_at_every_length_is_malformed() -> None:

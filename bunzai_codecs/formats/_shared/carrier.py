@@ -114,7 +114,7 @@ def _as_png(data: bytes) -> bytes | None:
         png = media.as_png(data)
         from bunzai_codecs.core import png as pngmod
 
-        pngmod.parse(png)
+        pngmod.parse(png, skip_crc=pngmod.IMAGE_DATA)  # a carrier's pixels are kept as read
     except (media.ImageError, BunzaiError):
         return None
     return png

@@ -21,7 +21,7 @@ import orjson
 
 from bunzai_codecs.core import png
 from bunzai_codecs.core.errors import BunzaiError, Malformed
-from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.core.sniff import BIG_JSON, Sniff, parse_json
 from bunzai_codecs.formats._shared.carrier import picture, portrait_resolver
 from bunzai_codecs.formats.tavern.fields import CARD_SPECS, SPEC_V2, SPEC_V3
 
@@ -45,18 +45,34 @@ def payload_tree(t: png.TextChunk, offset: int) -> Any:
     if raw[:1] == b"{":
         data = raw
     else:
-        b64 = b"".join(raw.split())
-        if len(b64) % 4:
-            b64 += b"=" * (-len(b64) % 4)
-        try:
-            data = base64.b64decode(b64, validate=True)
-        except (binascii.Error, ValueError):
-            raise Malformed(f"{t.chunk_type} {kw!r} chunk is not valid base64", offset=offset) from None
+        decoded = _b64decode(raw)
+        if decoded is None:
+            raise Malformed(f"{t.chunk_type} {kw!r} chunk is not valid base64", offset=offset)
+        data = decoded
     try:
         return parse_json(data, what=f"{kw} chunk JSON")
     except Malformed as exc:
         exc.offset = offset
         raise
+
+
+def _b64decode(raw: bytes) -> bytes | None:
+    """Base64 as card chunks hold it; ``None`` when it is not base64. Whitespace and missing
+    padding are tolerated: the value is decoded as it is first (what apps write), and only when that
+    fails is it stripped of whitespace and padded (splitting a 300 KB value costs more than decoding
+    it); both ways give the same bytes for any value the first accepts."""
+    if len(raw) % 4 == 0:
+        try:
+            return base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError):
+            pass
+    b64 = b"".join(raw.split())
+    if len(b64) % 4:
+        b64 += b"=" * (-len(b64) % 4)
+    try:
+        return base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def sniff_payload_tree(s: Sniff, t: png.TextChunk) -> Any:
@@ -71,17 +87,48 @@ def sniff_payload_tree(s: Sniff, t: png.TextChunk) -> Any:
 def png_card_trees(s: Sniff) -> list[Any]:
     """The decodable ``ccv3`` then ``chara`` payloads of a PNG (a detection helper: a payload that
     does not decode is skipped, nothing raises). Each payload is parsed once per input, for every
-    detector that asks and for the card decoder (``Sniff.memo``)."""
-    out = []
+    detector that asks and for the card decoder (``Sniff.memo``); the list is shared too (do not
+    change it)."""
+    return s.memo(("png-card-trees",), lambda: _png_card_trees(s))
+
+
+def _png_card_trees(s: Sniff) -> list[Any]:
+    out: list[Any] = []
+    ccv3 = s.png_text(CCV3)
     for kw in CARD_KEYWORDS:
         t = s.png_text(kw)
         if t is None:
             continue
+        if kw == CHARA and out and ccv3 is not None and len(ccv3.text) <= BIG_JSON:
+            # (a ccv3 payload of that size was parsed by orjson: no value its writer cannot repeat)
+            same = _relabelled_twin(s, t, out[0])
+            if same is not None:
+                out.append(same)
+                continue
         try:
             out.append(sniff_payload_tree(s, t))
         except BunzaiError:
             continue
     return out
+
+
+def _relabelled_twin(s: Sniff, chara: png.TextChunk, ccv3_tree: Any) -> Any:
+    """The ``chara`` payload's tree without parsing it, when it is exactly the ``ccv3`` tree with
+    SillyTavern's V2 label (ST writes ``ccv3`` as ``chara`` with only ``spec``/``spec_version``
+    changed): ``chara`` then holds, byte for byte, the base64 of that relabelled tree's compact JSON,
+    which parses back to that very tree. ``None`` when it does not (another writer's spacing or
+    escapes, a different card): the caller parses it. Either way the tree is the one parsing would
+    give; it is remembered for the decoder as a parse would be (``Sniff.memo``)."""
+    if not isinstance(ccv3_tree, dict):
+        return None
+    relabelled = relabel(ccv3_tree, SPEC_V2, "2.0")
+    try:
+        expected = base64.b64encode(orjson.dumps(relabelled))
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    if chara.text.strip() != expected:
+        return None
+    return s.memo(("png-card-payload", chara.index), lambda: relabelled)
 
 
 def card_extensions(tree: Any) -> Mapping[str, Any] | None:
@@ -155,7 +202,7 @@ def rewrite_png(
     chunk; the other card chunk gets ``backfill(its own tree, or None when it does not decode)``.
     Every other chunk, the chunk types, compression and order are kept; a stale duplicate card chunk
     is dropped (SillyTavern keeps one per keyword)."""
-    pf = png.parse(blob)
+    pf = png.parse(blob, skip_crc=png.IMAGE_DATA)  # as it was read: the pixels' CRC kept as is
     errors: list[Any] = []
     texts = png.text_chunks(pf.chunks, keywords=CARD_KEYWORDS, errors=errors)
     by_index = {t.index: t for t in texts}

@@ -1,0 +1,62 @@
+"""A PNG card's CRCs: the chunks a card is read from are checked, the pixel data's are not read.
+
+``Sniff.png`` leaves the CRC of ``IDAT``/``fdAT`` unchecked (bunzai never decodes pixels, and
+their CRC was most of a card's parse). That must not let a corrupt card chunk through: every text
+chunk (``ccv3``, ``chara``, assets) and every other chunk is still checked, and a bad one is a
+typed reject ("not recognised: not a readable PNG") naming the chunk and its offset. A card with
+damaged pixel data is read, and what bunzai writes from it keeps those bytes as they were (the
+stored CRC included): nothing is repaired silently.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bunzai_codecs import Malformed, NotRecognized, read, write
+from bunzai_codecs.core import png
+from tests.formats.helpers import edited, sample
+
+CARD = "sillytavern/tidepool.png"
+
+
+def damaged(data: bytes, chunk: int, at: int = 12) -> bytes:
+    """``data`` with one byte of chunk number ``chunk``'s data flipped (its stored CRC now wrong)."""
+    c = png.parse(data).chunks[chunk]
+    out = bytearray(data)
+    out[c.offset + 8 + at] ^= 0x01
+    return bytes(out)
+
+
+def index_of(data: bytes, keyword: str) -> int:
+    return next(i for i, c in enumerate(png.parse(data).chunks) if png.keyword_of(c) == keyword)
+
+
+@pytest.mark.parametrize("keyword", ["ccv3", "chara"])
+def test_a_corrupt_card_chunk_is_a_typed_reject_naming_it(keyword: str) -> None:
+    raw = sample(CARD)
+    i = index_of(raw, keyword)
+    bad = damaged(raw, i)
+    # NotRecognized, what the pipeline's detect stage turns into a reject, naming the cause
+    with pytest.raises(NotRecognized) as e:
+        read(bad, "tidepool.png")
+    assert e.value.message == "not a readable PNG: bad CRC in tEXt chunk"
+    assert e.value.offset == png.parse(raw).chunks[i].offset
+    assert e.value.uri == "tidepool.png"
+
+
+def test_corrupt_pixel_data_is_read_and_written_back_as_it_was() -> None:
+    raw = sample(CARD)
+    i = next(i for i, c in enumerate(png.parse(raw).chunks) if c.type == b"IDAT")
+    bad = damaged(raw, i)
+    with pytest.raises(Malformed):
+        png.parse(bad)  # the damage is real: a full check refuses the file
+    c = read(bad, "tidepool.png").primary
+    assert c.original["sillytavern"].blobs["image"] == bad
+    assert write(c, "sillytavern").data == bad  # unchanged: the file itself
+    # an edited card is written into the same image: the damaged chunk keeps its bytes and its CRC
+    out = write(edited(c, identity={"name": "Tidepool II"}), "sillytavern").data
+    idat = png.parse(raw).chunks[i]
+    start = idat.offset
+    end = start + 12 + len(idat.data)
+    assert bad[start:end] in out and raw[start:end] not in out
+    assert read(out, "out.png").primary.body.identity.name == "Tidepool II"  # type: ignore[union-attr]
