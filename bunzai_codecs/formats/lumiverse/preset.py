@@ -55,7 +55,8 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.sillytavern._wire import Path
 
 TYPE = "lumiverse_preset"
 CHAT_HISTORY = "chat_history"
@@ -110,7 +111,7 @@ def is_preset_export(t: Any) -> bool:
     return isinstance(t, dict) and t.get("type") == TYPE and isinstance(t.get("preset"), dict)
 
 
-def block_to_prompt(b: Any, i: int, r: Reader, at: Path) -> dict[str, Any]:
+def block_to_prompt(b: Any, i: int, r: MapContext, at: Path) -> dict[str, Any]:
     b = r.obj(b, at, "a block object")
     bid = b.get("id")
     out: dict[str, Any] = {
@@ -146,7 +147,7 @@ def block_to_prompt(b: Any, i: int, r: Reader, at: Path) -> dict[str, Any]:
     return out
 
 
-def export_to_body(tree: Any, r: Reader) -> dict[str, Any]:
+def export_to_body(tree: Any, r: MapContext) -> dict[str, Any]:
     top = r.obj(tree, (), "a Lumiverse preset export object")
     p = r.obj(top.get("preset"), ("preset",))
     body: dict[str, Any] = {
@@ -262,7 +263,7 @@ class LumiversePreset(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        r = Reader()
+        r = MapContext(lenient=True)
         e = self.entity(s, export_to_body(tree, r), raw=tree)
         e.warnings.extend(r.warnings)
         return Decoded([e])
@@ -273,7 +274,7 @@ class LumiversePreset(Codec):
         raw = twin.raw if twin else None
         if isinstance(raw, dict):
             out: Any = overlay_twin(
-                raw, body, export_to_body(raw, Reader()), body_to_export, list_key=BLOCK_ID
+                raw, body, export_to_body(raw, MapContext(lenient=True)), body_to_export, list_key=BLOCK_ID
             )
         else:
             out = body_to_export(body)

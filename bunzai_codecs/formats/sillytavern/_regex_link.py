@@ -19,7 +19,6 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats._shared.links import DROP, KEEP
 from bunzai_codecs.formats._shared.wire import MapContext, join_path
-from bunzai_codecs.formats.sillytavern._wire import Reader
 from bunzai_codecs.formats.tavern.links import linked_scripts
 from bunzai_codecs.formats.tavern.st_regex import scripts_to_body
 
@@ -59,7 +58,7 @@ def embedded_scripts(
 PRESET_SCRIPTS = ("extensions", "regex_scripts")
 
 
-def preset_scripts(tree: Any, r: Reader) -> list[Any] | None:
+def preset_scripts(tree: Any, r: MapContext) -> list[Any] | None:
     """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
     if not isinstance(tree, dict):
         return None
