@@ -105,6 +105,17 @@ CASES = [
         0.5,
         _entry(0, "sortOrder"),
     ),
+    Case(
+        "marinara/lorebook.saltmarsh.marinara.json",
+        "marinara-lorebook",
+        ("data", "entries", 0, "order"),
+        "0.5",
+        "$.data.entries[0].order",
+        NUM,
+        "the string '0.5'",
+        0.5,
+        _entry(0, "sortOrder"),
+    ),
     # a number where a string belongs
     Case(
         "sillytavern/world-harbor-town.json",
@@ -172,6 +183,17 @@ CASES = [
         "7",
         _entry(0, "content"),
     ),
+    Case(
+        "marinara/lorebook.saltmarsh.marinara.json",
+        "marinara-lorebook",
+        ("data", "entries", 0, "content"),
+        7,
+        "$.data.entries[0].content",
+        STR,
+        "the number 7",
+        "7",
+        _entry(0, "content"),
+    ),
     # 1 / "true" where a boolean belongs
     Case(
         "sillytavern/lighthouse-keeper.v2.json",
@@ -216,6 +238,17 @@ CASES = [
         "the number 0",
         False,
         _entry(0, "enabled"),
+    ),
+    Case(
+        "marinara/lorebook.saltmarsh.marinara.json",
+        "marinara-lorebook",
+        ("data", "entries", 0, "constant"),
+        1,
+        "$.data.entries[0].constant",
+        BOOL,
+        "the number 1",
+        True,
+        _entry(0, "constant"),
     ),
 ]
 
