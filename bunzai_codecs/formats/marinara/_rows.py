@@ -21,12 +21,16 @@ import contextlib
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
-from bunzai_codecs.core.sniff import parse_json
+from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.formats._shared.wire import MapContext, read_bool, read_num, read_text, wrong
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.codec import Codec
 
 Path = tuple[str | int, ...]
 
@@ -37,6 +41,16 @@ EPOCH = "1970-01-01T00:00:00.000Z"
 
 def bad(message: str, path: Path) -> Malformed:
     return Malformed(message, path=json_path(path))
+
+
+def decode_tree(codec: Codec, s: Sniff, read: Callable[[Any, MapContext], dict[str, Any]]) -> Decoded:
+    """``s``'s JSON tree as one entity of ``codec``: the body ``read`` maps from it, with the notes
+    its reader made, and the tree itself as the twin."""
+    tree = s.require_json()
+    ctx = MapContext()
+    e = codec.entity(s, read(tree, ctx), raw=tree)
+    e.warnings.extend(ctx.warnings)
+    return Decoded([e])
 
 
 # -- typed readers -----------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.marinara._rows import EPOCH, Path, obj, opt_text, text
+from bunzai_codecs.formats.marinara._rows import EPOCH, Path, decode_tree, obj, opt_text, text
 
 TYPE = "marinara_persona"
 
@@ -212,11 +212,7 @@ class MarinaraPersonaCodec(Codec):
         return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        ctx = MapContext()
-        e = self.entity(s, body_from(t, ctx), raw=t)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+        return decode_tree(self, s, body_from)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         # the envelope's avatar is a data: URL: a portrait with bytes is written as one

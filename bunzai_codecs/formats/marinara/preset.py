@@ -34,6 +34,7 @@ from bunzai_codecs.formats.marinara._rows import (
     Style,
     arr,
     bad,
+    decode_tree,
     json_col,
     merge_row,
     merge_rows,
@@ -556,11 +557,7 @@ class MarinaraPresetCodec(Codec):
         return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        ctx = MapContext()
-        e = self.entity(s, body_from(t, ctx), raw=t)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+        return decode_tree(self, s, body_from)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = entity.body

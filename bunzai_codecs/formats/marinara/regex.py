@@ -33,6 +33,7 @@ from bunzai_codecs.formats.marinara._rows import (
     RowSpec,
     Style,
     arr,
+    decode_tree,
     flag,
     json_col,
     merge_row,
@@ -301,12 +302,8 @@ class MarinaraRegexCodec(Codec):
         return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        rctx = MapContext()
-        body = body_from(t, rctx, file_stem(s.name or s.uri or "", MARINARA_SUFFIXES))
-        e = self.entity(s, body, raw=t)
-        e.warnings.extend(rctx.warnings)
-        return Decoded([e])
+        name = file_stem(s.name or s.uri or "", MARINARA_SUFFIXES)
+        return decode_tree(self, s, lambda t, ctx: body_from(t, ctx, name))
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         import orjson
