@@ -37,7 +37,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, Required, TypedDict, Unpack, cast
 
 import orjson
 
@@ -336,9 +336,14 @@ def _pattern(path: str, canonical: bool) -> str:
 
 def _group(items: Iterable[tuple[str, LossClass]], canonical: bool) -> list[PathLoss]:
     """Concrete paths -> patterns with counts, first concrete path kept, sorted by pattern."""
+    return _group_patterns((path, _pattern(path, canonical), cls) for path, cls in items)
+
+
+def _group_patterns(items: Iterable[tuple[str, str, LossClass]]) -> list[PathLoss]:
+    """``_group`` of ``(concrete path, its pattern, class)``: the pattern already known."""
     seen: dict[tuple[str, LossClass], list[Any]] = {}
-    for path, cls in items:
-        key = (_pattern(path, canonical), cls)
+    for path, pattern, cls in items:
+        key = (pattern, cls)
         if key in seen:
             seen[key][0] += 1
         else:
@@ -355,16 +360,40 @@ def _status(lost: list[PathLoss], changed: list[PathLoss], added: list[PathLoss]
     return "lossless"
 
 
-def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """Every non-empty leaf below ``value`` (a removed entry becomes its fields)."""
+def _leaf_paths(value: Any, path: str, out: list[str]) -> None:
+    """The path of every non-empty leaf below ``value`` (a removed entry becomes its fields),
+    appended to ``out``."""
     if isinstance(value, dict):
         for k in sorted(value, key=str):
-            yield from _leaves(value[k], join(path, k))
+            _leaf_paths(value[k], join(path, k), out)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _leaves(v, join(path, i))
+            _leaf_paths(v, f"{path}[{i}]", out)
     elif not (value is None or value == ""):
-        yield path, value
+        out.append(path)
+
+
+def _classer(coverage: Coverage | None) -> Callable[[str], tuple[str, LossClass]]:
+    """``path -> (its pattern, class)`` for a lost or changed body path under ``coverage`` (None:
+    unexpected). Where ``covers`` depends on the pattern alone (no reshape answering for a body),
+    each pattern is classed once: a lorebook's row asks for the same field of every entry."""
+    if coverage is None:
+        return lambda path: (_pattern_of(path), "unexpected")
+    if coverage.body is not None and coverage.reshapes:  # the value at each concrete path counts
+        return lambda path: (
+            _pattern_of(path),
+            "unexpected" if coverage.covers(path) else "expected",
+        )
+    memo: dict[str, LossClass] = {}
+
+    def cls(path: str) -> tuple[str, LossClass]:
+        pattern = _pattern_of(path)
+        c = memo.get(pattern)
+        if c is None:
+            c = memo[pattern] = "unexpected" if coverage.covers(path) else "expected"
+        return pattern, c
+
+    return cls
 
 
 def _canonical_losses(
@@ -373,24 +402,36 @@ def _canonical_losses(
     """Split body changes into lost/changed/added, classed by ``coverage`` (None: all unexpected,
     the same-format view). Removed or added containers are expanded to their leaves so each leaf is
     classed on its own."""
+    classed = _classer(coverage)
+    info: LossClass = "info" if coverage is not None else "unexpected"
 
-    def cls(path: str) -> LossClass:
-        return "unexpected" if coverage is None or coverage.covers(path) else "expected"
+    def pattern(path: str, own: str) -> str:
+        # the pattern of ``prefix + path``; ``own`` is ``path``'s
+        return own if not prefix else _pattern_of(prefix + path)
 
-    lost: list[tuple[str, LossClass]] = []
-    changed: list[tuple[str, LossClass]] = []
-    added: list[tuple[str, LossClass]] = []
+    lost: list[tuple[str, str, LossClass]] = []
+    changed: list[tuple[str, str, LossClass]] = []
+    added: list[tuple[str, str, LossClass]] = []
+    paths: list[str] = []
     for ch in changes:
-        if ch.kind == "removed":
-            for p, _ in _leaves(ch.before, ch.path) if isinstance(ch.before, dict | list) else [(ch.path, 0)]:
-                lost.append((prefix + p, cls(p)))
-        elif ch.kind == "added":
-            info: LossClass = "info" if coverage is not None else "unexpected"
-            for p, _ in _leaves(ch.after, ch.path) if isinstance(ch.after, dict | list) else [(ch.path, 0)]:
-                added.append((prefix + p, info))
+        if ch.kind == "changed":
+            own, c = classed(ch.path)
+            changed.append((prefix + ch.path, pattern(ch.path, own), c))
+            continue
+        value = ch.before if ch.kind == "removed" else ch.after
+        paths.clear()
+        if isinstance(value, dict | list):
+            _leaf_paths(value, ch.path, paths)
         else:
-            changed.append((prefix + ch.path, cls(ch.path)))
-    return _group(lost, True), _group(changed, True), _group(added, True)
+            paths.append(ch.path)
+        if ch.kind == "removed":
+            for p in paths:
+                own, c = classed(p)
+                lost.append((prefix + p, pattern(p, own), c))
+        else:
+            for p in paths:
+                added.append((prefix + p, _pattern_of(prefix + p), info))
+    return _group_patterns(lost), _group_patterns(changed), _group_patterns(added)
 
 
 # -- content weights: how much of an entity a conversion keeps -----------------------------------
@@ -435,6 +476,37 @@ def content_units(value: Any, path: str = "") -> Iterator[tuple[str, int]]:
             yield from content_units(v, join(path, i))
 
 
+class _Dumps:
+    """Body dumps of the source entities, made once for all the rows of one input: every target's
+    comparison starts from the same source bodies, and a pydantic dump of a body costs as much as
+    reading a small file. ``fresh`` hands out a separate copy each time (a comparison edits the
+    dumps it is given: media are taken out, spellings aligned), equal to a new dump in value and
+    in type (``_copy``); ``shared`` the dump itself, for readers only. Without ``keep`` (a single
+    check) nothing is kept and ``fresh`` is a new dump."""
+
+    def __init__(self, keep: bool = False) -> None:
+        self.keep = keep
+        #: id(entity) -> (the entity, kept alive so the id is not reused; its dump; the dump's JSON
+        #: when reading that back gives an equal dump, else None)
+        self.made: dict[int, tuple[CanonicalEntity, dict[str, Any], bytes | None]] = {}
+
+    def _made(self, e: CanonicalEntity) -> tuple[CanonicalEntity, dict[str, Any], bytes | None]:
+        found = self.made.get(id(e))
+        if found is None or found[0] is not e:
+            dump = e.body.dump()
+            found = self.made[id(e)] = (e, dump, _json_of(dump))
+        return found
+
+    def shared(self, e: CanonicalEntity) -> dict[str, Any]:
+        return self._made(e)[1] if self.keep else e.body.dump()
+
+    def fresh(self, e: CanonicalEntity) -> dict[str, Any]:
+        if not self.keep:
+            return e.body.dump()
+        _, dump, text = self._made(e)
+        return cast(dict[str, Any], orjson.loads(text)) if text is not None else _copy(dump)
+
+
 class _Units:
     """The units of content of the bodies a cross row compares (``prefix`` -> path -> weight), each
     taken at most once: a lost unit counts once however many changes touch it."""
@@ -453,9 +525,9 @@ class _Units:
         return cls(units)
 
     @classmethod
-    def of(cls, e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> _Units:
+    def of(cls, e: CanonicalEntity, pool: Sequence[CanonicalEntity], dumps: _Dumps | None = None) -> _Units:
         """The units of ``e`` and the entities of ``pool`` it links to (see ``_bodies``)."""
-        return cls.of_bodies(_bodies(e, pool))
+        return cls.of_bodies(_bodies(e, pool, dumps or _Dumps()))
 
     def fresh(self) -> _Units:
         """The same units, none taken yet: one entity's cross rows (one per target) weigh the same
@@ -492,20 +564,21 @@ class _Units:
         return out
 
 
-def _bodies(e: CanonicalEntity, pool: Sequence[CanonicalEntity]) -> list[tuple[str, Any]]:
-    """The bodies a cross row of ``e`` compares, under the prefixes its paths carry."""
-    out: list[tuple[str, Any]] = [("", e.body.dump())]
+def _bodies(e: CanonicalEntity, pool: Sequence[CanonicalEntity], dumps: _Dumps) -> list[tuple[str, Any]]:
+    """The bodies a cross row of ``e`` compares, under the prefixes its paths carry (read only)."""
+    out: list[tuple[str, Any]] = [("", dumps.shared(e))]
     for kind, items in sorted(_by_kind((x, None) for x in _linked_of(e, pool)).items()):
-        out += [(f"{kind}[{i}].", x.body.dump()) for i, (x, _) in enumerate(items)]
+        out += [(f"{kind}[{i}].", dumps.shared(x)) for i, (x, _) in enumerate(items)]
     return out
 
 
 def _listed_as(
     index: dict[tuple[str, str], PathLoss], name: str, unit: str, change: str
 ) -> tuple[str, str] | None:
-    """The pattern a row lists a lost unit under: its own, the change's (a changed container, or a
-    field of a media asset), or a field of it (a media asset expanded to its fields)."""
-    for k in (unit, _pattern_of(change)):
+    """The pattern a row lists a lost unit under: its own (``unit``), the change's (``change``, the
+    pattern of the changed path: a changed container, or a field of a media asset), or a field of
+    it (a media asset expanded to its fields)."""
+    for k in (unit, change):
         if (name, k) in index:
             return name, k
     below = sorted(x for n, x in index if n == name and x.startswith(unit + "."))
@@ -522,16 +595,23 @@ def _weigh(row: FidelityRow, units: _Units, parts: Sequence[_Part]) -> FidelityR
         return row
     index = {(name, x.path): x for name in ("lost", "changed") for x in getattr(row, name)}
     by_pattern: dict[tuple[str, str], int] = {}
+    # (group, unit pattern, change pattern) -> where the row lists it: the same for every entry
+    listed: dict[tuple[str, str, str], tuple[str, str] | None] = {}
     lost = 0
     for part in parts:
         prefix = part.prefix
         for ch in part.changes:
             if ch.kind == "added":
                 continue
+            taken = units.take(prefix, ch.path)
+            if not taken:
+                continue
             name = "lost" if ch.kind == "removed" else "changed"
-            for p, w in units.take(prefix, ch.path):
+            change = _pattern_of(prefix + ch.path)
+            for p, w in taken:
                 lost += w
-                key = _listed_as(index, name, _pattern_of(prefix + p), prefix + ch.path)
+                k = (name, _pattern_of(prefix + p), change)
+                key = listed[k] if k in listed else listed.setdefault(k, _listed_as(index, *k))
                 if key is not None:
                     by_pattern[key] = by_pattern.get(key, 0) + w
     row.lost_weight = lost
@@ -1048,8 +1128,9 @@ def _compare_bodies(
     after: CanonicalEntity,
     coverage: Coverage | None,
     prefix: str = "",
+    dumps: _Dumps | None = None,
 ) -> _Part:
-    old = before.body.dump()
+    old = dumps.fresh(before) if dumps is not None else before.body.dump()
     new = _copy(old) if after is before else after.body.dump()
     if coverage is not None:  # across formats: a value spelled differently but read the same is kept
         new = _semantic(before.kind, old, new)
@@ -1057,6 +1138,16 @@ def _compare_bodies(
     media_diff, fates = media_changes(old, new, before.media, after.media, coverage)
     changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
     return _Part(changes + media_diff, coverage, prefix, fates)
+
+
+def _json_of(dump: dict[str, Any]) -> bytes | None:
+    """The JSON text of ``dump`` when reading it gives a dump equal to it in value and type (what
+    ``_copy`` checks), else None."""
+    try:
+        text = orjson.dumps(dump)
+    except TypeError:  # not plain JSON (an integer beyond 64 bits)
+        return None
+    return text if orjson.loads(text) == dump else None
 
 
 def _copy(dump: dict[str, Any]) -> dict[str, Any]:
@@ -1085,7 +1176,10 @@ def body_losses(
 
 
 def _linked_changes(
-    originals: list[CanonicalEntity], back: list[tuple[CanonicalEntity, Codec]], cross: bool
+    originals: list[CanonicalEntity],
+    back: list[tuple[CanonicalEntity, Codec]],
+    cross: bool,
+    dumps: _Dumps | None = None,
 ) -> Iterator[_Part]:
     """Pair linked entities by kind and order; ``<kind>[i].`` prefixes their paths."""
     want = _by_kind((x, None) for x in originals)
@@ -1098,7 +1192,7 @@ def _linked_changes(
                 w = ws[i][0]
                 # nothing came back for it: every leaf is lost, an unexpected loss (bundle.write
                 # writes a linked entity beside the file when the target cannot embed it)
-                yield _Part([Change("", "removed", w.body.dump(), None)], None, prefix)
+                yield _Part([Change("", "removed", _fresh(w, dumps), None)], None, prefix)
             elif i >= len(ws):
                 # came back from nowhere: info across formats, a difference in the same format
                 yield _Part(
@@ -1108,7 +1202,11 @@ def _linked_changes(
                 )
             else:
                 cov = _carrier_coverage(gs[i][1], kind) if cross else None
-                yield _compare_bodies(ws[i][0], gs[i][0], cov, prefix)
+                yield _compare_bodies(ws[i][0], gs[i][0], cov, prefix, dumps)
+
+
+def _fresh(e: CanonicalEntity, dumps: _Dumps | None) -> dict[str, Any]:
+    return dumps.fresh(e) if dumps is not None else e.body.dump()
 
 
 def _losses_row(
@@ -1161,21 +1259,28 @@ def _error_row(
     return _row(inp, e, source, target, check, status="error", error=RowError.of(exc))
 
 
-def native_round_trip(
-    data: bytes,
-    decoded: Decoded,
-    *,
-    input: str,
-    sha256: str = "",
-    uri: str = "",
-    source: str | None = None,
-    name: str = "",
-) -> FidelityRow:
+class InputKeys(TypedDict, total=False):
+    """What the same-format checks are told about their input: its stable key (``input``), digest,
+    uri, file name, and the format it was decoded from (``source``; default: the entity's own)."""
+
+    input: Required[str]
+    sha256: str
+    uri: str
+    source: str | None
+    name: str
+
+
+def _input_of(decoded: Decoded, keys: InputKeys) -> tuple[_Input, str]:
+    """The input ``keys`` describe, and the format to write (``source``, else the primary's own)."""
+    inp = _Input(keys["input"], keys.get("sha256", ""), keys.get("uri", ""), keys.get("name", ""))
+    return inp, keys.get("source") or _source_of(decoded.primary)
+
+
+def native_round_trip(data: bytes, decoded: Decoded, **keys: Unpack[InputKeys]) -> FidelityRow:
     """Check 1 on a file: its primary entity (with the entities it links to) written back in its
     own format, compared with ``data`` as that format means it. Every difference is unexpected."""
-    e = decoded.primary
-    fmt = source or _source_of(e)
-    return _native_row(data, decoded, _Input(input, sha256, uri, name), fmt, _written(decoded, fmt))
+    inp, fmt = _input_of(decoded, keys)
+    return _native_row(data, decoded, inp, fmt, _written(decoded, fmt))
 
 
 def _written(decoded: Decoded, fmt: str) -> Export | Exception:
@@ -1214,22 +1319,13 @@ def _native_row(
     )
 
 
-def canonical_stability(
-    decoded: Decoded,
-    *,
-    input: str,
-    sha256: str = "",
-    uri: str = "",
-    source: str | None = None,
-    name: str = "",
-) -> list[FidelityRow]:
+def canonical_stability(decoded: Decoded, **keys: Unpack[InputKeys]) -> list[FidelityRow]:
     """Check 2: the file's primary entity written in its own format and decoded again must give the
     same bodies — the primary's, and each linked entity's (matched by kind and order). Entities the
     primary does not link to (a Voxta package's further characters, which the package written for
     its first one holds too) are matched, by kind and order, with what came back beyond the linked
     ones; one that did not come back is lost. One row per entity; every difference is unexpected."""
-    fmt = source or _source_of(decoded.primary)
-    inp = _Input(input, sha256, uri, name)
+    inp, fmt = _input_of(decoded, keys)
     return _stability_rows(decoded, inp, fmt, _written(decoded, fmt))
 
 
@@ -1282,20 +1378,22 @@ def cross_format(
     source: str | None = None,
     name: str = "",
     units: _Units | None = None,
+    dumps: _Dumps | None = None,
 ) -> FidelityRow:
     """Check 3 for one entity and one target: ``decode_T(encode_T(e))`` against ``e``; each lost or
     changed path is expected when ``target.coverage`` cannot hold it, unexpected otherwise. Linked
     entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier.
-    ``units``: ``e``'s units of content when the caller weighed them already (for several targets)."""
+    ``units``: ``e``'s units of content when the caller weighed them already (for several targets);
+    ``dumps``: the source bodies' dumps, shared by the caller's rows."""
     fmt = source or _source_of(e)
     inp = _Input(input, sha256, uri, name)
-    units = units.fresh() if units is not None else _Units.of(e, pool)
+    units = units.fresh() if units is not None else _Units.of(e, pool, dumps)
     try:
         back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
         return _weigh(_error_row(inp, e, fmt, target.id, "cross", exc), units, [])
-    parts = [_compare_bodies(e, back.primary, target.coverage)]
-    parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True))
+    parts = [_compare_bodies(e, back.primary, target.coverage, dumps=dumps)]
+    parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True, dumps=dumps))
     return _weigh(_losses_row(inp, e, fmt, target.id, "cross", parts), units, parts)
 
 
@@ -1359,13 +1457,14 @@ def check_decoded(
     made = _written(decoded, fmt)  # one write for both same-format checks
     rows = [_native_row(data, decoded, inp, fmt, made)]
     rows += _stability_rows(decoded, inp, fmt, made, data)
+    dumps = _Dumps(keep=True)  # every cross row compares with the same source bodies
     for e in decoded.entities:
         units: _Units | None = None
         for t in cross_targets(e.kind, source):
             if targets is None or t.id in targets:
                 if units is None:
-                    units = _Units.of(e, decoded.entities)
-                rows.append(cross_format(e, t, pool=decoded.entities, units=units, **kw))
+                    units = _Units.of(e, decoded.entities, dumps)
+                rows.append(cross_format(e, t, pool=decoded.entities, units=units, dumps=dumps, **kw))
     return rows
 
 

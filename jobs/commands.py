@@ -7,7 +7,41 @@ imports its module only when it runs.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
+
+
+def run_job(
+    argv: Sequence[str] | None,
+    *,
+    prog: str,
+    help_text: Callable[[], str],
+    start: Callable[[list[str]], int],
+    usage: str = "",
+) -> int:
+    """The entry point ``bunzai normalize`` and ``bunzai export`` share (``argv``: the arguments,
+    default ``sys.argv[1:]``): ``-h``/``--help`` prints ``help_text()`` and exits 0; otherwise
+    malloc is tuned before the runner starts its workers (they inherit the settings), Beam's logs
+    stay quiet unless ``--debug``, and ``start(args)`` parses and runs the job, its exit code
+    returned. A ``UsageError`` from it is one line ``PROG: error: ...`` on stderr (then ``usage``,
+    if given) and exit 2."""
+    from jobs.normalize import EXIT_OK, EXIT_USAGE, beam_logs
+    from pipeline.memory import tune_malloc
+    from pipeline.options import UsageError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        sys.stdout.write(help_text())
+        return EXIT_OK
+    tune_malloc()  # before the runner starts its workers: they inherit the settings
+    with beam_logs("--debug" in args):
+        try:
+            return start(args)
+        except UsageError as exc:
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            sys.stderr.write(usage)
+            return EXIT_USAGE
 
 
 def _normalize(args: argparse.Namespace) -> int:

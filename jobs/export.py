@@ -26,10 +26,8 @@ from jobs.normalize import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_USAGE,
     OutputProblem,
     _job_id,
-    beam_logs,
     check_output,
     console_url,
     failure_line,
@@ -48,8 +46,7 @@ from pipeline.export_job import (
     parse,
 )
 from pipeline.io import Output, staged_path
-from pipeline.memory import tune_malloc
-from pipeline.options import UsageError, is_remote, submits_only
+from pipeline.options import is_remote, submits_only
 from pipeline.progress import watching
 
 
@@ -168,22 +165,15 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in args or "--help" in args:
-        sys.stdout.write(help_text())
-        return EXIT_OK
-    debug = "--debug" in args
-    tune_malloc()
-    with beam_logs(debug):
-        try:
-            cfg, options = parse(args)
-            return _execute(cfg, options)
-        except UsageError as exc:
-            _err(str(exc))
-            sys.stderr.write(
-                f"usage: {PROG} DATASET_URL --to FMT[,FMT] -o OUT_URL [--kind K] [--format F] [--id ID]\n"
-            )
-            return EXIT_USAGE
+    from jobs.commands import run_job
+
+    return run_job(
+        argv,
+        prog=PROG,
+        help_text=help_text,
+        start=lambda args: _execute(*parse(args)),
+        usage=f"usage: {PROG} DATASET_URL --to FMT[,FMT] -o OUT_URL [--kind K] [--format F] [--id ID]\n",
+    )
 
 
 def main() -> None:

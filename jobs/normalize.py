@@ -43,7 +43,6 @@ from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
 from pipeline.io import Output, list_files, staged_path, write_bytes
 from pipeline.manifest import MANIFEST, now
-from pipeline.memory import tune_malloc
 from pipeline.options import (
     NormalizeConfig,
     UsageError,
@@ -382,19 +381,9 @@ def _execute(run: _Run) -> int:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in args or "--help" in args:
-        sys.stdout.write(help_text())
-        return EXIT_OK
-    debug = "--debug" in args
-    tune_malloc()  # before the runner starts its workers: they inherit the settings
-    with beam_logs(debug):
-        try:
-            cfg, options = parse(args)
-            return _execute(_Run(cfg, options))
-        except UsageError as exc:
-            _err(str(exc))
-            return EXIT_USAGE
+    from jobs.commands import run_job
+
+    return run_job(argv, prog=PROG, help_text=help_text, start=lambda args: _execute(_Run(*parse(args))))
 
 
 def main() -> None:

@@ -27,13 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, EmitContext, body_as
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.overlay import overlay_twin
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.entities import LorebookBody
+from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.chub.dialect import CHUB
 from bunzai_codecs.formats.tavern.character_book import (
@@ -74,7 +70,7 @@ def _to_book(body: LorebookBody, spelling: Spelling) -> dict[str, Any]:
     return book
 
 
-class ChubLorebook(Codec):
+class ChubLorebook(TreeCodec):
     """Chub lorebooks (``character_book`` JSON with a book-level ``extensions.chub``)."""
 
     id = "chub-lorebook"
@@ -85,34 +81,18 @@ class ChubLorebook(Codec):
     extension = ".json"
     coverage = CHARACTER_BOOK_COVERAGE
 
-    def detect(self, s: Sniff) -> float:
-        return 1.0 if is_chub_book(s.json_object) else 0.0
+    list_key = ENTRY_KEY
 
-    def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
+    fits = staticmethod(is_chub_book)
+
+    @staticmethod
+    def read(tree: Any, ctx: Any) -> dict[str, Any]:
         if not isinstance(tree, dict):
             raise wrong("$", "a lorebook object", tree)
-        ctx = MapContext("$")
-        body = _to_body(tree, ctx)
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+        return _to_body(tree, ctx)
 
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, LorebookBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if isinstance(raw, dict):
-            out: Any = overlay_twin(
-                raw,
-                body,
-                _to_body(raw),
-                lambda b: _to_book(b, book_spelling(raw)),
-                list_key=ENTRY_KEY,
-            )
-        else:
-            out = _to_book(body, "camel")
-        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+    def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
+        return _to_book(body, "camel" if twin is None else book_spelling(twin))
 
 
 __all__ = ["ChubLorebook", "is_chub_book"]

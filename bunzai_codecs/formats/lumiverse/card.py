@@ -54,12 +54,13 @@ from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
 from bunzai_codecs.entities.character import MediaAsset
-from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.links import DROP, KEEP
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
 from bunzai_codecs.formats.tavern.card import CardTwin, TavernCard
 from bunzai_codecs.formats.tavern.fields import TAVERN_EMBEDDED
+from bunzai_codecs.formats.tavern.links import linked_scripts
 from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 LUMIVERSE = "lumiverse"
@@ -229,29 +230,32 @@ class LumiverseCard(TavernCard):
         """New bytes for ``lumiverse_modules.json``, or ``None`` to keep the member as it is."""
         if MODULES_JSON not in z:
             return None
-        sets = [r for r in ctx.refs(entity, "regex") if is_module_set(r)]
+        sets = [r for r in ctx.refs(entity, "regex") if is_module_set(r)][:1]  # one modules file
         modules = parse_json(z.read(MODULES_JSON), what=MODULES_JSON)
         if not isinstance(modules, dict):
             return None
         old = modules.get("regex_scripts")
-        if sets:
-            rx = sets[0]
-            ctx.embed(rx)
-            assert isinstance(rx.body, RegexSetBody)
-            twin = rx.twin(self.id)
-            rows = twin.raw if twin else None
-            new = (
-                merge_scripts(rows, rx.body, module=True)
-                if isinstance(rows, list)
-                else lv_body_to_scripts(rx.body, module=True)
-            )
-            if isinstance(rows, list) and new is rows and rows == old:
-                return None
-        elif not old or keep_or_drop(entity, ctx, "regex", old) is KEEP:
-            return None
-        else:
+        new = linked_scripts(self.id, entity, ctx, old or None, sets, embed=_module_rows)
+        if new is KEEP or (sets and new is _twin_rows(sets[0], self.id) and new == old):
+            return None  # nothing linked or unlinked, or the module's own rows unedited
+        if new is DROP:
             new = []  # the links no longer name the module's scripts
         return orjson.dumps({**modules, "regex_scripts": new}, option=orjson.OPT_INDENT_2)
+
+
+def _module_rows(rx: CanonicalEntity, codec_id: str) -> list[Any]:
+    """A linked module regex set as module rows: its twin's rows with the body's edits (the rows
+    themselves when unedited), else fresh rows."""
+    assert isinstance(rx.body, RegexSetBody)
+    rows = _twin_rows(rx, codec_id)
+    if rows is not None:
+        return merge_scripts(rows, rx.body, module=True)
+    return lv_body_to_scripts(rx.body, module=True)
+
+
+def _twin_rows(rx: CanonicalEntity, codec_id: str) -> list[Any] | None:
+    twin = rx.twin(codec_id)
+    return twin.raw if twin is not None and isinstance(twin.raw, list) else None
 
 
 def _module_paths(z: archive.ZipReader) -> list[str]:

@@ -30,13 +30,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.overlay import overlay_twin
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong
 
 _REQUIRED = ("name", "description", "subjective_pronoun", "objective_pronoun")
@@ -76,7 +72,7 @@ def body_to_persona(body: PersonaBody) -> dict[str, Any]:
     return out
 
 
-class LumiversePersona(Codec):
+class LumiversePersona(TreeCodec):
     """Lumiverse personas (the account object)."""
 
     id = "lumiverse-persona"
@@ -98,25 +94,10 @@ class LumiversePersona(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return 0.95 if is_account_persona(s.json_object) else 0.0
-
-    def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        ctx = MapContext("$")
-        e = self.entity(s, persona_to_body(tree, ctx), raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
-
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, PersonaBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if isinstance(raw, dict):
-            out: Any = overlay_twin(raw, body, persona_to_body(raw), body_to_persona)
-        else:
-            out = body_to_persona(body)
-        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+    score = 0.95
+    fits = staticmethod(is_account_persona)
+    read = staticmethod(persona_to_body)
+    write = staticmethod(body_to_persona)
 
 
 __all__ = ["LumiversePersona", "body_to_persona", "is_account_persona", "persona_to_body"]

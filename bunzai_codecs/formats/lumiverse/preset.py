@@ -48,13 +48,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.overlay import overlay_twin
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
+from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.sillytavern._wire import Path
 
@@ -223,7 +219,7 @@ def BLOCK_ID(item: Any) -> Any:
     return item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else None
 
 
-class LumiversePreset(Codec):
+class LumiversePreset(TreeCodec):
     """Lumiverse preset exports (``lumiverse_preset`` wrapper)."""
 
     id = "lumiverse-preset"
@@ -258,27 +254,14 @@ class LumiversePreset(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return 1.0 if is_preset_export(s.json_object) else 0.0
+    list_key = BLOCK_ID
 
-    def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        r = MapContext(lenient=True)
-        e = self.entity(s, export_to_body(tree, r), raw=tree)
-        e.warnings.extend(r.warnings)
-        return Decoded([e])
+    fits = staticmethod(is_preset_export)
+    read = staticmethod(export_to_body)
+    write = staticmethod(body_to_export)
 
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, PresetBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if isinstance(raw, dict):
-            out: Any = overlay_twin(
-                raw, body, export_to_body(raw, MapContext(lenient=True)), body_to_export, list_key=BLOCK_ID
-            )
-        else:
-            out = body_to_export(body)
-        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+    def reader(self) -> MapContext:
+        return MapContext(lenient=True)
 
 
 __all__ = ["LumiversePreset", "body_to_export", "export_to_body", "is_preset_export"]

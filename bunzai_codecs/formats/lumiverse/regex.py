@@ -58,7 +58,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
-from bunzai_codecs.formats.tavern.lore import unique_ids
+from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
 FILE_TYPE = "lumiverse_regex_scripts"
@@ -155,18 +155,8 @@ def script_to_rule(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[st
 def scripts_to_body(scripts: Any, *, name: str = "", ctx: MapContext | None = None) -> dict[str, Any]:
     """A list of Lumiverse script rows as a ``RegexSetBody`` dict."""
     ctx = ctx or MapContext("$")
-    if not isinstance(scripts, list):
-        raise wrong(ctx.path, "an array of regex scripts", scripts)
-    rules = []
-    for i, r in enumerate(scripts):
-        if not isinstance(r, dict):
-            raise wrong(ctx.at(i), "a regex script object", r)
-        rules.append(script_to_rule(r, i, ctx.child(i)))
-    ids = [r["id"] for r in rules]
-    if len(set(ids)) != len(ids):
-        for r, uid in zip(rules, unique_ids(ids), strict=True):
-            r["id"] = uid
-    return {"name": name, "rules": rules}
+    rules = map_rows(scripts, ctx, (), "an array of regex scripts", "a regex script object", script_to_rule)
+    return {"name": name, "rules": with_unique_ids(rules)}
 
 
 def rule_to_script(rule: RegexRule, index: int, *, module: bool = False) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 ``{type: "marinara_character", version: 1, exportedAt, data: {spec: "chara_card_v2", spec_version:
 "2.0", data, avatar?, sprites?, gallery?, metadata: {createdAt, updatedAt, comment}}}``. The seed
 has no such codec (it read Marinara characters as plain Tavern cards); real Marinara writes this
-envelope, so it gets its own reader, scoring 1.0 on the ``type`` tag.
+envelope, so it gets its own codec, scoring 1.0 on the ``type`` tag. That codec is a
+``TavernCard`` (``formats/tavern/card.py``) declaring only its dialect and its envelope
+(:class:`MarinaraEnvelope`, a ``CardEnvelope``): detection by the tag, the card mapping, the linked
+book and scripts and the overlay on the twin are the lineage's.
 
 ``data.data`` is a Tavern CCv2 ``data`` object and maps through the shared Tavern mapper
 (``tavern/fields.py``); Marinara's own keys live **flat** in ``data.extensions``. One of them has a
@@ -24,37 +27,25 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
-
-import orjson
+from typing import Any, ClassVar
 
 from bunzai_codecs.core import media
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
-from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
+from bunzai_codecs.core.codec import Container, Coverage, EmitContext
 from bunzai_codecs.core.errors import NotRecognized
-from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, MediaAsset
 from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
-from bunzai_codecs.formats.tavern.character_book import book_to_body
+from bunzai_codecs.formats.tavern.card import CardEnvelope, CardWriter, TavernCard
 from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
     TAVERN_EMBEDDED,
     V2_SHAPE,
-    CardShape,
     TavernDialect,
-    body_to_card,
-    card_shape,
-    card_to_body,
     default_portrait,
 )
-from bunzai_codecs.formats.tavern.links import fresh_links, relink
-from bunzai_codecs.formats.tavern.st_regex import scripts_to_body
 
 TYPE = "marinara_character"
-#: where the envelope keeps the card's ``data`` object (its book and scripts)
-CARD_DATA = ("data", "data")
 
 
 class MarinaraDialect(TavernDialect):
@@ -76,9 +67,6 @@ class MarinaraDialect(TavernDialect):
     def write(self, body: CharacterBody, data: dict[str, Any]) -> None:
         if body.persona.appearance:
             data.setdefault("extensions", {})["appearance"] = body.persona.appearance
-
-
-DIALECTS: tuple[TavernDialect, ...] = (MarinaraDialect(),)
 
 
 def score(t: Any) -> float:
@@ -135,109 +123,118 @@ def _card(t: Any) -> dict[str, Any]:
     return card
 
 
-def body_from(t: Any, ctx: MapContext | None = None) -> dict[str, Any]:
-    """The envelope as a character body dict (card fields through the Tavern mapper, then the
-    envelope's own avatar, sprites and dates)."""
-    ctx = ctx or MapContext("$")
-    card = _card(t)
-    body, _ = card_to_body(card, ctx.child("data"), dialects=DIALECTS)
-    inner = card["data"]
-    if "assets" not in inner:
-        # a Marinara card keeps its images in the envelope, not in CCv3 `assets`: no assets is
-        # not CCv3's default icon here
-        media: dict[str, Any] = {}
-        avatar = card.get("avatar")
-        if avatar is not None:
-            if not isinstance(avatar, str):
-                raise wrong(ctx.at("data", "avatar"), "a data URL string", avatar)
-            if avatar:
-                media["portrait"] = _asset("portrait", avatar, None)
-        sprites = card.get("sprites")
-        if sprites is not None:
-            if not isinstance(sprites, list):
-                raise wrong(ctx.at("data", "sprites"), "an array of sprites", sprites)
-            assets = []
-            for i, sp in enumerate(sprites):
-                if not isinstance(sp, dict):
-                    raise wrong(ctx.at("data", "sprites", i), "a sprite object", sp)
-                ref, name = sp.get("data"), sp.get("filename")
-                if not isinstance(ref, str):
-                    raise wrong(ctx.at("data", "sprites", i, "data"), "a data URL string", ref)
-                if name is not None and not isinstance(name, str):
-                    raise wrong(ctx.at("data", "sprites", i, "filename"), "a string", name)
-                assets.append(_asset("emotion", ref, name))
-            media["assets"] = assets
-        body["media"] = media
-    if not _has_dates(inner):
-        meta = card.get("metadata")
-        if meta is not None and not isinstance(meta, dict):
-            raise wrong(ctx.at("data", "metadata"), "an object", meta)
-        for key in ("createdAt", "updatedAt"):
-            raw = meta.get(key) if meta else None
-            secs = iso_to_seconds(raw)
-            if secs is not None:
-                body["attribution"][key] = secs
-            elif raw is not None:
-                ctx.warn(f"data.metadata.{key} {raw!r} is not an ISO date: kept in the twin only")
-    return body
-
-
 def _has_dates(inner: Mapping[str, Any]) -> bool:
     return "creation_date" in inner or "modification_date" in inner
 
 
-def _envelope(
-    body: CharacterBody,
-    shape: CardShape,
-    inner: Mapping[str, Any] | None,
-    *,
-    book: dict[str, Any] | None = None,
-    regex_scripts: list[Any] | None = None,
-) -> dict[str, Any]:
-    """A fresh envelope for ``body``, laid out like the twin's card ``inner`` (or a fresh one)."""
-    card_has_assets = inner is not None and "assets" in inner
-    card_has_dates = inner is not None and _has_dates(inner)
-    update: dict[str, Any] = {}
-    if not card_has_assets:
-        update["media"] = body.media.model_copy(
-            update={"portrait": MediaAsset.model_validate(default_portrait()), "assets": None}
-        )
-    if not card_has_dates:
-        update["attribution"] = body.attribution.model_copy(update={"createdAt": None, "updatedAt": None})
-    card_body = body.model_copy(update=update) if update else body
-    card: dict[str, Any] = body_to_card(
-        card_body, shape, dialects=DIALECTS, book=book, regex_scripts=regex_scripts
-    )
-    if not card_has_assets:
-        portrait = body.media.portrait
-        if portrait is not None and portrait.ref.startswith("data:"):
-            card["avatar"] = portrait.ref
-        sprites = [
-            {"filename": a.name if a.name is not None else f"sprite-{i}", "data": a.ref}
-            for i, a in enumerate(body.media.assets or [])
-            if a.ref.startswith("data:")
-        ]
-        if sprites:
-            card["sprites"] = sprites
-    if not card_has_dates:
-        meta = {}
-        att = body.attribution
-        if att.createdAt is not None:
-            meta["createdAt"] = seconds_to_iso(att.createdAt)
-        if att.updatedAt is not None:
-            meta["updatedAt"] = seconds_to_iso(att.updatedAt)
-        if meta:
-            card["metadata"] = meta
-    return {"type": TYPE, "version": 1, "exportedAt": EPOCH, "data": card}
+class MarinaraEnvelope(CardEnvelope):
+    """``{type: "marinara_character", version, exportedAt, data: <V2 card + avatar, sprites,
+    gallery, metadata>}``: the card is ``data``; its images and dates live beside it in ``data``
+    unless the card itself holds CCv3 ``assets`` / Tavern dates (see the module docstring)."""
+
+    at = ("data",)
+    shape = V2_SHAPE
+
+    def score(self, s: Sniff) -> float:
+        return score(s.json)
+
+    def card(self, tree: Any) -> dict[str, Any]:
+        return _card(tree)
+
+    def read(self, tree: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
+        card = tree["data"]
+        inner = card["data"]
+        if "assets" not in inner:
+            # a Marinara card keeps its images in the envelope, not in CCv3 `assets`: no assets is
+            # not CCv3's default icon here
+            media: dict[str, Any] = {}
+            avatar = card.get("avatar")
+            if avatar is not None:
+                if not isinstance(avatar, str):
+                    raise wrong(ctx.at("data", "avatar"), "a data URL string", avatar)
+                if avatar:
+                    media["portrait"] = _asset("portrait", avatar, None)
+            sprites = card.get("sprites")
+            if sprites is not None:
+                if not isinstance(sprites, list):
+                    raise wrong(ctx.at("data", "sprites"), "an array of sprites", sprites)
+                assets = []
+                for i, sp in enumerate(sprites):
+                    if not isinstance(sp, dict):
+                        raise wrong(ctx.at("data", "sprites", i), "a sprite object", sp)
+                    ref, name = sp.get("data"), sp.get("filename")
+                    if not isinstance(ref, str):
+                        raise wrong(ctx.at("data", "sprites", i, "data"), "a data URL string", ref)
+                    if name is not None and not isinstance(name, str):
+                        raise wrong(ctx.at("data", "sprites", i, "filename"), "a string", name)
+                    assets.append(_asset("emotion", ref, name))
+                media["assets"] = assets
+            body["media"] = media
+        if not _has_dates(inner):
+            meta = card.get("metadata")
+            if meta is not None and not isinstance(meta, dict):
+                raise wrong(ctx.at("data", "metadata"), "an object", meta)
+            for key in ("createdAt", "updatedAt"):
+                raw = meta.get(key) if meta else None
+                secs = iso_to_seconds(raw)
+                if secs is not None:
+                    body["attribution"][key] = secs
+                elif raw is not None:
+                    ctx.warn(f"data.metadata.{key} {raw!r} is not an ISO date: kept in the twin only")
+
+    def write(
+        self, body: CharacterBody, card_of: CardWriter, twin: dict[str, Any] | None, ctx: EmitContext | None
+    ) -> dict[str, Any]:
+        inner = _card(twin)["data"] if twin is not None else None
+        card_has_assets = inner is not None and "assets" in inner
+        card_has_dates = inner is not None and _has_dates(inner)
+        update: dict[str, Any] = {}
+        if not card_has_assets:
+            update["media"] = body.media.model_copy(
+                update={"portrait": MediaAsset.model_validate(default_portrait()), "assets": None}
+            )
+        if not card_has_dates:
+            update["attribution"] = body.attribution.model_copy(update={"createdAt": None, "updatedAt": None})
+        card = card_of(body.model_copy(update=update) if update else body)
+        if not card_has_assets:
+            portrait = body.media.portrait
+            if portrait is not None and portrait.ref.startswith("data:"):
+                card["avatar"] = portrait.ref
+            sprites = [
+                {"filename": a.name if a.name is not None else f"sprite-{i}", "data": a.ref}
+                for i, a in enumerate(body.media.assets or [])
+                if a.ref.startswith("data:")
+            ]
+            if sprites:
+                card["sprites"] = sprites
+        if not card_has_dates:
+            meta = {}
+            att = body.attribution
+            if att.createdAt is not None:
+                meta["createdAt"] = seconds_to_iso(att.createdAt)
+            if att.updatedAt is not None:
+                meta["updatedAt"] = seconds_to_iso(att.updatedAt)
+            if meta:
+                card["metadata"] = meta
+        exported = ctx.options.get("exportedAt", EPOCH) if ctx is not None else EPOCH
+        return {"type": TYPE, "version": 1, "exportedAt": exported, "data": card}
 
 
-class MarinaraCharacterCodec(Codec):
+class MarinaraCharacterCodec(TavernCard):
+    """Marinara's character export: a Tavern V2 card in the :class:`MarinaraEnvelope`, read and
+    written by :class:`TavernCard` with Marinara's dialect alone (its pictures live in the envelope,
+    so the Chub media lens does not apply; it writes no Agnai keys)."""
+
     id = "marinara-character"
-    kind = "character"
     family = "marinara"
     label = "Marinara-Engine character (marinara_character export)"
-    suffixes = (".marinara.json", ".json")
+    suffixes: ClassVar[tuple[str, ...]] = (".marinara.json", ".json")
     extension = ".marinara.json"
+    #: one JSON container (the default one the extension names)
+    containers: ClassVar[tuple[Container, ...]] = ()
+    dialect = MarinaraDialect()
+    dialects: ClassVar[tuple[TavernDialect, ...]] = (dialect,)
+    envelope = MarinaraEnvelope()
     # the card inside holds what a Tavern card holds, but its pictures live in the envelope (below)
     coverage = Coverage(
         frozenset(p for p in TAVERN_COVERAGE.paths if not p.startswith("media.")),
@@ -260,60 +257,3 @@ class MarinaraCharacterCodec(Codec):
         ],
     )
     embedded_coverage = TAVERN_EMBEDDED
-
-    def detect(self, s: Sniff) -> float:
-        return score(s.json)
-
-    def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        ctx = MapContext("$")
-        body = body_from(t, ctx)
-        card = t["data"]
-        inner = card["data"]
-        linked: list[CanonicalEntity] = []
-        book = inner.get("character_book")
-        if book is not None:
-            bctx = ctx.child("data", "data", "character_book")
-            if not isinstance(book, dict):
-                raise wrong(bctx.path, "a character_book object", book)
-            be = self.entity(
-                s, book_to_body(book, bctx), raw=book, part=("lorebook", "character_book"), kind="lorebook"
-            )
-            linked.append(be)
-        ext = inner.get("extensions")
-        scripts = ext.get("regex_scripts") if isinstance(ext, dict) else None
-        if scripts is not None and scripts != []:
-            rctx = MapContext(ctx.at("data", "data", "extensions", "regex_scripts"), ctx.warnings)
-            rbody = scripts_to_body(scripts, name="", ctx=rctx)
-            linked.append(self.entity(s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex"))
-        e = self.entity(s, body, raw=t)
-        e.warnings.extend(ctx.warnings)
-        if linked:
-            e.links = {KNOWLEDGE_REFS: [x.id for x in linked]}
-        return Decoded([e, *linked])
-
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        # the envelope's avatar and sprites are data: URLs: every image with bytes is written as one
-        body = media.wire(entity.body, entity.media, inline=lambda _p, _a: True)
-        assert isinstance(body, CharacterBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if raw is not None:
-            tree = relink(self.id, entity, ctx, self._overlay(body, raw), CARD_DATA)
-        else:
-            book, scripts = fresh_links(self.id, entity, ctx)
-            tree = _envelope(body, V2_SHAPE, None, book=book, regex_scripts=scripts)
-            tree["exportedAt"] = ctx.options.get("exportedAt", EPOCH)
-        return orjson.dumps(tree, option=orjson.OPT_INDENT_2) + b"\n"
-
-    def _overlay(self, body: CharacterBody, raw: dict[str, Any]) -> dict[str, Any]:
-        base_body = CharacterBody.model_validate(body_from(raw))
-        if body == base_body:
-            return raw
-        card = _card(raw)
-        shape = card_shape(card)
-        inner = card["data"]
-        merged: dict[str, Any] = merge3(
-            raw, _envelope(base_body, shape, inner), _envelope(body, shape, inner)
-        )
-        return merged

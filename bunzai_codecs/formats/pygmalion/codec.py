@@ -34,9 +34,10 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
-from bunzai_codecs.formats.tavern.png import sniff_payload_tree
+from bunzai_codecs.formats.tavern.png import CHARA, encode_payload, sniff_payload_tree
 
-PNG_KEYWORD = "chara"
+#: the Tavern lineage's V2 card chunk: this JSON rides in it as a Tavern card does
+PNG_KEYWORD = CHARA
 _REJECT_KEYS = ("spec", "data")
 _SIGNAL_KEYS = ("char_persona", "char_greeting", "world_scenario")
 _TEXT_KEYS = ("char_name", "name", "char_persona", "char_greeting", "world_scenario", "example_dialogue")
@@ -191,5 +192,5 @@ class PygmalionCodec(Codec):
         carrier = choose(entity, ctx, twin_png=twin.blob("png") if twin else None, strip=(PNG_KEYWORD,))
         if carrier.source == "twin" and tree is raw:
             return carrier.image
-        chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(tree)))
+        chunk = png.make_text_chunk(PNG_KEYWORD, encode_payload(tree))
         return png.replace_text(carrier.image, remove={PNG_KEYWORD}, add=[chunk])

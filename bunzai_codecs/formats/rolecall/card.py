@@ -39,6 +39,7 @@ from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
 from bunzai_codecs.formats.tavern.card import TavernCard
 from bunzai_codecs.formats.tavern.fields import TAVERN_EMBEDDED, TavernDialect
+from bunzai_codecs.formats.tavern.lore import map_rows
 from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 if TYPE_CHECKING:
@@ -171,27 +172,22 @@ def _apply_titles(titles: Any, greetings: Any, ctx: MapContext, path: tuple[str,
 
 
 def _read_injections(v: Any, ctx: MapContext, path: tuple[str, ...]) -> list[dict[str, Any]]:
-    if not isinstance(v, list):
-        raise wrong(ctx.at(*path), "an array of depth injections", v)
-    out = []
-    for i, row in enumerate(v):
-        if not isinstance(row, dict):
-            raise wrong(ctx.at(*path, i), "a depth injection object", row)
-        role = row.get("role")
-        if role is not None and (not isinstance(role, str) or role not in MESSAGE_ROLES):
-            ctx.warn(f"{ctx.at(*path, i, 'role')}: unknown role {role!r}; read as unset")
-            role = None
-        depth = num_at(row.get("depth"), ctx, *path, i, "depth")
-        out.append(
-            {
-                "text": str_at(row.get("content"), ctx, *path, i, "content") or "",
-                "depth": 4 if depth is None else depth,
-                "role": role,
-                "origin": DETAILS_ORIGIN,
-                "enabled": bool_at(row.get("enabled"), ctx, *path, i, "enabled"),
-            }
-        )
-    return out
+    return map_rows(v, ctx, path, "an array of depth injections", "a depth injection object", _injection)
+
+
+def _injection(row: dict[str, Any], _i: int, ctx: MapContext) -> dict[str, Any]:
+    role = row.get("role")
+    if role is not None and (not isinstance(role, str) or role not in MESSAGE_ROLES):
+        ctx.warn(f"{ctx.at('role')}: unknown role {role!r}; read as unset")
+        role = None
+    depth = num_at(row.get("depth"), ctx, "depth")
+    return {
+        "text": str_at(row.get("content"), ctx, "content") or "",
+        "depth": 4 if depth is None else depth,
+        "role": role,
+        "origin": DETAILS_ORIGIN,
+        "enabled": bool_at(row.get("enabled"), ctx, "enabled"),
+    }
 
 
 def _source_names(v: Any) -> list[str] | None:

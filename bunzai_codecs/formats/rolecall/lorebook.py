@@ -59,15 +59,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.codec import Coverage, EmitContext
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.core.overlay import by_id, overlay_twin
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.overlay import by_id
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
+from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -79,7 +76,7 @@ from bunzai_codecs.formats._shared.wire import (
     wrong,
 )
 from bunzai_codecs.formats.tavern.character_book import ST_ENTRY_PATHS
-from bunzai_codecs.formats.tavern.lore import LOGIC_INTS, unique_ids
+from bunzai_codecs.formats.tavern.lore import LOGIC_INTS, map_rows, with_unique_ids
 
 SCHEMA_VERSION = "1.0.0"
 EPOCH = "1970-01-01T00:00:00.000Z"
@@ -144,24 +141,21 @@ def _group(e: dict[str, Any], key: str, ctx: MapContext) -> dict[str, Any]:
 def _triggers(v: Any, ctx: MapContext, *path: str | int) -> list[dict[str, Any]] | None:
     if v is None:
         return None
-    if not isinstance(v, list):
-        raise wrong(ctx.at(*path), "an array of triggers", v)
-    out = []
-    for i, t in enumerate(v):
-        if not isinstance(t, dict):
-            raise wrong(ctx.at(*path, i), "a trigger object", t)
-        row: dict[str, Any] = {"text": str_at(t.get("keyword"), ctx, *path, i, "keyword") or ""}
-        is_regex = bool_at(t.get("isRegex"), ctx, *path, i, "isRegex")
-        if is_regex is not None:
-            row["isRegex"] = is_regex
-        flags = str_at(t.get("flags"), ctx, *path, i, "flags")
-        if flags is not None:
-            row["flags"] = flags
-        p = num_at(t.get("probability"), ctx, *path, i, "probability")
-        if p is not None:
-            row["probability"] = p
-        out.append(row)
-    return out
+    return map_rows(v, ctx, path, "an array of triggers", "a trigger object", _trigger)
+
+
+def _trigger(t: dict[str, Any], _i: int, ctx: MapContext) -> dict[str, Any]:
+    row: dict[str, Any] = {"text": str_at(t.get("keyword"), ctx, "keyword") or ""}
+    is_regex = bool_at(t.get("isRegex"), ctx, "isRegex")
+    if is_regex is not None:
+        row["isRegex"] = is_regex
+    flags = str_at(t.get("flags"), ctx, "flags")
+    if flags is not None:
+        row["flags"] = flags
+    p = num_at(t.get("probability"), ctx, "probability")
+    if p is not None:
+        row["probability"] = p
+    return row
 
 
 def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
@@ -283,6 +277,18 @@ def entry_to_body(e: dict[str, Any], index: int, ctx: MapContext) -> dict[str, A
     return row
 
 
+def _category(c: dict[str, Any], i: int, ctx: MapContext) -> dict[str, Any]:
+    cat: dict[str, Any] = {
+        "id": id_text(c.get("id"), i, ctx, empty_is_absent=False),
+        "name": str_at(c.get("name"), ctx, "name") or "",
+    }
+    so = num_at(c.get("sortOrder"), ctx, "sortOrder")
+    if so is not None:
+        cat["sortOrder"] = so
+    cat["enabled"] = bool_at(c.get("enabled"), ctx, "enabled")
+    return cat
+
+
 def export_to_body(tree: Any, ctx: MapContext | None = None) -> dict[str, Any]:
     """A RoleCallExportV1 tree as a ``LorebookBody`` dict."""
     ctx = ctx or MapContext("$")
@@ -312,36 +318,13 @@ def export_to_body(tree: Any, ctx: MapContext | None = None) -> dict[str, Any]:
 
     cats = book.get("categories")
     if cats is not None:
-        if not isinstance(cats, list):
-            raise wrong(bctx.at("categories"), "an array of categories", cats)
-        out = []
-        for i, c in enumerate(cats):
-            if not isinstance(c, dict):
-                raise wrong(bctx.at("categories", i), "a category object", c)
-            cat: dict[str, Any] = {
-                "id": id_text(c.get("id"), i, bctx.child("categories", i), empty_is_absent=False),
-                "name": str_at(c.get("name"), bctx, "categories", i, "name") or "",
-            }
-            so = num_at(c.get("sortOrder"), bctx, "categories", i, "sortOrder")
-            if so is not None:
-                cat["sortOrder"] = so
-            cat["enabled"] = bool_at(c.get("enabled"), bctx, "categories", i, "enabled")
-            out.append(cat)
-        body["categories"] = out
+        body["categories"] = map_rows(
+            cats, bctx, ("categories",), "an array of categories", "a category object", _category
+        )
 
     entries = book.get("entries", [])
-    if not isinstance(entries, list):
-        raise wrong(bctx.at("entries"), "an array of entries", entries)
-    rows = []
-    for i, e in enumerate(entries):
-        if not isinstance(e, dict):
-            raise wrong(bctx.at("entries", i), "an entry object", e)
-        rows.append(entry_to_body(e, i, bctx.child("entries", i)))
-    ids = [r["id"] for r in rows]
-    if len(set(ids)) != len(ids):
-        for r, uid in zip(rows, unique_ids(ids), strict=True):
-            r["id"] = uid
-    body["entries"] = rows
+    rows = map_rows(entries, bctx, ("entries",), "an array of entries", "an entry object", entry_to_body)
+    body["entries"] = with_unique_ids(rows)
     return body
 
 
@@ -458,7 +441,7 @@ def body_to_export(body: LorebookBody, exported_at: str = EPOCH) -> dict[str, An
     return {"schemaVersion": SCHEMA_VERSION, "exportDate": exported_at, "lorebook": book}
 
 
-class RoleCallLorebook(Codec):
+class RoleCallLorebook(TreeCodec):
     """RoleCall lorebook export (``RoleCallExportV1``)."""
 
     id = "rolecall-lorebook"
@@ -504,33 +487,19 @@ class RoleCallLorebook(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return 1.0 if is_rolecall_export(s.json_object) else 0.0
+    list_key = by_id
 
-    def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        ctx = MapContext("$")
-        body = export_to_body(tree, ctx)
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+    fits = staticmethod(is_rolecall_export)
+    read = staticmethod(export_to_body)
 
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, LorebookBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if isinstance(raw, dict):
-            stamp = raw.get("exportDate")
-            when = stamp if isinstance(stamp, str) else EPOCH
-            out: Any = overlay_twin(
-                raw, body, export_to_body(raw), lambda b: body_to_export(b, when), list_key=by_id
-            )
-        else:
-            when = ctx.options.get("exportedAt", EPOCH)
-            if not isinstance(when, str):
-                raise Malformed("options['exportedAt'] must be an ISO date string")
-            out = body_to_export(body, when)
-        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+    def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
+        if twin is not None:
+            stamp = twin.get("exportDate")
+            return body_to_export(body, stamp if isinstance(stamp, str) else EPOCH)
+        when = ctx.options.get("exportedAt", EPOCH)
+        if not isinstance(when, str):
+            raise Malformed("options['exportedAt'] must be an ISO date string")
+        return body_to_export(body, when)
 
 
 __all__ = [

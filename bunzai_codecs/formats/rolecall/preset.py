@@ -33,9 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem
@@ -224,19 +223,10 @@ class RoleCallPreset(Codec):
         return Decoded(out)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, PresetBody)
         twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if twin is not None and isinstance(raw, dict):
-            r = MapContext(lenient=True)
-            old, layout = rc_to_body(raw, twin.name or "", r)
-            base = body_to_rc(PresetBody.model_validate(old), layout)
-            fresh = body_to_rc(body, layout)
-            _regex_link.overlay_scripts(self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh)
-            return dumps(merge3(raw, base, fresh, list_key=rc_keyed))
-        out = body_to_rc(body, None)
-        _regex_link.fresh_scripts(self, entity, ctx, out)
-        return dumps(out)
+        raw = twin.raw if twin is not None and isinstance(twin.raw, dict) else None
+        name = (twin.name if twin is not None else None) or ""
+        return dumps(_regex_link.preset_tree(self, entity, ctx, raw, name, rc_to_body, body_to_rc, rc_keyed))
 
 
 __all__ = ["RoleCallPreset", "body_to_rc", "is_rolecall_preset", "rc_to_body"]

@@ -34,13 +34,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.overlay import by_id, overlay_twin
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.codec import Coverage
+from bunzai_codecs.core.overlay import by_id
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
@@ -51,7 +48,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
-from bunzai_codecs.formats.tavern.lore import unique_ids
+from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
 #: RoleCall ``placement`` strings -> canonical phases
@@ -137,18 +134,9 @@ def script_to_body(t: Any, ctx: MapContext | None = None) -> dict[str, Any]:
     ctx = ctx or MapContext("$")
     if not isinstance(t, dict):
         raise wrong(ctx.path, "a regex script object", t)
-    rules = t.get("rules")
-    if not isinstance(rules, list):
-        raise wrong(ctx.at("rules"), "an array of rules", rules)
-    out = []
-    for i, r in enumerate(rules):
-        if not isinstance(r, dict):
-            raise wrong(ctx.at("rules", i), "a rule object", r)
-        out.append(rule_to_body(r, i, ctx.child("rules", i)))
-    ids = [r["id"] for r in out]
-    if len(set(ids)) != len(ids):
-        for r, uid in zip(out, unique_ids(ids), strict=True):
-            r["id"] = uid
+    out = with_unique_ids(
+        map_rows(t.get("rules"), ctx, ("rules",), "an array of rules", "a rule object", rule_to_body)
+    )
     return {"name": str_at(t.get("name"), ctx, "name") or "", "rules": out}
 
 
@@ -185,7 +173,7 @@ def body_to_script(body: RegexSetBody) -> dict[str, Any]:
     return out
 
 
-class RoleCallRegex(Codec):
+class RoleCallRegex(TreeCodec):
     """RoleCall regex script files (one script with its rules)."""
 
     id = "rolecall-regex"
@@ -213,25 +201,12 @@ class RoleCallRegex(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return 0.9 if is_rolecall_script(s.json_object) else 0.0
+    list_key = by_id
 
-    def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        ctx = MapContext("$")
-        e = self.entity(s, script_to_body(tree, ctx), raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
-
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = body_as(entity, RegexSetBody)
-        twin = entity.twin(self.id)
-        raw = twin.raw if twin else None
-        if isinstance(raw, dict):
-            out: Any = overlay_twin(raw, body, script_to_body(raw), body_to_script, list_key=by_id)
-        else:
-            out = body_to_script(body)
-        return orjson.dumps(out, option=orjson.OPT_INDENT_2)
+    score = 0.9
+    fits = staticmethod(is_rolecall_script)
+    read = staticmethod(script_to_body)
+    write = staticmethod(body_to_script)
 
 
 __all__ = ["RoleCallRegex", "body_to_script", "is_rolecall_script", "rule_to_body", "script_to_body"]

@@ -236,7 +236,7 @@ class FlatPreset(Codec):
 
     A subclass gives its ``score`` (detection), ``read`` (tree -> body dict and a layout: what of
     the file's own spelling a same-format export must follow) and ``write`` (body + layout ->
-    tree). The name is the file name (sampler presets: SillyTavern keys them by file) or the
+    tree); a preset that is its key table and nothing more declares the ``table`` instead. The name is the file name (sampler presets: SillyTavern keys them by file) or the
     ``name`` key (formatting templates, written last as SillyTavern does). A same-format export
     three-way merges the body's edits into the escrow twin (``merge3``), so every key of the file
     survives; sampler presets also carry preset-scoped regex scripts as a linked regex set.
@@ -256,16 +256,22 @@ class FlatPreset(Codec):
     what: ClassVar[str] = "a preset object"
     #: the ``name`` key is written first (system prompt, reasoning) rather than last
     name_first: ClassVar[bool] = False
+    #: the wire keys the default ``read``/``write`` map (no layout), when that is all the preset is
+    table: ClassVar[tuple[Key, ...]] = ()
 
     def score(self, t: dict[str, Any]) -> float:
         raise NotImplementedError
 
     def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
-        """``top`` (found at JSON path ``at``) as a body dict without its name, and its layout."""
-        raise NotImplementedError
+        """``top`` (found at JSON path ``at``) as a body dict without its name, and its layout
+        (by default: the ``table``'s keys, no layout)."""
+        body: dict[str, Any] = {}
+        read_keys(top, self.table, body, r, at)
+        return body, None
 
     def write(self, body: PresetBody, layout: Any) -> dict[str, Any]:
-        raise NotImplementedError
+        """The body as a tree in ``layout`` (by default: the ``table``'s keys)."""
+        return write_keys(body, self.table)
 
     # -- shared machinery
 

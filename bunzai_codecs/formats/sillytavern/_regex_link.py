@@ -12,11 +12,14 @@ keeps the twin's scripts; an empty list is not a set and stays as it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from bunzai_codecs.core.codec import Codec, EmitContext
+from bunzai_codecs.core.codec import Codec, EmitContext, body_as
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity
+from bunzai_codecs.core.overlay import ListKey, merge3
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.entities import PresetBody
 from bunzai_codecs.formats._shared.links import DROP, KEEP
 from bunzai_codecs.formats._shared.wire import MapContext, join_path
 from bunzai_codecs.formats.tavern.links import linked_scripts
@@ -94,6 +97,34 @@ def overlay_scripts(
     if b is not None or f is not None:
         base["extensions"] = {} if b is None else {"regex_scripts": b}
         fresh["extensions"] = {} if f is None else {"regex_scripts": f}
+
+
+def preset_tree(
+    codec: Codec,
+    entity: CanonicalEntity,
+    ctx: EmitContext,
+    raw: dict[str, Any] | None,
+    name: str,
+    to_body: Callable[[dict[str, Any], str, MapContext], tuple[dict[str, Any], Any]],
+    to_native: Callable[[PresetBody, Any], dict[str, Any]],
+    list_key: ListKey,
+) -> dict[str, Any]:
+    """The tree of a preset that carries ``extensions.regex_scripts``: its twin ``raw`` (named
+    ``name``; ``to_body(raw, name, reader)`` reads it back as a body and a layout) with the body's
+    edits and the scripts the links call for merged in, or without a twin a fresh
+    ``to_native(body, None)`` with the linked scripts."""
+    body = body_as(entity, PresetBody)
+    if raw is None:
+        out = to_native(body, None)
+        fresh_scripts(codec, entity, ctx, out)
+        return out
+    r = MapContext(lenient=True)
+    old, layout = to_body(raw, name, r)
+    base = to_native(PresetBody.model_validate(old), layout)
+    fresh = to_native(body, layout)
+    overlay_scripts(codec, entity, ctx, preset_scripts(raw, r), base, fresh)
+    merged: dict[str, Any] = merge3(raw, base, fresh, list_key=list_key)
+    return merged
 
 
 def fresh_scripts(codec: Codec, entity: CanonicalEntity, ctx: EmitContext, tree: dict[str, Any]) -> None:

@@ -205,6 +205,7 @@ class SillyTavernContextCodec(FlatPreset):
     id = "sillytavern-context"
     label = "SillyTavern context template (story string)"
     what = "a context template object"
+    table = CONTEXT
     coverage = Coverage.of(
         "name",
         *paths(CONTEXT),
@@ -221,14 +222,6 @@ class SillyTavernContextCodec(FlatPreset):
         if sum(1 for k in t if k in CONTEXT_KEYS) >= 4:
             return 0.95
         return 0.6 if "name" in t else 0.0
-
-    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
-        body: dict[str, Any] = {}
-        read_keys(top, CONTEXT, body, r, at)
-        return body, None
-
-    def write(self, body: PresetBody, layout: Any) -> dict[str, Any]:
-        return write_keys(body, CONTEXT)
 
 
 # -- system prompt ----------------------------------------------------------------------------------
@@ -276,20 +269,13 @@ class SillyTavernReasoningCodec(FlatPreset):
     label = "SillyTavern reasoning template"
     what = "a reasoning template object"
     name_first = True
+    table = REASONING
     coverage = Coverage.of("name", *paths(REASONING))
 
     def score(self, t: dict[str, Any]) -> float:
         if all(_is_str(t, k) for k in REASONING_KEYS) and only_keys(t, REASONING_KEYS):
             return 0.9
         return 0.0
-
-    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
-        body: dict[str, Any] = {}
-        read_keys(top, REASONING, body, r, at)
-        return body, None
-
-    def write(self, body: PresetBody, layout: Any) -> dict[str, Any]:
-        return write_keys(body, REASONING)
 
 
 __all__ = [

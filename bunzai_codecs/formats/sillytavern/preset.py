@@ -474,17 +474,11 @@ class SillyTavernPresetCodec(Codec):
             base = body_to_prompt_export(PresetBody.model_validate(old), layout)
             fresh = body_to_prompt_export(body, layout)
             return dumps(merge3(raw, base, fresh, list_key=keyed_items))
-        if twin is not None and shape == PRESET:
-            raw = twin.raw
-            r = MapContext(lenient=True)
-            old, layout = preset_to_body(raw, twin.name or "", r)
-            base = body_to_preset(PresetBody.model_validate(old), layout)
-            fresh = body_to_preset(body, layout)
-            _regex_link.overlay_scripts(self, entity, ctx, _regex_link.preset_scripts(raw, r), base, fresh)
-            return dumps(merge3(raw, base, fresh, list_key=keyed_items))
-        fresh = body_to_preset(body, None)
-        _regex_link.fresh_scripts(self, entity, ctx, fresh)
-        return dumps(fresh)
+        raw = twin.raw if twin is not None and shape == PRESET else None
+        name = (twin.name if twin is not None else None) or ""
+        return dumps(
+            _regex_link.preset_tree(self, entity, ctx, raw, name, preset_to_body, body_to_preset, keyed_items)
+        )
 
 
 __all__ = ["SillyTavernPresetCodec", "body_to_preset", "preset_to_body"]

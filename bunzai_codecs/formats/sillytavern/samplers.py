@@ -217,6 +217,7 @@ class SillyTavernTextgenCodec(FlatPreset):
     named_by_file = True
     carries_regex = True
     what = "a Text Completion preset object"
+    table = TEXTGEN
     coverage = _samplers_coverage(
         TEXTGEN,
         KOBOLD_SAMPLERS,
@@ -231,14 +232,6 @@ class SillyTavernTextgenCodec(FlatPreset):
             return 0.9
         return 0.0
 
-    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
-        body: dict[str, Any] = {}
-        read_keys(top, TEXTGEN, body, r, at)
-        return body, None
-
-    def write(self, body: PresetBody, layout: Any) -> dict[str, Any]:
-        return write_keys(body, TEXTGEN)
-
 
 class SillyTavernKoboldCodec(FlatPreset):
     id = "sillytavern-kobold"
@@ -246,6 +239,7 @@ class SillyTavernKoboldCodec(FlatPreset):
     named_by_file = True
     carries_regex = True
     what = "a KoboldAI preset object"
+    table = KOBOLD
     coverage = _samplers_coverage(
         KOBOLD,
         KOBOLD_SAMPLERS,
@@ -262,14 +256,6 @@ class SillyTavernKoboldCodec(FlatPreset):
         ):
             return 0.9
         return 0.0
-
-    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
-        body: dict[str, Any] = {}
-        read_keys(top, KOBOLD, body, r, at)
-        return body, None
-
-    def write(self, body: PresetBody, layout: Any) -> dict[str, Any]:
-        return write_keys(body, KOBOLD)
 
 
 def novel_tables(saved: bool) -> tuple[Key, ...]:

@@ -3,7 +3,9 @@
 :class:`TavernCard` owns everything a Tavern card codec does; an app that writes Tavern cards
 (SillyTavern, RoleCall, Lumiverse...) is a subclass that declares its identity, its own
 :class:`~bunzai_codecs.formats.tavern.fields.TavernDialect` (the ``extensions`` keys it reads and
-writes) and, where its file differs, its envelope (a zip, extra detection)::
+writes) and, where its file differs, its envelope (:class:`CardEnvelope`: an object of the app's
+own around the card, as Marinara's ``{type: "marinara_character", data: <V2 card>}``) or container
+(a zip, extra detection)::
 
     class MyAppCard(TavernCard):
         id = "myapp"
@@ -43,7 +45,7 @@ from __future__ import annotations
 import functools
 import importlib
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -66,6 +68,7 @@ from bunzai_codecs.formats.tavern.fields import (
     CARD_SPECS,
     TAVERN_COVERAGE,
     V3_SHAPE,
+    CardShape,
     TavernDialect,
     body_to_card,
     card_shape,
@@ -145,6 +148,54 @@ def card_score(t: dict[str, Any]) -> float:
     return 0.6 if isinstance(t.get("alternate_greetings"), list) else 0.0
 
 
+#: writes the card of a body (see :meth:`CardEnvelope.write`)
+CardWriter = Callable[[CharacterBody], dict[str, Any]]
+
+
+class CardEnvelope:
+    """What an app's file wraps around its Tavern card. The base class is no wrapper: the file is
+    the card (a JSON card, a PNG chunk's payload). An app whose file holds the card inside an object
+    of its own (Marinara's ``{type: "marinara_character", data: <V2 card>, ...}``) subclasses it and
+    sets :attr:`TavernCard.envelope`; :class:`TavernCard` then reads the card at :attr:`at`, lets
+    :meth:`read` add the envelope's own fields to the body and :meth:`write` build the file around
+    a written card. Mapping, linked book and scripts (re-embedded into the card's ``data`` below
+    :attr:`at`), escrow overlay and detection by the envelope stay :class:`TavernCard`'s."""
+
+    #: the key path of the card tree inside the file (``()``: the file is the card)
+    at: tuple[str, ...] = ()
+    #: the card layout a fresh file is written with
+    shape: CardShape = V3_SHAPE
+
+    def score(self, s: Sniff) -> float | None:
+        """The detection score of a file with this envelope; ``None``: the card's own detection."""
+        return None
+
+    def card(self, tree: Any) -> dict[str, Any]:
+        """The card tree at :attr:`at` of a parsed file, checked: a typed error says what is wrong
+        where (``NotRecognized`` for a file that is not this envelope at all)."""
+        if not isinstance(tree, dict):
+            raise wrong("$", "a character card object", tree)
+        return tree
+
+    def read(self, tree: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
+        """Add the envelope's own fields to ``body`` (the card's body dict); ``ctx`` is at the
+        file's root. Nothing by default."""
+
+    def write(
+        self, body: CharacterBody, card_of: CardWriter, twin: dict[str, Any] | None, ctx: EmitContext | None
+    ) -> dict[str, Any]:
+        """The file for ``body``. ``card_of`` writes the card of a body (in the twin's layout, or
+        :attr:`shape` for a fresh file; a fresh card gets the linked book and scripts); ``twin`` is
+        the twin's file (``None`` for a fresh one); ``ctx`` is the export's context for a fresh
+        file and ``None`` where the tree is one side of the three-way merge with the twin. By
+        default the file is the card."""
+        return card_of(body)
+
+
+#: no envelope: the file is the card
+BARE = CardEnvelope()
+
+
 @dataclass(eq=False)
 class CardTwin(Twin):
     """A Tavern card's escrow: the PNG file (``blobs.image``) and which of its card chunks the card
@@ -173,6 +224,8 @@ class TavernCard(Codec):
     dialect: ClassVar[TavernDialect | None] = None
     #: every layer applied, in order: the shared ones (:data:`SHARED_DIALECTS`) then :attr:`dialect`
     dialects: ClassVar[tuple[TavernDialect, ...]] = shared_dialects()
+    #: what the app's file wraps around the card (:class:`CardEnvelope`; default: nothing)
+    envelope: ClassVar[CardEnvelope] = BARE
     twin_type = CardTwin
     coverage = tavern_coverage(dialects)
 
@@ -186,6 +239,9 @@ class TavernCard(Codec):
     # -- detect ----------------------------------------------------------------------------------
 
     def detect(self, s: Sniff) -> float:
+        by_envelope = self.envelope.score(s)
+        if by_envelope is not None:
+            return by_envelope
         if self.dialect is not None:
             # an app's card: certain when the card holds one of its dialect's extension keys
             trees = png_card_trees(s) if s.is_png else [s.json_object]
@@ -204,30 +260,29 @@ class TavernCard(Codec):
     # -- decode ----------------------------------------------------------------------------------
 
     def decode(self, s: Sniff) -> Decoded:
-        if s.is_png:
+        if s.is_png and self.container_named("png") is not None:
             return self._decode_png(s)
-        tree = s.require_json()
-        if not isinstance(tree, dict):
-            raise wrong("$", "a character card object", tree)
-        return Decoded(self.decode_tree(s, tree))
+        return Decoded(self.decode_tree(s, s.require_json()))
 
     def decode_tree(
         self,
         s: Sniff,
-        tree: dict[str, Any],
+        tree: Any,
         *,
         media: Resolver | None = None,
         more_assets: list[dict[str, Any]] | None = None,
         **escrow: Any,
     ) -> list[CanonicalEntity]:
-        """A parsed card tree as the card entity plus its linked lorebook and regex set; ``media``
-        finds the bytes of the card's media items (a PNG card's own image); ``more_assets`` are
-        media the file holds outside the card tree (a Lumiverse zip's expressions)."""
+        """A parsed file (a card, or the :attr:`envelope` around one) as the card entity plus its
+        linked lorebook and regex set; ``media`` finds the bytes of the card's media items (a PNG
+        card's own image); ``more_assets`` are media the file holds outside the card tree (a
+        Lumiverse zip's expressions)."""
         ctx = MapContext("$")
-        body, shape = card_to_body(tree, ctx, dialects=self.dialects)
-        data = tree["data"] if shape.wrapped else tree
+        card_tree = self.envelope.card(tree)
+        body, shape = self._card_body(tree, card_tree, ctx)
+        data = card_tree["data"] if shape.wrapped else card_tree
         linked: list[CanonicalEntity] = []
-        data_path = ("data",) if shape.wrapped else ()
+        data_path = (*self.envelope.at, "data") if shape.wrapped else self.envelope.at
         book = data.get("character_book")
         if book is not None:
             bctx = ctx.child(*data_path, "character_book")
@@ -257,6 +312,14 @@ class TavernCard(Codec):
         if linked:
             card.links = {KNOWLEDGE_REFS: [e.id for e in linked]}
         return [card, *linked]
+
+    def _card_body(
+        self, tree: dict[str, Any], card_tree: dict[str, Any], ctx: MapContext
+    ) -> tuple[dict[str, Any], CardShape]:
+        """The body of a file (its card through the dialects, then the envelope's own fields)."""
+        body, shape = card_to_body(card_tree, ctx.child(*self.envelope.at), dialects=self.dialects)
+        self.envelope.read(tree, body, ctx)
+        return body, shape
 
     def _decode_png(self, s: Sniff) -> Decoded:
         pf = s.require_png()
@@ -334,7 +397,10 @@ class TavernCard(Codec):
 
     def container(self, entity: CanonicalEntity, ctx: EmitContext, blob: bytes | None) -> str:
         """``json`` or ``png``: the one asked for, else the one the entity came in, else a PNG when
-        there is a picture to write it into (the portrait's bytes or a caller's image)."""
+        there is a picture to write it into (the portrait's bytes or a caller's image); always
+        ``json`` for a codec without a PNG container (an app's JSON envelope)."""
+        if self.container_named("png") is None:
+            return "json"
         want = ctx.options.get("container")
         if want is not None:
             if want not in ("json", "png"):
@@ -350,10 +416,28 @@ class TavernCard(Codec):
     def fresh_tree(
         self, entity: CanonicalEntity, ctx: EmitContext, body: CharacterBody | None = None
     ) -> dict[str, Any]:
-        """A CCv3 card for the entity with its linked lorebook and regex set embedded."""
+        """A fresh file for the entity (a CCv3 card, or the :attr:`envelope`'s layout) with its
+        linked lorebook and regex set embedded."""
         body = body if body is not None else _wired(entity)
         book, scripts = fresh_links(self.id, entity, ctx, self.script_sets(entity, ctx))
-        return body_to_card(body, V3_SHAPE, dialects=self.dialects, book=book, regex_scripts=scripts)
+        return self.file_tree(body, self.envelope.shape, None, ctx, book=book, regex_scripts=scripts)
+
+    def file_tree(
+        self,
+        body: CharacterBody,
+        shape: CardShape,
+        twin: dict[str, Any] | None,
+        ctx: EmitContext | None = None,
+        **links: Any,
+    ) -> dict[str, Any]:
+        """The file for ``body``: its card in ``shape`` (with ``links``, ``book``/``regex_scripts``
+        for :func:`~bunzai_codecs.formats.tavern.fields.body_to_card`) in the :attr:`envelope`
+        (see :meth:`CardEnvelope.write` for ``twin`` and ``ctx``)."""
+
+        def card_of(b: CharacterBody) -> dict[str, Any]:
+            return body_to_card(b, shape, dialects=self.dialects, **links)
+
+        return self.envelope.write(body, card_of, twin, ctx)
 
     @property
     def _card_tag(self) -> str:
@@ -364,7 +448,7 @@ class TavernCard(Codec):
         """The body the twin's own tree decodes to (what an unedited entity holds)."""
         body = basecache.recall(self._card_tag, raw)
         if body is None:
-            body, _ = card_to_body(raw, dialects=self.dialects)
+            body, _ = self._card_body(raw, self.envelope.card(raw), MapContext("$"))
         return CharacterBody.model_validate(body)
 
     def overlay_tree(
@@ -379,18 +463,18 @@ class TavernCard(Codec):
         backfill), or ``None``. ``body`` is the entity's body as the mapper writes it
         (``core.media.wire``; default: images with bytes as data: URLs)."""
         body = body if body is not None else _wired(entity)
-        shape = card_shape(raw)
+        shape = card_shape(self.envelope.card(raw))
         base_body = self.base_body(raw)
         delta = None
         if body == base_body:
             tree = raw
         else:
-            base = body_to_card(base_body, shape, dialects=self.dialects)
-            new = body_to_card(body, shape, dialects=self.dialects)
+            base = self.file_tree(base_body, shape, raw)
+            new = self.file_tree(body, shape, raw)
             tree = merge3(raw, base, new)
             delta = (base, new)
 
-        at = ("data",) if shape.wrapped else ()
+        at = (*self.envelope.at, "data") if shape.wrapped else self.envelope.at
         return relink(self.id, entity, ctx, tree, at, self.script_sets(entity, ctx)), delta
 
     def script_sets(self, entity: CanonicalEntity, ctx: EmitContext) -> list[CanonicalEntity]:
@@ -451,8 +535,11 @@ def _one_line(e: BunzaiError) -> str:
 
 
 __all__ = [
+    "BARE",
     "SHARED_DIALECTS",
+    "CardEnvelope",
     "CardTwin",
+    "CardWriter",
     "TavernCard",
     "apply_delta",
     "card_score",

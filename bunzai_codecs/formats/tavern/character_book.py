@@ -397,6 +397,10 @@ _SPEC_KEYS = frozenset(
 _SCAN_ORDER = {canon: i for i, (canon, _, _) in enumerate(SCAN_SOURCES)}
 
 
+#: the entry's booleans, read under the same name
+_FLAGS = ("enabled", "constant", "selective")
+
+
 def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
     """One ``character_book`` entry as a ``LoreEntry`` dict; ``index`` is its position in the book."""
     g = e.get
@@ -441,15 +445,10 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     }
     if note is not None:
         row["comment"] = note
-    v = g("enabled")
-    if v is not None:
-        row["enabled"] = v if v is True or v is False else read_bool(v, ctx, ("enabled",))
-    v = g("constant")
-    if v is not None:
-        row["constant"] = v if v is True or v is False else read_bool(v, ctx, ("constant",))
-    v = g("selective")
-    if v is not None:
-        row["selective"] = v if v is True or v is False else read_bool(v, ctx, ("selective",))
+    for flag in _FLAGS:
+        v = g(flag)
+        if v is not None:
+            row[flag] = v if v is True or v is False else read_bool(v, ctx, (flag,))
     v = g("insertion_order")
     if v is not None:
         row["sortOrder"] = v if v.__class__ is int else opt_num(v, ctx.at("insertion_order"), ctx)

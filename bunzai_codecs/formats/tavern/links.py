@@ -18,7 +18,7 @@ the dicts on the way: the twin's tree is never mutated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from bunzai_codecs.core.codec import EmitContext
@@ -52,17 +52,19 @@ def linked_scripts(
     ctx: EmitContext,
     old: Any,
     sets: Sequence[CanonicalEntity] | None = None,
+    embed: Callable[[CanonicalEntity, str], Any] = embed_scripts,
 ) -> Any:
     """The ``regex_scripts`` to embed: the linked regex sets (``sets``, default every resolved
-    regex link) as one list, a lone set through its twin under ``codec_id``; else :data:`KEEP` or
-    :data:`DROP` the twin's list ``old`` (an empty list is kept: it is not a set)."""
+    regex link) as one list, a lone set through its twin under ``codec_id`` (``embed``: as ST
+    scripts unless the file holds another app's rows); else :data:`KEEP` or :data:`DROP` the twin's
+    list ``old`` (an empty list is kept: it is not a set)."""
     if sets is None:
         sets = ctx.refs(entity, "regex")
     if sets:
         for r in sets:
             ctx.embed(r)
         if len(sets) == 1:
-            return embed_scripts(sets[0], codec_id)
+            return embed(sets[0], codec_id)
         out: list[Any] = []
         for r in sets:
             assert isinstance(r.body, RegexSetBody)

@@ -9,10 +9,11 @@ tables, so they live here once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
 
 #: ST world-info ``position`` ints -> canonical names (docs/formats/sillytavern.md#world-info-entry---loreentry)
 POSITION_NAMES: dict[int, str] = {
@@ -70,26 +71,27 @@ def position_int(name: str) -> int | None:
 
 def role_name(v: Any, ctx: MapContext, path: str) -> str:
     """An ST int role as a canonical role; ``null`` is ``system``; unknown values are ``system`` + a warning."""
-    if v is None:
-        return "system"
-    if isinstance(v, int | float) and not isinstance(v, bool) and v in ROLE_NAMES:
-        return ROLE_NAMES[int(v)]
-    if isinstance(v, str) and v in ROLE_INTS:
-        return v
-    ctx.warn(f"{path}: unknown role {v!r} read as system")
-    return "system"
+    return _closed_name(v, ROLE_NAMES, ROLE_INTS, "system", "role", ctx, path)
 
 
 def logic_name(v: Any, ctx: MapContext, path: str) -> str:
     """An ST ``selectiveLogic`` int as a canonical name; unknown values are ``and_any`` + a warning."""
+    return _closed_name(v, LOGIC_NAMES, LOGIC_INTS, "and_any", "selectiveLogic", ctx, path)
+
+
+def _closed_name(
+    v: Any, names: dict[int, str], ints: dict[str, int], default: str, what: str, ctx: MapContext, path: str
+) -> str:
+    """A closed ST enum (``names`` by int) as its canonical name: an int or a name already; ``null``
+    is ``default``, so is any other value (with a warning naming ``what`` at ``path``)."""
     if v is None:
-        return "and_any"
-    if isinstance(v, int | float) and not isinstance(v, bool) and v in LOGIC_NAMES:
-        return LOGIC_NAMES[int(v)]
-    if isinstance(v, str) and v in LOGIC_INTS:
+        return default
+    if isinstance(v, int | float) and not isinstance(v, bool) and v in names:
+        return names[int(v)]
+    if isinstance(v, str) and v in ints:
         return v
-    ctx.warn(f"{path}: unknown selectiveLogic {v!r} read as and_any")
-    return "and_any"
+    ctx.warn(f"{path}: unknown {what} {v!r} read as {default}")
+    return default
 
 
 def parse_key(key: str) -> dict[str, Any]:
@@ -140,6 +142,39 @@ def unique_ids(raw_ids: list[str]) -> list[str]:
     return out
 
 
+Row = dict[str, Any]
+
+
+def map_rows(
+    v: Any,
+    ctx: MapContext,
+    path: tuple[str | int, ...],
+    array: str,
+    item: str,
+    to_row: Callable[[dict[str, Any], int, MapContext], Row],
+) -> list[Row]:
+    """The array of row objects ``v`` (at ``path`` below ``ctx``) mapped row by row through
+    ``to_row(row, index, row_ctx)``; ``Malformed`` saying ``array`` (``"an array of entries"``) or
+    ``item`` (``"an entry object"``) where the array or one of its rows is not one."""
+    if not isinstance(v, list):
+        raise wrong(ctx.at(*path), array, v)
+    out = []
+    for i, row in enumerate(v):
+        if not isinstance(row, dict):
+            raise wrong(ctx.at(*path, i), item, row)
+        out.append(to_row(row, i, ctx.child(*path, i)))
+    return out
+
+
+def with_unique_ids(rows: list[Row]) -> list[Row]:
+    """``rows`` (mapped rows with an ``id``), their repeated ids made unique by :func:`unique_ids`."""
+    ids = [r["id"] for r in rows]
+    if len(set(ids)) != len(ids):
+        for r, uid in zip(rows, unique_ids(ids), strict=True):
+            r["id"] = uid
+    return rows
+
+
 __all__ = [
     "LOGIC_INTS",
     "LOGIC_NAMES",
@@ -151,10 +186,12 @@ __all__ = [
     "format_key",
     "format_keys",
     "logic_name",
+    "map_rows",
     "parse_key",
     "parse_keys",
     "position_int",
     "position_name",
     "role_name",
     "unique_ids",
+    "with_unique_ids",
 ]

@@ -59,7 +59,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
-from bunzai_codecs.formats.tavern.lore import unique_ids
+from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.entity import CanonicalEntity
@@ -243,18 +243,8 @@ def scripts_to_body(scripts: Any, *, name: str = "", ctx: MapContext | None = No
     an object, or a field of the wrong type, raises ``Malformed`` with its path.
     """
     ctx = ctx or MapContext()
-    if not isinstance(scripts, list):
-        raise wrong(ctx.path, "an array of regex scripts", scripts)
-    rules = []
-    for i, s in enumerate(scripts):
-        if not isinstance(s, dict):
-            raise wrong(ctx.at(i), "a regex script object", s)
-        rules.append(script_to_rule(s, i, ctx.child(i)))
-    ids = [r["id"] for r in rules]
-    if len(set(ids)) != len(ids):
-        for r, uid in zip(rules, unique_ids(ids), strict=True):
-            r["id"] = uid
-    return {"name": name, "rules": rules}
+    rules = map_rows(scripts, ctx, (), "an array of regex scripts", "a regex script object", script_to_rule)
+    return {"name": name, "rules": with_unique_ids(rules)}
 
 
 def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
