@@ -1,14 +1,16 @@
-"""Typed readers for native JSON values: check a wire value's type and say where it is when it is wrong.
+"""The one reader for untrusted JSON: check a wire value's type and say where it is when it is wrong.
 
-Every shared mapper reads untrusted trees through these, so a wrong type becomes a ``Malformed`` with
+Every codec reads untrusted trees through these, so a wrong type becomes a ``Malformed`` with
 the JSON path (``$.data.character_book.entries[3].keys``) instead of a stray ``TypeError``. They are
 deliberately small and allocation-free on the happy path: a 20 KB card goes through a few hundred
 of these calls.
 
-Leniency is per helper and documented: JavaScript apps write numbers where strings belong and
-numeric strings where numbers belong (``"0.5"`` talkativeness), so the readers accept what a
-JavaScript reader would coerce; anything else is an error. The escrow twin restores the raw value
-on a same-format export, so coercion here never changes a file that is written back.
+Leniency is one policy, written once (:class:`MapContext`): JavaScript apps write numbers where
+strings belong and numeric strings where numbers belong (``"0.5"`` talkativeness), so the readers
+accept what a JavaScript reader would coerce and note it, in one style (``<json path>: expected
+<what>, found <what>; read as <value>``); anything else is an error, or in a lenient context the
+field's default (noted the same way). The escrow twin restores the raw value on a same-format
+export, so coercion here never changes a file that is written back.
 """
 
 from __future__ import annotations
@@ -20,24 +22,46 @@ from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, join_path
 
+#: a JSON path below a context, as parts: ``("entries", 3, "keys")``
+Path = tuple[str | int, ...]
+
 
 class MapContext:
-    """Where a mapper is in the input tree, and the non-fatal notes it made on the way.
+    """Where a mapper is in the input tree, and the non-fatal notes it made on the way: the one
+    reader every codec reads untrusted JSON with.
 
     ``path`` is the JSON path of the object being mapped (built only when asked for: mappers ask on
     errors, so the happy path never formats a path); ``warnings`` collects notes that belong on the
     decoded entity (``CanonicalEntity.warnings``), e.g. an unknown ``selectiveLogic`` value that fell
-    back to ``and_any``.
+    back to ``and_any``. Each note is kept once, however often a value is read.
+
+    The policy for a value of the wrong type, the same in every codec:
+
+    - a **coercible** scalar (``"0.5"`` where a number belongs, ``7`` where a string belongs, ``1`` or
+      ``"true"`` where a boolean belongs) is read as what a JavaScript app would make of it, and
+      noted: ``$.path: expected a number, found the string '0.5'; read as 0.5``. The escrow twin
+      keeps the raw value, so a same-format export writes it back unchanged;
+    - any other scalar of the wrong type is a ``Malformed`` error at its path (``expected a number,
+      found a boolean``), unless the context is ``lenient`` (apps that store what their UI hands
+      them, e.g. SillyTavern's world info and presets): then it is noted the same way and read as
+      the field's default;
+    - a **structure** of the wrong type (an object or array) is always ``Malformed``.
     """
 
-    __slots__ = ("_parts", "_path", "warnings")
+    __slots__ = ("_parts", "_path", "lenient", "warnings")
 
     def __init__(
-        self, path: str = "$", warnings: list[str] | None = None, _parts: tuple[str | int, ...] = ()
+        self,
+        path: str = "$",
+        warnings: list[str] | None = None,
+        _parts: tuple[str | int, ...] = (),
+        *,
+        lenient: bool = False,
     ) -> None:
         self._path = path
         self._parts = _parts
         self.warnings: list[str] = [] if warnings is None else warnings
+        self.lenient = lenient
 
     @property
     def path(self) -> str:
@@ -52,13 +76,77 @@ class MapContext:
 
     def child(self, *parts: str | int) -> MapContext:
         """A context for a nested object that shares this one's warning list (its path is lazy)."""
-        return MapContext(self._path, self.warnings, self._parts + parts)
+        return MapContext(self._path, self.warnings, self._parts + parts, lenient=self.lenient)
 
     def warn(self, message: str) -> None:
-        self.warnings.append(message)
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def warn_at(self, path: Path, message: str) -> None:
+        """A note about the value at ``path`` below this object: ``<json path>: <message>``."""
+        self.warn(f"{self.at(*path)}: {message}")
 
     def __repr__(self) -> str:
         return f"<MapContext {self.path}>"
+
+    # -- structures: a wrong type is always an error ---------------------------------------------
+
+    def obj(self, v: Any, path: Path = (), what: str = "an object") -> dict[str, Any]:
+        if v.__class__ is dict:
+            return v
+        if isinstance(v, dict):
+            return v
+        raise wrong(self.at(*path), what, v)
+
+    def arr(self, v: Any, path: Path = (), what: str = "an array") -> list[Any]:
+        if isinstance(v, list):
+            return v
+        raise wrong(self.at(*path), what, v)
+
+    def str_list(self, v: Any, path: Path = ()) -> list[str]:
+        """An array of strings; a number inside is read as its text (noted); anything else fails."""
+        items = self.arr(v, path, "an array of strings")
+        for x in items:
+            if x.__class__ is not str:
+                break
+        else:
+            return items
+        return [_item_str(x, self, path, i) for i, x in enumerate(items)]
+
+    # -- scalars: coercible is noted and kept; anything else per the context's mode --------------
+
+    def num(self, v: Any, path: Path = (), default: Any = None) -> Any:
+        """A number; ``null``/absent is ``default``; numeric text is read as its number (noted)."""
+        if v is None:
+            return default
+        if v.__class__ is int or (v.__class__ is float and math.isfinite(v)):
+            return v
+        return read_num(v, self, path, default)
+
+    def boolean(self, v: Any, path: Path = (), default: Any = None) -> Any:
+        """A boolean; ``null``/absent is ``default``; ``0``/``1``/``"true"``/``"false"`` read (noted)."""
+        if v is None:
+            return default
+        if v is True or v is False:
+            return v
+        return read_bool(v, self, path, default)
+
+    def text(self, v: Any, path: Path = (), default: Any = None) -> Any:
+        """A string; ``null``/absent is ``default``; a number is read as its JavaScript text (noted)."""
+        if v is None:
+            return default
+        if v.__class__ is str:
+            return v
+        return read_text(v, self, path, default)
+
+    def opaque(self, v: Any, path: Path = ()) -> dict[str, Any] | None:
+        """An object kept as is; in a lenient context, anything else is noted and left in escrow."""
+        if v is None or isinstance(v, dict):
+            return v
+        if not self.lenient:
+            raise wrong(self.at(*path), "an object", v)
+        self.warn_at(path, f"expected an object, found {found(v)}; left in escrow")
+        return None
 
 
 def type_name(v: Any) -> str:
@@ -82,6 +170,74 @@ def wrong(path: str, expected: str, value: Any) -> Malformed:
     return Malformed(f"expected {expected}, found {type_name(value)}", path=path)
 
 
+def found(v: Any) -> str:
+    """What a wrong value is, for a note: its type, and a scalar's text (``the string '0.5'``)."""
+    if isinstance(v, str):
+        return f"the string {v[:40]!r}"
+    if isinstance(v, bool):
+        return f"the boolean {'true' if v else 'false'}"
+    if isinstance(v, int | float):
+        return f"the number {js_number_text(v)}"
+    return type_name(v)
+
+
+def _where(ctx: MapContext, where: str | Path) -> str:
+    return where if isinstance(where, str) else ctx.at(*where)
+
+
+def coerced(ctx: MapContext, where: str | Path, expected: str, v: Any, read: Any) -> Any:
+    """Note that ``v`` (of the wrong type) was read as ``read``, and return ``read``."""
+    ctx.warn(f"{_where(ctx, where)}: expected {expected}, found {found(v)}; read as {read!r}")
+    return read
+
+
+def mismatch(ctx: MapContext, where: str | Path, expected: str, v: Any, default: Any) -> Any:
+    """A value that cannot be read as ``expected``: ``Malformed``, or in a lenient context the
+    ``default`` (noted)."""
+    if not ctx.lenient:
+        raise wrong(_where(ctx, where), expected, v)
+    return coerced(ctx, where, expected, v, default)
+
+
+def read_num(v: Any, ctx: MapContext, where: str | Path, default: Any = None) -> Any:
+    """The policy's reading of a value where a number belongs (slow path of :meth:`MapContext.num`)."""
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        return mismatch(ctx, where, "a number", v, default)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else mismatch(ctx, where, "a finite number", v, default)
+    if isinstance(v, str):
+        n = parse_number(v)
+        if n is not None:
+            return coerced(ctx, where, "a number", v, n)
+    return mismatch(ctx, where, "a number", v, default)
+
+
+def read_bool(v: Any, ctx: MapContext, where: str | Path, default: Any = None) -> Any:
+    """The policy's reading of a value where a boolean belongs."""
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        return v
+    if (v.__class__ is int and v in (0, 1)) or v in ("true", "false"):
+        return coerced(ctx, where, "a boolean", v, v == 1 or v == "true")
+    return mismatch(ctx, where, "a boolean", v, default)
+
+
+def read_text(v: Any, ctx: MapContext, where: str | Path, default: Any = None) -> Any:
+    """The policy's reading of a value where a string belongs."""
+    if v is None:
+        return default
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return coerced(ctx, where, "a string", v, js_number_text(v))
+    return mismatch(ctx, where, "a string", v, default)
+
+
 def js_number_text(v: int | float) -> str:
     """A number as JavaScript's ``String(n)`` writes it (``1.0`` -> ``"1"``)."""
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
@@ -102,20 +258,19 @@ def id_text(v: Any, index: int, ctx: MapContext, *, empty_is_absent: bool = True
     raise wrong(ctx.at("id"), "a string id", v)
 
 
-def opt_str(v: Any, path: str) -> str | None:
-    """A string; ``null``/absent is ``None``; a number becomes its JavaScript text; else ``Malformed``."""
+def opt_str(v: Any, path: str, ctx: MapContext) -> str | None:
+    """A string; ``null``/absent is ``None``; a number is read as its JavaScript text (noted in
+    ``ctx``); anything else per ``ctx``'s mode (:class:`MapContext`)."""
     if v is None or isinstance(v, str):
         return v
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return js_number_text(v)
-    raise wrong(path, "a string", v)
+    return read_text(v, ctx, path)
 
 
-def opt_bool(v: Any, path: str) -> bool | None:
-    """A boolean; ``null``/absent is ``None``; else ``Malformed``."""
+def opt_bool(v: Any, path: str, ctx: MapContext) -> bool | None:
+    """A boolean; ``null``/absent is ``None``; ``0``/``1``/``"true"``/``"false"`` read (noted)."""
     if v is None or isinstance(v, bool):
         return v
-    raise wrong(path, "a boolean", v)
+    return read_bool(v, ctx, path)
 
 
 def parse_number(s: str) -> int | float | None:
@@ -167,24 +322,11 @@ def iso_to_seconds(value: Any, *, ms: bool = False) -> int | float | None:
     return us // 1_000_000 if us % 1_000_000 == 0 else us / 1_000_000
 
 
-def opt_num(v: Any, path: str) -> int | float | None:
-    """A number (a numeric string is read as one); ``null``/absent is ``None``; else ``Malformed``."""
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        raise wrong(path, "a number", v)
-    if isinstance(v, int):
+def opt_num(v: Any, path: str, ctx: MapContext) -> int | float | None:
+    """A number; ``null``/absent is ``None``; numeric text is read as its number (noted)."""
+    if v is None or v.__class__ is int:
         return v
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            raise Malformed("expected a finite number", path=path)
-        return v
-    if isinstance(v, str):
-        n = parse_number(v)
-        if n is None:
-            raise Malformed(f"expected a number, found the string {v[:40]!r}", path=path)
-        return n
-    raise wrong(path, "a number", v)
+    return read_num(v, ctx, path)
 
 
 def loose_num(v: Any) -> int | float | None:
@@ -200,8 +342,9 @@ def loose_num(v: Any) -> int | float | None:
     return None
 
 
-def opt_str_list(v: Any, path: str) -> list[str] | None:
-    """An array of strings (numbers coerced); ``null``/absent is ``None``; else ``Malformed``."""
+def opt_str_list(v: Any, path: str, ctx: MapContext) -> list[str] | None:
+    """An array of strings (a number inside read as its text, noted); ``null``/absent is ``None``;
+    anything else ``Malformed``."""
     if v is None:
         return None
     if not isinstance(v, list):
@@ -211,39 +354,40 @@ def opt_str_list(v: Any, path: str) -> list[str] | None:
             break
     else:
         return v  # the common case: no copy
-    return [_item_str(x, path, i) for i, x in enumerate(v)]
+    return [_item_str(x, ctx, path, i) for i, x in enumerate(v)]
 
 
-def _item_str(x: Any, path: str, i: int) -> str:
+def _item_str(x: Any, ctx: MapContext, where: str | Path, i: int) -> str:
     if isinstance(x, str):
         return x
+    at = join_path(where, i) if isinstance(where, str) else (*where, i)
     if isinstance(x, int | float) and not isinstance(x, bool):
-        return js_number_text(x)
-    raise wrong(join_path(path, i), "a string", x)
+        return coerced(ctx, at, "a string", x, js_number_text(x))
+    raise wrong(_where(ctx, at), "a string", x)
 
 
 # -- lazy-path variants: the JSON path is built only when the value is wrong (hot loops) ------------
 
 
 def str_at(v: Any, ctx: MapContext, *parts: str | int) -> str | None:
-    """:func:`opt_str` with the path given as ``ctx`` + parts, joined only on error."""
+    """:func:`opt_str` with the path given as ``ctx`` + parts, joined only when the value is off."""
     if v is None or v.__class__ is str:
         return v
-    return opt_str(v, ctx.at(*parts))
+    return read_text(v, ctx, parts)
 
 
 def bool_at(v: Any, ctx: MapContext, *parts: str | int) -> bool | None:
     """:func:`opt_bool` with a lazily built path."""
     if v is None or v is True or v is False:
         return v
-    raise wrong(ctx.at(*parts), "a boolean", v)
+    return read_bool(v, ctx, parts)
 
 
 def num_at(v: Any, ctx: MapContext, *parts: str | int) -> int | float | None:
     """:func:`opt_num` with a lazily built path."""
     if v is None or v.__class__ is int:
         return v
-    return opt_num(v, ctx.at(*parts))
+    return read_num(v, ctx, parts)
 
 
 def strs_at(v: Any, ctx: MapContext, *parts: str | int) -> list[str] | None:
@@ -256,7 +400,7 @@ def strs_at(v: Any, ctx: MapContext, *parts: str | int) -> list[str] | None:
                 break
         else:
             return v
-    return opt_str_list(v, ctx.at(*parts))
+    return ctx.str_list(v, parts)
 
 
 def opt_obj(v: Any, path: str) -> dict[str, Any] | None:
@@ -279,14 +423,18 @@ def get_obj(parent: Mapping[str, Any], key: str, path: str) -> dict[str, Any] | 
 
 __all__ = [
     "MapContext",
+    "Path",
     "bool_at",
+    "coerced",
     "file_stem",
+    "found",
     "get_obj",
     "id_text",
     "iso_to_seconds",
     "join_path",
     "js_number_text",
     "loose_num",
+    "mismatch",
     "num_at",
     "obj",
     "opt_bool",
@@ -295,6 +443,9 @@ __all__ = [
     "opt_str",
     "opt_str_list",
     "parse_number",
+    "read_bool",
+    "read_num",
+    "read_text",
     "str_at",
     "strs_at",
     "type_name",

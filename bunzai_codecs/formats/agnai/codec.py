@@ -29,17 +29,13 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
-from bunzai_codecs.formats._shared.wire import iso_to_seconds
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, num_at, str_at, strs_at
 from bunzai_codecs.formats.agnai import memory
 from bunzai_codecs.formats.agnai.lorebook import CCV3_SHAPE, JSON_OPTIONS
 from bunzai_codecs.formats.agnai.mapping import (
     IMAGE_AFFIXES,
     Path,
     bad,
-    opt_num,
-    opt_obj,
-    opt_str,
-    opt_strs,
     persona_from_agnai,
     persona_to_agnai,
     portrait_from_agnai,
@@ -106,66 +102,71 @@ CHARACTER_COVERAGE = Coverage.of(
 # --- decode -------------------------------------------------------------------------------------
 
 
-def card_to_body(t: Any, path: Path = ()) -> tuple[dict[str, Any], list[str]]:
-    """A native Agnai character -> (canonical character body dict, warnings). The embedded
-    ``characterBook`` is not read here (it becomes a linked lorebook)."""
+def card_to_body(t: Any, ctx: MapContext, path: Path = ()) -> dict[str, Any]:
+    """A native Agnai character (at ``path`` below ``ctx``) -> canonical character body dict; notes
+    go to ``ctx``. The embedded ``characterBook`` is not read here (it becomes a linked lorebook)."""
     if not isinstance(t, dict):
         raise bad(f"an Agnai character must be an object, not {type(t).__name__}", path)
-    warnings: list[str] = []
     if "persona" not in t:
         raise bad("an Agnai character needs a persona", (*path, "persona"))
     structured, text = persona_from_agnai(t["persona"], (*path, "persona"))
 
-    identity: dict[str, Any] = {"name": opt_str(t, "name", path) or ""}
+    identity: dict[str, Any] = {"name": str_at(t.get("name"), ctx, *path, "name") or ""}
     # a text persona is the character's definition: Agnai's own Tavern export writes it as the card's
     # description (and an empty personality), so a Tavern card comes home with its description
     put(identity, "description", text)
-    put(identity, "characterVersion", opt_str(t, "characterVersion", path))
-    put(identity, "culture", opt_str(t, "culture", path))
+    put(identity, "characterVersion", str_at(t.get("characterVersion"), ctx, *path, "characterVersion"))
+    put(identity, "culture", str_at(t.get("culture"), ctx, *path, "culture"))
 
     persona: dict[str, Any] = {"structured": structured}
-    put(persona, "scenario", opt_str(t, "scenario", path))
-    put(persona, "appearance", opt_str(t, "appearance", path))
+    put(persona, "scenario", str_at(t.get("scenario"), ctx, *path, "scenario"))
+    put(persona, "appearance", str_at(t.get("appearance"), ctx, *path, "appearance"))
     put(persona, "voice", voice_from_agnai(t.get("voice"), t.get("voiceDisabled"), (*path, "voice")))
-    image = opt_obj(t, "imageSettings", path)
+    image = ctx.opaque(t.get("imageSettings"), (*path, "imageSettings"))
     if image is not None:
         persona["imagePrompt"] = {
-            k: v for k in IMAGE_AFFIXES if (v := opt_str(image, k, (*path, "imageSettings"))) is not None
+            k: v
+            for k in IMAGE_AFFIXES
+            if (v := str_at(image.get(k), ctx, *path, "imageSettings", k)) is not None
         }
 
     prompts: dict[str, Any] = {}
-    put(prompts, "systemPrompt", opt_str(t, "systemPrompt", path))
-    put(prompts, "postHistoryInstructions", opt_str(t, "postHistoryInstructions", path))
-    put(prompts, "prefill", opt_str(t, "prefill", path))
-    insert = opt_obj(t, "insert", path)
+    put(prompts, "systemPrompt", str_at(t.get("systemPrompt"), ctx, *path, "systemPrompt"))
+    put(
+        prompts,
+        "postHistoryInstructions",
+        str_at(t.get("postHistoryInstructions"), ctx, *path, "postHistoryInstructions"),
+    )
+    put(prompts, "prefill", str_at(t.get("prefill"), ctx, *path, "prefill"))
+    insert = ctx.opaque(t.get("insert"), (*path, "insert"))
     if insert is not None:
-        text = opt_str(insert, "prompt", (*path, "insert"))
+        text = str_at(insert.get("prompt"), ctx, *path, "insert", "prompt")
         if text:  # an empty prompt (the editor's default {prompt: "", depth: 3}) is no injection
-            depth = opt_num(insert, "depth", (*path, "insert"))
+            depth = num_at(insert.get("depth"), ctx, *path, "insert", "depth")
             if depth is None:
                 raise bad("insert.depth must be a number", (*path, "insert", "depth"))
             prompts["depthInjections"] = [{"text": text, "depth": depth}]
 
     greetings: dict[str, Any] = {}
-    put(greetings, "firstMessage", opt_str(t, "greeting", path))
-    alternates = opt_strs(t, "alternateGreetings", path)
+    put(greetings, "firstMessage", str_at(t.get("greeting"), ctx, *path, "greeting"))
+    alternates = strs_at(t.get("alternateGreetings"), ctx, *path, "alternateGreetings")
     if alternates is not None:
         greetings["alternateGreetings"] = [{"text": g} for g in alternates]
 
     media: dict[str, Any] = {}
-    put(media, "portrait", portrait_from_agnai(opt_str(t, "avatar", path)))
+    put(media, "portrait", portrait_from_agnai(str_at(t.get("avatar"), ctx, *path, "avatar")))
     put(media, "sprite", sprite_from_agnai(t.get("sprite"), (*path, "sprite")))
-    put(media, "visualKind", opt_str(t, "visualType", path))
+    put(media, "visualKind", str_at(t.get("visualType"), ctx, *path, "visualType"))
 
     attribution: dict[str, Any] = {}
-    put(attribution, "creator", opt_str(t, "creator", path))
-    put(attribution, "creatorNotes", opt_str(t, "description", path))
+    put(attribution, "creator", str_at(t.get("creator"), ctx, *path, "creator"))
+    put(attribution, "creatorNotes", str_at(t.get("description"), ctx, *path, "description"))
     for key in ("createdAt", "updatedAt"):
-        when = opt_str(t, key, path)
+        when = str_at(t.get(key), ctx, *path, key)
         if when is not None:
             seconds = iso_to_seconds(when)
             if seconds is None:
-                warnings.append(f"{key} {when!r} is not an ISO date; kept in the twin only")
+                ctx.warn(f"{key} {when!r} is not an ISO date; kept in the twin only")
             put(attribution, key, seconds)
 
     body: dict[str, Any] = {
@@ -174,21 +175,25 @@ def card_to_body(t: Any, path: Path = ()) -> tuple[dict[str, Any], list[str]]:
         "prompts": prompts,
         "greetings": greetings,
         "examples": {
-            k: v for k, v in (("exampleMessages", opt_str(t, "sampleChat", path)),) if v is not None
+            k: v
+            for k, v in (("exampleMessages", str_at(t.get("sampleChat"), ctx, *path, "sampleChat")),)
+            if v is not None
         },
         "media": media,
         "attribution": attribution,
-        "discovery": {k: v for k, v in (("tags", opt_strs(t, "tags", path)),) if v is not None},
+        "discovery": {
+            k: v for k, v in (("tags", strs_at(t.get("tags"), ctx, *path, "tags")),) if v is not None
+        },
     }
-    schema = opt_obj(t, "json", path)
+    schema = ctx.opaque(t.get("json"), (*path, "json"))
     if schema is not None:
         body["settings"] = {"responseSchema": schema}
-    put(body, "extensions", opt_obj(t, "extensions", path))
-    return body, warnings
+    put(body, "extensions", ctx.opaque(t.get("extensions"), (*path, "extensions")))
+    return body
 
 
 def body_of(t: Any) -> CharacterBody:
-    return CharacterBody.model_validate(card_to_body(t)[0])
+    return CharacterBody.model_validate(card_to_body(t, MapContext()))
 
 
 # --- encode -------------------------------------------------------------------------------------
@@ -305,15 +310,17 @@ class AgnaiCharacterCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        body, warnings = card_to_body(tree)
+        mctx = MapContext()
+        body = card_to_body(tree, mctx)
         card = self.entity(s, body, raw=tree)
-        card.warnings.extend(warnings)
+        card.warnings.extend(mctx.warnings)
         entities = [card]
         book_tree = tree.get(BOOK_KEY)
         if book_tree is not None:
-            book_body, book_warnings = memory.book_to_canonical(book_tree, (BOOK_KEY,))
+            bctx = MapContext()
+            book_body = memory.book_to_canonical(book_tree, bctx, (BOOK_KEY,))
             book = self.entity(s, book_body, raw=book_tree, part=BOOK_PART, kind="lorebook")
-            book.warnings.extend(book_warnings)
+            book.warnings.extend(bctx.warnings)
             card.links = {KNOWLEDGE_REFS: [book.id]}
             entities.append(book)
         return Decoded(entities)

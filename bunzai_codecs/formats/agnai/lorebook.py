@@ -121,7 +121,9 @@ class AgnaiLorebookCodec(Codec):
             warnings = ctx.warnings
             e = self.entity(s, body, raw=tree, shape=CCV3_SHAPE)
         else:
-            body, warnings = memory.book_to_canonical(tree)
+            ctx = MapContext("$")
+            body = memory.book_to_canonical(tree, ctx)
+            warnings = ctx.warnings
             e = self.entity(s, body, raw=tree)
         e.warnings.extend(warnings)
         return Decoded([e])

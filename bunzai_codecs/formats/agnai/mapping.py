@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, json_path
+from bunzai_codecs.formats._shared.wire import MapContext, str_at
 
 #: a JSON path under construction: ``("persona", "attributes", "text", 0)``
 Path = tuple[str | int, ...]
@@ -45,47 +46,6 @@ def bad(what: str, path: Path) -> Malformed:
 def is_num(v: Any) -> bool:
     """A JSON number (a bool is not one, though Python says so)."""
     return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def opt_str(tree: dict[str, Any], key: str, path: Path) -> str | None:
-    """``tree[key]`` when it is a string; ``None`` when absent or null; ``Malformed`` otherwise."""
-    v = tree.get(key)
-    if v is None or isinstance(v, str):
-        return v
-    raise bad(f"{key} must be a string, not {type(v).__name__}", (*path, key))
-
-
-def opt_num(tree: dict[str, Any], key: str, path: Path) -> int | float | None:
-    v = tree.get(key)
-    if v is None or is_num(v):
-        return v
-    raise bad(f"{key} must be a number, not {type(v).__name__}", (*path, key))
-
-
-def opt_bool(tree: dict[str, Any], key: str, path: Path) -> bool | None:
-    v = tree.get(key)
-    if v is None or isinstance(v, bool):
-        return v
-    raise bad(f"{key} must be true or false, not {type(v).__name__}", (*path, key))
-
-
-def opt_obj(tree: dict[str, Any], key: str, path: Path) -> dict[str, Any] | None:
-    v = tree.get(key)
-    if v is None or isinstance(v, dict):
-        return v
-    raise bad(f"{key} must be an object, not {type(v).__name__}", (*path, key))
-
-
-def opt_strs(tree: dict[str, Any], key: str, path: Path) -> list[str] | None:
-    v = tree.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, list):
-        raise bad(f"{key} must be a list of strings, not {type(v).__name__}", (*path, key))
-    for i, x in enumerate(v):
-        if not isinstance(x, str):
-            raise bad(f"{key} must hold strings, not {type(x).__name__}", (*path, key, i))
-    return v
 
 
 def put(out: dict[str, Any], key: str, value: Any) -> None:
@@ -285,7 +245,7 @@ def seconds_to_iso(value: float) -> str:
 EXTENSION_KEYS = ("voice", "persona", "appearance", "json", "sprite")
 
 
-def extension_to_body(agnai: Any, path: Path = ()) -> dict[str, dict[str, Any]]:
+def extension_to_body(agnai: Any, ctx: MapContext, path: Path = ()) -> dict[str, dict[str, Any]]:
     """``extensions.agnai`` -> canonical pieces ``{section: {field: value}}`` on the same paths as a
     native character: ``persona.structured``, ``persona.voice``, ``persona.appearance``,
     ``settings.responseSchema``, ``media.sprite``.
@@ -293,7 +253,7 @@ def extension_to_body(agnai: Any, path: Path = ()) -> dict[str, dict[str, Any]]:
     A text persona sets only ``structured`` (``{kind: "text"}``): the Tavern card's own
     ``description`` already holds that text, rendered by Agnai's export. An attribute map is taken
     as it is (Agnai's importer reuses it only when re-rendering reproduces ``description``; bunzai
-    does not re-render). There is no ``voiceDisabled`` in this block.
+    does not re-render). There is no ``voiceDisabled`` in this block. ``path`` is below ``ctx``.
     """
     if not isinstance(agnai, dict):
         raise bad(f"extensions.agnai must be an object, not {type(agnai).__name__}", path)
@@ -301,9 +261,9 @@ def extension_to_body(agnai: Any, path: Path = ()) -> dict[str, dict[str, Any]]:
     if agnai.get("persona") is not None:
         persona["structured"] = persona_from_agnai(agnai["persona"], (*path, "persona"))[0]
     put(persona, "voice", voice_from_agnai(agnai.get("voice"), None, (*path, "voice")))
-    put(persona, "appearance", opt_str(agnai, "appearance", path))
+    put(persona, "appearance", str_at(agnai.get("appearance"), ctx, *path, "appearance"))
     out: dict[str, dict[str, Any]] = {"persona": persona}
-    schema = opt_obj(agnai, "json", path)
+    schema = ctx.opaque(agnai.get("json"), (*path, "json"))
     if schema is not None:
         out["settings"] = {"responseSchema": schema}
     sprite = sprite_from_agnai(agnai.get("sprite"), (*path, "sprite"))

@@ -20,15 +20,11 @@ from typing import Any
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
+from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, strs_at
 from bunzai_codecs.formats.agnai.mapping import (
     Path,
     bad,
     is_num,
-    opt_bool,
-    opt_num,
-    opt_obj,
-    opt_str,
-    opt_strs,
     put,
 )
 from bunzai_codecs.formats.tavern.lore import (
@@ -84,31 +80,32 @@ def id_to_agnai(cid: str) -> int | str:
 # --- decode -------------------------------------------------------------------------------------
 
 
-def entry_to_canonical(row: dict[str, Any], cid: str, index: int, path: Path) -> tuple[dict[str, Any], str]:
-    """One MemoryEntry -> a canonical entry dict, plus a warning ('' when none)."""
-    warning = ""
-    name = opt_str(row, "name", path)
+def entry_to_canonical(
+    row: dict[str, Any], cid: str, index: int, ctx: MapContext, path: Path
+) -> dict[str, Any]:
+    """One MemoryEntry (at ``path`` below ``ctx``) -> a canonical entry dict; notes go to ``ctx``."""
+    name = str_at(row.get("name"), ctx, *path, "name")
     title = name or f"Entry {index + 1}"
     out: dict[str, Any] = {"id": cid, "title": title}
-    comment = opt_str(row, "comment", path)
+    comment = str_at(row.get("comment"), ctx, *path, "comment")
     if comment is not None and comment != title:
         out["comment"] = comment
-    out["content"] = opt_str(row, "entry", path) or ""
-    put(out, "enabled", opt_bool(row, "enabled", path))
-    put(out, "constant", opt_bool(row, "constant", path))
-    keys = opt_strs(row, "keywords", path)
+    out["content"] = str_at(row.get("entry"), ctx, *path, "entry") or ""
+    put(out, "enabled", bool_at(row.get("enabled"), ctx, *path, "enabled"))
+    put(out, "constant", bool_at(row.get("constant"), ctx, *path, "constant"))
+    keys = strs_at(row.get("keywords"), ctx, *path, "keywords")
     if keys is not None:
         out["triggers"] = [{"text": k, "isRegex": False} for k in keys]
-    secondary = opt_strs(row, "secondaryKeys", path)
+    secondary = strs_at(row.get("secondaryKeys"), ctx, *path, "secondaryKeys")
     if secondary is not None:
         out["secondaryTriggers"] = [{"text": k, "isRegex": False} for k in secondary]
-    put(out, "selective", opt_bool(row, "selective", path))
+    put(out, "selective", bool_at(row.get("selective"), ctx, *path, "selective"))
     logic = row.get("selectiveLogic")
     if logic is not None:
         if is_num(logic) and logic in LOGIC_NAMES:
             out["selectiveLogic"] = LOGIC_NAMES[int(logic)]
         else:
-            warning = (
+            ctx.warn(
                 f"entry {cid}: selectiveLogic {logic!r} is not one of 0-3; read as and_any (kept in the twin)"
             )
     position = row.get("position")
@@ -119,44 +116,44 @@ def entry_to_canonical(row: dict[str, Any], cid: str, index: int, path: Path) ->
             out["position"] = position_name(position)
         else:
             raise bad("position must be a string or a number", (*path, "position"))
-    put(out, "sortOrder", opt_num(row, "weight", path))
-    put(out, "priority", opt_num(row, "priority", path))
-    probability = opt_num(row, "probability", path)
-    use = opt_bool(row, "useProbability", path)
+    put(out, "sortOrder", num_at(row.get("weight"), ctx, *path, "weight"))
+    put(out, "priority", num_at(row.get("priority"), ctx, *path, "priority"))
+    probability = num_at(row.get("probability"), ctx, *path, "probability")
+    use = bool_at(row.get("useProbability"), ctx, *path, "useProbability")
     if probability is not None and use is not False:
         out["probability"] = min(100, max(0, probability))
-    put(out, "excludeRecursion", opt_bool(row, "excludeRecursion", path))
-    return out, warning
+    put(out, "excludeRecursion", bool_at(row.get("excludeRecursion"), ctx, *path, "excludeRecursion"))
+    return out
 
 
-def book_to_canonical(book: Any, path: Path = ()) -> tuple[dict[str, Any], list[str]]:
-    """A MemoryBook tree -> (canonical lorebook body dict, warnings). ``Malformed`` with the JSON
-    path on a wrong shape."""
+def book_to_canonical(book: Any, ctx: MapContext, path: Path = ()) -> dict[str, Any]:
+    """A MemoryBook tree (at ``path`` below ``ctx``) -> canonical lorebook body dict; notes go to
+    ``ctx``. ``Malformed`` with the JSON path on a wrong shape."""
     if not isinstance(book, dict):
         raise bad(f"a memory book must be an object, not {type(book).__name__}", path)
     rows = book.get("entries")
     if not isinstance(rows, list):
         what = "missing" if rows is None else f"a {type(rows).__name__}, not a list"
         raise bad(f"a memory book's entries are {what}", (*path, "entries"))
-    body: dict[str, Any] = {"name": opt_str(book, "name", path) or "", "lorebookType": "other"}
-    put(body, "description", opt_str(book, "description", path))
-    put(body, "globalScanDepth", opt_num(book, "scanDepth", path))
-    put(body, "tokenBudget", opt_num(book, "tokenBudget", path))
-    put(body, "globalRecursion", opt_bool(book, "recursiveScanning", path))
-    put(body, "extensions", opt_obj(book, "extensions", path))
+    body: dict[str, Any] = {
+        "name": str_at(book.get("name"), ctx, *path, "name") or "",
+        "lorebookType": "other",
+    }
+    put(body, "description", str_at(book.get("description"), ctx, *path, "description"))
+    put(body, "globalScanDepth", num_at(book.get("scanDepth"), ctx, *path, "scanDepth"))
+    put(body, "tokenBudget", num_at(book.get("tokenBudget"), ctx, *path, "tokenBudget"))
+    put(body, "globalRecursion", bool_at(book.get("recursiveScanning"), ctx, *path, "recursiveScanning"))
+    put(body, "extensions", ctx.opaque(book.get("extensions"), (*path, "extensions")))
     ids = assign_ids(rows, (*path, "entries"))
-    entries, warnings = [], []
-    for i, (row, cid) in enumerate(zip(rows, ids, strict=True)):
-        entry, warning = entry_to_canonical(row, cid, i, (*path, "entries", i))
-        entries.append(entry)
-        if warning:
-            warnings.append(warning)
-    body["entries"] = entries
-    return body, warnings
+    body["entries"] = [
+        entry_to_canonical(row, cid, i, ctx, (*path, "entries", i))
+        for i, (row, cid) in enumerate(zip(rows, ids, strict=True))
+    ]
+    return body
 
 
 def body_of(book: Any) -> LorebookBody:
-    return LorebookBody.model_validate(book_to_canonical(book)[0])
+    return LorebookBody.model_validate(book_to_canonical(book, MapContext()))
 
 
 # --- encode -------------------------------------------------------------------------------------
@@ -260,7 +257,7 @@ def check_twin(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
     try:
-        book_to_canonical(raw)
+        book_to_canonical(raw, MapContext())
     except Malformed:
         return None
     return raw

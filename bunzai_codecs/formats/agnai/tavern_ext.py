@@ -48,10 +48,10 @@ class AgnaiDialect(TavernDialect):
             return
         base = ctx.at("extensions", AGNAI)
         try:
-            pieces = extension_to_body(agnai)
+            pieces = extension_to_body(agnai, ctx.child("extensions", AGNAI))
         except Malformed as exc:
-            # the mappers name paths inside the block ("$.persona.kind"): put the card's in front
-            if exc.path is not None and exc.path.startswith("$"):
+            # the shape checks name paths inside the block ("$.persona.kind"): put the card's in front
+            if exc.path is not None and exc.path.startswith("$") and not exc.path.startswith(base):
                 exc.path = base + exc.path[1:]
             raise
         for section, fields in pieces.items():

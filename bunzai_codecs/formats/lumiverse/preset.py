@@ -51,7 +51,8 @@ from typing import Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.sillytavern._wire import Path
 
 TYPE = "lumiverse_preset"
 CHAT_HISTORY = "chat_history"
@@ -106,7 +107,7 @@ def is_preset_export(t: Any) -> bool:
     return isinstance(t, dict) and t.get("type") == TYPE and isinstance(t.get("preset"), dict)
 
 
-def block_to_prompt(b: Any, i: int, r: Reader, at: Path) -> dict[str, Any]:
+def block_to_prompt(b: Any, i: int, r: MapContext, at: Path) -> dict[str, Any]:
     b = r.obj(b, at, "a block object")
     bid = b.get("id")
     out: dict[str, Any] = {
@@ -142,7 +143,7 @@ def block_to_prompt(b: Any, i: int, r: Reader, at: Path) -> dict[str, Any]:
     return out
 
 
-def export_to_body(tree: Any, r: Reader) -> dict[str, Any]:
+def export_to_body(tree: Any, r: MapContext) -> dict[str, Any]:
     top = r.obj(tree, (), "a Lumiverse preset export object")
     p = r.obj(top.get("preset"), ("preset",))
     body: dict[str, Any] = {
@@ -259,8 +260,8 @@ class LumiversePreset(TreeCodec):
     read = staticmethod(export_to_body)
     write = staticmethod(body_to_export)
 
-    def reader(self) -> Reader:
-        return Reader()
+    def reader(self) -> MapContext:
+        return MapContext(lenient=True)
 
 
 __all__ = ["LumiversePreset", "body_to_export", "export_to_body", "is_preset_export"]

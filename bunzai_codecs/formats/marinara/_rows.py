@@ -1,5 +1,10 @@
-"""Marinara-Engine row plumbing shared by its codecs: typed readers, string booleans, JSON-string
+"""Marinara-Engine row plumbing shared by its codecs: column readers, string booleans, JSON-string
 columns, and the escrow overlay that writes a row back in the form it came in.
+
+The column readers (:func:`text`, :func:`number`, :func:`flag`, :func:`str_list`) read a row's key
+through the one reader of untrusted JSON (``formats/_shared/wire.py``'s ``MapContext``) and its
+policy: a coercible value of the wrong type is read and noted in the context, anything else is
+``Malformed`` at its path. Marinara's own ``"true"``/``"false"`` spelling is not a wrong type.
 
 Marinara's table store keeps booleans as the strings ``"true"``/``"false"`` and many columns as
 JSON-encoded strings (``'["ai_output"]'``, the preset ``parameters``). Some payloads are those raw
@@ -16,12 +21,16 @@ import contextlib
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
-from bunzai_codecs.core.sniff import parse_json
-from bunzai_codecs.formats._shared.wire import type_name
+from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.formats._shared.wire import MapContext, read_bool, read_num, read_text, wrong
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.codec import Codec
 
 Path = tuple[str | int, ...]
 
@@ -34,70 +43,62 @@ def bad(message: str, path: Path) -> Malformed:
     return Malformed(message, path=json_path(path))
 
 
+def decode_tree(codec: Codec, s: Sniff, read: Callable[[Any, MapContext], dict[str, Any]]) -> Decoded:
+    """``s``'s JSON tree as one entity of ``codec``: the body ``read`` maps from it, with the notes
+    its reader made, and the tree itself as the twin."""
+    tree = s.require_json()
+    ctx = MapContext()
+    e = codec.entity(s, read(tree, ctx), raw=tree)
+    e.warnings.extend(ctx.warnings)
+    return Decoded([e])
+
+
 # -- typed readers -----------------------------------------------------------------------------
 
 
 def obj(value: Any, path: Path, what: str = "an object") -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise bad(f"expected {what}, found {type_name(value)}", path)
+        raise wrong(json_path(path), what, value)
     return value
 
 
 def arr(value: Any, path: Path, what: str = "an array") -> list[Any]:
     if not isinstance(value, list):
-        raise bad(f"expected {what}, found {type_name(value)}", path)
+        raise wrong(json_path(path), what, value)
     return value
 
 
-def text(row: dict[str, Any], key: str, path: Path, default: str = "") -> str:
-    """A string column; absent or null gives ``default``."""
+def text(ctx: MapContext, row: dict[str, Any], key: str, path: Path, default: str = "") -> str:
+    """A string column; absent or null gives ``default``; a number is read as its text (noted)."""
     v = row.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, str):
-        raise bad(f"{key} must be a string, found {type_name(v)}", (*path, key))
-    return v
+    if v is None or isinstance(v, str):
+        return default if v is None else v
+    return read_text(v, ctx, (*path, key), default)
 
 
-def opt_text(row: dict[str, Any], key: str, path: Path) -> str | None:
+def opt_text(ctx: MapContext, row: dict[str, Any], key: str, path: Path) -> str | None:
     """A string column whose empty or whitespace-only value means "not set"."""
-    v = text(row, key, path)
+    v = text(ctx, row, key, path)
     return v if v.strip() else None
 
 
-def number(row: dict[str, Any], key: str, path: Path, default: Any = None) -> Any:
+def number(ctx: MapContext, row: dict[str, Any], key: str, path: Path, default: Any = None) -> Any:
     """A JavaScript number (int or float, never a bool); a numeric string is read as Marinara's
-    ``Number(x)`` does (the twin keeps the string). Absent or null gives ``default``."""
+    ``Number(x)`` does (noted; the twin keeps the string). Absent or null gives ``default``."""
     v = row.get(key)
     if v is None:
         return default
-    return to_number(v, (*path, key), key)
+    return to_number(ctx, v, (*path, key))
 
 
-def to_number(v: Any, path: Path, what: str = "value") -> int | float:
-    if isinstance(v, bool):
-        raise bad(f"{what} must be a number, found a boolean", path)
-    if isinstance(v, int | float):
-        if isinstance(v, float) and v != v:
-            raise bad(f"{what} must be a number, found NaN", path)
-        return v
-    if isinstance(v, str):
-        s = v.strip()
-        try:
-            return int(s)
-        except ValueError:
-            pass
-        try:
-            f = float(s)
-        except ValueError:
-            f = float("nan")
-        if f == f and f not in (float("inf"), float("-inf")):
-            return f
-    raise bad(f"{what} must be a number, found {type_name(v)}", path)
+def to_number(ctx: MapContext, v: Any, path: Path) -> int | float:
+    """``v`` (not null) read where a number belongs, by the one reader's policy."""
+    return read_num(v, ctx, path)
 
 
-def flag(row: dict[str, Any], key: str, path: Path, default: bool) -> bool:
-    """A boolean column: a JSON boolean or Marinara's ``"true"``/``"false"`` string."""
+def flag(ctx: MapContext, row: dict[str, Any], key: str, path: Path, default: bool) -> bool:
+    """A boolean column: a JSON boolean or Marinara's own ``"true"``/``"false"`` string (its table
+    store's spelling, not a wrong type: read without a note)."""
     v = row.get(key)
     if v is None:
         return default
@@ -107,7 +108,7 @@ def flag(row: dict[str, Any], key: str, path: Path, default: bool) -> bool:
         return True
     if v == "false":
         return False
-    raise bad(f'{key} must be a boolean or "true"/"false", found {type_name(v)}', (*path, key))
+    return read_bool(v, ctx, (*path, key), default)
 
 
 def json_col(row: dict[str, Any], key: str, path: Path, default: Any = None) -> Any:
@@ -125,17 +126,9 @@ def json_col(row: dict[str, Any], key: str, path: Path, default: Any = None) -> 
     return v
 
 
-def str_list(value: Any, path: Path) -> list[str]:
-    """A list of strings; numbers are read as strings (Marinara's importers call ``String``)."""
-    out = []
-    for i, item in enumerate(arr(value, path)):
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, int | float) and not isinstance(item, bool):
-            out.append(js_number(item))
-        else:
-            raise bad(f"expected a string, found {type_name(item)}", (*path, i))
-    return out
+def str_list(ctx: MapContext, value: Any, path: Path) -> list[str]:
+    """A list of strings; a number is read as its text (Marinara's importers call ``String``), noted."""
+    return ctx.str_list(value, path)
 
 
 def unique_ids(ids: Iterable[str]) -> list[str]:
@@ -156,13 +149,6 @@ def unique_ids(ids: Iterable[str]) -> list[str]:
         seen.add(cand)
         out.append(cand)
     return out
-
-
-def js_number(n: int | float) -> str:
-    """``String(n)`` for the numbers files hold."""
-    if isinstance(n, float) and n.is_integer() and abs(n) < 2**53:
-        return str(int(n))
-    return str(n) if isinstance(n, int) else repr(n)
 
 
 def js_dumps(value: Any) -> str:

@@ -25,6 +25,7 @@ from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.marinara._rows import (
     EPOCH,
     Path,
@@ -32,6 +33,7 @@ from bunzai_codecs.formats.marinara._rows import (
     Style,
     arr,
     bad,
+    decode_tree,
     flag,
     json_col,
     merge_row,
@@ -132,44 +134,48 @@ def _row_ids(rows: list[Any], what: str) -> list[str]:
 # -- native -> canonical -----------------------------------------------------------------------
 
 
-def body_from(t: Any, warnings: list[str] | None = None) -> dict[str, Any]:
+def body_from(t: Any, ctx: MapContext) -> dict[str, Any]:
     book, entries, folders = _parts(_data(t))
     bp: Path = ("data", "lorebook")
-    body: dict[str, Any] = {"name": text(book, "name", bp)}
-    desc = opt_text(book, "description", bp)
+    body: dict[str, Any] = {"name": text(ctx, book, "name", bp)}
+    desc = opt_text(ctx, book, "description", bp)
     if desc is not None:
         body["description"] = desc
     if book.get("category") is not None:
-        body["lorebookType"] = text(book, "category", bp)
+        body["lorebookType"] = text(ctx, book, "category", bp)
     if book.get("tags") is not None:
-        body["tags"] = str_list(json_col(book, "tags", bp, []), (*bp, "tags"))
+        body["tags"] = str_list(ctx, json_col(book, "tags", bp, []), (*bp, "tags"))
     if book.get("enabled") is not None:
-        body["enabled"] = flag(book, "enabled", bp, True)
+        body["enabled"] = flag(ctx, book, "enabled", bp, True)
     if book.get("recursiveScanning") is not None:
-        body["globalRecursion"] = flag(book, "recursiveScanning", bp, False)
+        body["globalRecursion"] = flag(ctx, book, "recursiveScanning", bp, False)
     for wire, canon in (
         ("scanDepth", "globalScanDepth"),
         ("tokenBudget", "tokenBudget"),
         ("maxRecursionDepth", "maxRecursionDepth"),
         ("entryLimit", "entryBudget"),
     ):
-        v = number(book, wire, bp)
+        v = number(ctx, book, wire, bp)
         if v is not None:
             body[canon] = v
     fids = _row_ids(folders, "folder-")
-    body["categories"] = [_category(f, fids[i], ("data", "folders", i), i) for i, f in enumerate(folders)]
-    eids = _row_ids(entries, "")
-    body["entries"] = [
-        entry_from(e, eids[i], i, ("data", "entries", i), warnings) for i, e in enumerate(entries)
+    body["categories"] = [
+        _category(f, fids[i], ("data", "folders", i), i, ctx) for i, f in enumerate(folders)
     ]
+    eids = _row_ids(entries, "")
+    body["entries"] = [entry_from(e, eids[i], i, ("data", "entries", i), ctx) for i, e in enumerate(entries)]
     return body
 
 
-def _category(row: Any, fid: str, path: Path, index: int) -> dict[str, Any]:
+def _category(row: Any, fid: str, path: Path, index: int, ctx: MapContext) -> dict[str, Any]:
     f = obj(row, path, "a folder object")
-    cat: dict[str, Any] = {"id": fid, "name": text(f, "name", path), "sortOrder": number(f, "order", path, 0)}
+    cat: dict[str, Any] = {
+        "id": fid,
+        "name": text(ctx, f, "name", path),
+        "sortOrder": number(ctx, f, "order", path, 0),
+    }
     if f.get("enabled") is not None:
-        cat["enabled"] = flag(f, "enabled", path, True)
+        cat["enabled"] = flag(ctx, f, "enabled", path, True)
     return cat
 
 
@@ -189,67 +195,65 @@ def _position(v: Any, path: Path) -> str:
     return POSITIONS.get(n, str(n)) if isinstance(n, int) else str(n)
 
 
-def entry_from(
-    row: Any, eid: str, index: int, path: Path, warnings: list[str] | None = None
-) -> dict[str, Any]:
+def entry_from(row: Any, eid: str, index: int, path: Path, ctx: MapContext) -> dict[str, Any]:
     e = obj(row, path, "an entry object")
-    name = text(e, "name", path)
-    use_regex = flag(e, "useRegex", path, False)
+    name = text(ctx, e, "name", path)
+    use_regex = flag(ctx, e, "useRegex", path, False)
     entry: dict[str, Any] = {
         "id": eid,
         "title": name if name.strip() else f"Entry {index + 1}",
-        "content": text(e, "content", path),
-        "enabled": flag(e, "enabled", path, True),
-        "constant": flag(e, "constant", path, False),
+        "content": text(ctx, e, "content", path),
+        "enabled": flag(ctx, e, "enabled", path, True),
+        "constant": flag(ctx, e, "constant", path, False),
     }
     for wire, canon in (("keys", "triggers"), ("secondaryKeys", "secondaryTriggers")):
         if e.get(wire) is not None:
-            keys = str_list(json_col(e, wire, path, []), (*path, wire))
+            keys = str_list(ctx, json_col(e, wire, path, []), (*path, wire))
             entry[canon] = [{"text": k, "isRegex": use_regex} for k in keys]
     if e.get("selective") is not None:
-        entry["selective"] = flag(e, "selective", path, False)
+        entry["selective"] = flag(ctx, e, "selective", path, False)
     logic = e.get("selectiveLogic")
     if logic is not None:
         if not isinstance(logic, str):
             raise bad("selectiveLogic must be a string", (*path, "selectiveLogic"))
         if logic in LOGIC:
             entry["selectiveLogic"] = LOGIC[logic]
-        elif warnings is not None:
-            warnings.append(f"entries[{index}].selectiveLogic {logic!r} is unknown: read as and_any")
+        else:
+            ctx.warn(f"entries[{index}].selectiveLogic {logic!r} is unknown: read as and_any")
     pos = e.get("position")
     entry["position"] = "world" if pos is None else _position(pos, (*path, "position"))
-    outlet = text(e, "outletName", path)
+    outlet = text(ctx, e, "outletName", path)
     if outlet:
         entry["outletName"] = outlet
-    entry["depth"] = number(e, "depth", path, 4)
-    role = text(e, "role", path, "system")
+    entry["depth"] = number(ctx, e, "depth", path, 4)
+    role = text(ctx, e, "role", path, "system")
     entry["role"] = role if role in MESSAGE_ROLES else "system"
-    entry["sortOrder"] = number(e, "order", path, 100)
-    entry["probability"] = number(e, "probability", path, 100)  # null = always
+    entry["sortOrder"] = number(ctx, e, "order", path, 100)
+    entry["probability"] = number(ctx, e, "probability", path, 100)  # null = always
     for key in ("scanDepth", "sticky", "cooldown", "delay", "groupWeight"):
-        v = number(e, key, path)
+        v = number(ctx, e, key, path)
         if v is not None:
             entry[key] = v
     for key in ("caseSensitive", "matchWholeWords"):
         if e.get(key) is not None:
-            entry[key] = flag(e, key, path, False)
-    entry["excludeRecursion"] = flag(e, "excludeRecursion", path, False)
-    entry["preventRecursion"] = flag(e, "preventRecursion", path, True)  # importer default: true
+            entry[key] = flag(ctx, e, key, path, False)
+    entry["excludeRecursion"] = flag(ctx, e, "excludeRecursion", path, False)
+    entry["preventRecursion"] = flag(ctx, e, "preventRecursion", path, True)  # importer default: true
     delay = e.get("delayUntilRecursion")
     if isinstance(delay, bool | str):
-        entry["delayUntilRecursion"] = 1 if flag(e, "delayUntilRecursion", path, False) else 0
+        entry["delayUntilRecursion"] = 1 if flag(ctx, e, "delayUntilRecursion", path, False) else 0
     elif delay is not None:
-        entry["delayUntilRecursion"] = number(e, "delayUntilRecursion", path, 0)
-    group = text(e, "group", path)
+        entry["delayUntilRecursion"] = number(ctx, e, "delayUntilRecursion", path, 0)
+    group = text(ctx, e, "group", path)
     if group:
         entry["group"] = group
     folder = e.get("folderId")
     if folder is not None:
-        entry["categoryId"] = text(e, "folderId", path)
+        entry["categoryId"] = text(ctx, e, "folderId", path)
     sources = e.get("additionalMatchingSources")
     if sources is not None:
         got = str_list(
-            json_col(e, "additionalMatchingSources", path, []), (*path, "additionalMatchingSources")
+            ctx, json_col(e, "additionalMatchingSources", path, []), (*path, "additionalMatchingSources")
         )
         if got:
             entry["scanSources"] = got
@@ -468,11 +472,7 @@ class MarinaraLorebookCodec(Codec):
         return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        warnings: list[str] = []
-        e = self.entity(s, body_from(t, warnings), raw=t)
-        e.warnings.extend(warnings)
-        return Decoded([e])
+        return decode_tree(self, s, body_from)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = entity.body
@@ -498,7 +498,7 @@ class MarinaraLorebookCodec(Codec):
 
     def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
         tr = _Tree(raw)
-        base = body_from(raw)
+        base = body_from(raw, MapContext())
         b_book, b_entries, b_folders = tr.rows(base)
         n_book, n_entries, n_folders = tr.rows(new)
         data = raw["data"]

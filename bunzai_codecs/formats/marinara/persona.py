@@ -31,7 +31,8 @@ from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
-from bunzai_codecs.formats.marinara._rows import EPOCH, Path, obj, opt_text, text
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.marinara._rows import EPOCH, Path, decode_tree, obj, opt_text, text
 
 TYPE = "marinara_persona"
 
@@ -98,31 +99,31 @@ def _shape(t: Any) -> tuple[str, dict[str, Any], Path]:
 # -- native <-> canonical ----------------------------------------------------------------------
 
 
-def body_from(t: Any) -> dict[str, Any]:
+def body_from(t: Any, ctx: MapContext) -> dict[str, Any]:
     shape, row, path = _shape(t)
     body: dict[str, Any] = {
-        "name": text(row, "name", path),
-        "content": text(row, "description", path),
+        "name": text(ctx, row, "name", path),
+        "content": text(ctx, row, "description", path),
         "attribution": {"source": "marinara"},
     }
-    brief = opt_text(row, "comment", path)
+    brief = opt_text(ctx, row, "comment", path)
     if brief is not None:
         body["brief"] = brief
     sections = {}
     for canon, wire in SECTIONS.items():
-        v = opt_text(row, wire, path)
+        v = opt_text(ctx, row, wire, path)
         if v is not None:
             sections[canon] = v
     body["sections"] = sections
-    image = text(row, "avatarPath", path)
+    image = text(ctx, row, "avatarPath", path)
     if image:
         body["presentation"] = {"imageUrl": image}
-    avatar = text(row, "avatar", path) if shape == "envelope" else ""
+    avatar = text(ctx, row, "avatar", path) if shape == "envelope" else ""
     if avatar:
         body["media"] = {"portrait": _portrait(avatar)}
     for canon, wires in ATTRIBUTION.items():
         for wire in wires:
-            v = text(row, wire, path)
+            v = text(ctx, row, wire, path)
             if v:
                 body["attribution"][canon] = v
                 break
@@ -211,8 +212,7 @@ class MarinaraPersonaCodec(Codec):
         return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        return Decoded([self.entity(s, body_from(t), raw=t)])
+        return decode_tree(self, s, body_from)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         # the envelope's avatar is a data: URL: a portrait with bytes is written as one
@@ -226,6 +226,6 @@ class MarinaraPersonaCodec(Codec):
             raw = twin.raw
             shape, row, _ = _shape(raw)
             cols = set(row)
-            base = fields(body_from(raw), shape, cols)
+            base = fields(body_from(raw, MapContext()), shape, cols)
             tree = merge3(raw, wrap(shape, base), wrap(shape, fields(new, shape, cols)))
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)

@@ -26,6 +26,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.marinara._rows import (
     EPOCH,
     Path,
@@ -33,6 +34,7 @@ from bunzai_codecs.formats.marinara._rows import (
     Style,
     arr,
     bad,
+    decode_tree,
     json_col,
     merge_row,
     merge_rows,
@@ -191,7 +193,7 @@ def _first_str(row: Any, keys: tuple[str, ...], default: str) -> str:
 # -- native -> canonical -----------------------------------------------------------------------
 
 
-def _ordered(rows: list[Any], ids: list[str], order: Any, path: Path) -> list[int]:
+def _ordered(rows: list[Any], ids: list[str], order: Any, path: Path, ctx: MapContext) -> list[int]:
     """Row indexes in the order the id list gives (unknown ids skipped), then the rest."""
     out: list[int] = []
     if order is not None:
@@ -200,7 +202,7 @@ def _ordered(rows: list[Any], ids: list[str], order: Any, path: Path) -> list[in
             rid = r.get("id")
             if isinstance(rid, str):
                 by_id.setdefault(rid, i)
-        for rid in str_list(order, path):
+        for rid in str_list(ctx, order, path):
             at = by_id.get(rid)
             if at is not None and at not in out:
                 out.append(at)
@@ -208,27 +210,29 @@ def _ordered(rows: list[Any], ids: list[str], order: Any, path: Path) -> list[in
     return out
 
 
-def body_from(raw: Any) -> dict[str, Any]:
+def body_from(raw: Any, ctx: MapContext) -> dict[str, Any]:
     parts = _Parts(raw)
     p = parts.preset
     pp: Path = ("data", "preset")
-    body: dict[str, Any] = {"name": text(p, "name", pp)}
-    desc = opt_text(p, "description", pp)
+    body: dict[str, Any] = {"name": text(ctx, p, "name", pp)}
+    desc = opt_text(ctx, p, "description", pp)
     if desc is not None:
         body["description"] = desc
-    author = opt_text(p, "author", pp)
+    author = opt_text(ctx, p, "author", pp)
     body["attribution"] = {"creator": author} if author is not None else {}
-    order = _ordered(parts.sections, parts.prompt_ids, json_col(p, "sectionOrder", pp), (*pp, "sectionOrder"))
+    order = _ordered(
+        parts.sections, parts.prompt_ids, json_col(p, "sectionOrder", pp), (*pp, "sectionOrder"), ctx
+    )
     body["prompts"] = [
-        _prompt(parts.sections[i], parts.prompt_ids[i], ("data", "sections", i)) for i in order
+        _prompt(parts.sections[i], parts.prompt_ids[i], ("data", "sections", i), ctx) for i in order
     ]
-    gorder = _ordered(parts.groups, parts.group_ids, json_col(p, "groupOrder", pp), (*pp, "groupOrder"))
-    body["groups"] = [_group(parts.groups[i], parts.group_ids[i], ("data", "groups", i)) for i in gorder]
+    gorder = _ordered(parts.groups, parts.group_ids, json_col(p, "groupOrder", pp), (*pp, "groupOrder"), ctx)
+    body["groups"] = [_group(parts.groups[i], parts.group_ids[i], ("data", "groups", i), ctx) for i in gorder]
     defaults = json_col(p, "defaultChoices", pp, {})
     if not isinstance(defaults, dict):
         raise bad("defaultChoices must be an object", (*pp, "defaultChoices"))
     body["choices"] = [
-        _choice(r, parts.choice_ids[i], ("data", "choiceBlocks", i), defaults)
+        _choice(r, parts.choice_ids[i], ("data", "choiceBlocks", i), defaults, ctx)
         for i, r in enumerate(parts.choices)
     ]
     params = json_col(p, "parameters", pp, {})
@@ -240,19 +244,18 @@ def body_from(raw: Any) -> dict[str, Any]:
             continue
         where: Path = (*pp, "parameters", key)
         if kind == "num":
-            v = to_number(v, where, key)
+            v = to_number(ctx, v, where)
         elif kind == "bool":
-            if not isinstance(v, bool):
-                raise bad(f"{key} must be a boolean", where)
+            v = ctx.boolean(v, where)
         elif kind == "strs":
-            v = str_list(v, where)
-        elif not isinstance(v, str):
-            raise bad(f"{key} must be a string", where)
+            v = str_list(ctx, v, where)
+        else:
+            v = ctx.text(v, where)
         body.setdefault(section, {})[name] = v
     reasoning = thinking_tags(params.get("customThinkingTags"))
     if reasoning is not None:
         body["reasoning"] = reasoning
-    wrap = opt_text(p, "wrapFormat", pp)
+    wrap = opt_text(ctx, p, "wrapFormat", pp)
     if wrap is not None:
         body["behavior"] = {"wrapFormat": wrap}
     return body
@@ -269,15 +272,15 @@ def thinking_tags(v: Any) -> dict[str, str] | None:
     return None
 
 
-def _prompt(r: dict[str, Any], pid: str, path: Path) -> dict[str, Any]:
+def _prompt(r: dict[str, Any], pid: str, path: Path, ctx: MapContext) -> dict[str, Any]:
     prompt: dict[str, Any] = {
         "id": pid,
-        "name": text(r, "name", path),
-        "content": text(r, "content", path),
+        "name": text(ctx, r, "name", path),
+        "content": text(ctx, r, "content", path),
         "enabled": _truthy(r, "enabled"),  # Marinara's importer: a missing enabled is disabled
         "marker": _truthy(r, "isMarker"),
     }
-    role = text(r, "role", path)
+    role = text(ctx, r, "role", path)
     if role:
         prompt["role"] = role
     config = json_col(r, "markerConfig", path)
@@ -290,31 +293,31 @@ def _prompt(r: dict[str, Any], pid: str, path: Path) -> dict[str, Any]:
         rest = {k: v for k, v in config.items() if k != "type"}
         if rest:
             prompt["extras"] = {"markerConfig": rest}
-    placement = text(r, "injectionPosition", path, "ordered")
+    placement = text(ctx, r, "injectionPosition", path, "ordered")
     prompt["placement"] = PLACEMENT.get(placement, placement)
     for key in ("injectionDepth", "injectionOrder"):
-        v = number(r, key, path)
+        v = number(ctx, r, key, path)
         if v is not None:
             prompt[key] = v
     for key in ("forbidOverrides", "wrapInXml"):
         b = _opt_truthy(r, key)
         if b is not None:
             prompt[key] = b
-    tag = opt_text(r, "xmlTagName", path)
+    tag = opt_text(ctx, r, "xmlTagName", path)
     if tag is not None:
         prompt["xmlTagName"] = tag
     group = r.get("groupId")
     if group is not None:
-        prompt["groupId"] = text(r, "groupId", path)
+        prompt["groupId"] = text(ctx, r, "groupId", path)
     return prompt
 
 
-def _group(r: dict[str, Any], gid: str, path: Path) -> dict[str, Any]:
-    g: dict[str, Any] = {"id": gid, "name": text(r, "name", path)}
+def _group(r: dict[str, Any], gid: str, path: Path, ctx: MapContext) -> dict[str, Any]:
+    g: dict[str, Any] = {"id": gid, "name": text(ctx, r, "name", path)}
     parent = r.get("parentGroupId")
     if parent is not None:
-        g["parentGroupId"] = text(r, "parentGroupId", path)
-    order = number(r, "order", path)
+        g["parentGroupId"] = text(ctx, r, "parentGroupId", path)
+    order = number(ctx, r, "order", path)
     if order is not None:
         g["order"] = order
     enabled = _opt_truthy(r, "enabled")
@@ -323,18 +326,20 @@ def _group(r: dict[str, Any], gid: str, path: Path) -> dict[str, Any]:
     return g
 
 
-def _choice(r: dict[str, Any], cid: str, path: Path, defaults: dict[str, Any]) -> dict[str, Any]:
-    key = text(r, "variableName", path)
+def _choice(
+    r: dict[str, Any], cid: str, path: Path, defaults: dict[str, Any], ctx: MapContext
+) -> dict[str, Any]:
+    key = text(ctx, r, "variableName", path)
     c: dict[str, Any] = {
         "id": cid,
-        "label": text(r, "question", path),
+        "label": text(ctx, r, "question", path),
         "type": "many" if _truthy(r, "multiSelect") else "one",
     }
     if key:
         c["key"] = key
     options = json_col(r, "options", path, [])
     c["options"] = [
-        _option(o, i, (*path, "options", i)) for i, o in enumerate(arr(options, (*path, "options")))
+        _option(o, i, (*path, "options", i), ctx) for i, o in enumerate(arr(options, (*path, "options")))
     ]
     d = defaults.get(key) if key else None
     if isinstance(d, str):
@@ -342,11 +347,11 @@ def _choice(r: dict[str, Any], cid: str, path: Path, defaults: dict[str, Any]) -
     elif isinstance(d, list) and all(isinstance(x, str) for x in d):
         c["default"] = list(d)
     if r.get("separator") is not None:
-        c["separator"] = text(r, "separator", path)
+        c["separator"] = text(ctx, r, "separator", path)
     rp = _opt_truthy(r, "randomPick")
     if rp is not None:
         c["randomPick"] = rp
-    so = number(r, "sortOrder", path)
+    so = number(ctx, r, "sortOrder", path)
     if so is not None:
         c["sortOrder"] = so
     extras = {k: r[k] for k in ("displayMode", "optionSort") if r.get(k) is not None}
@@ -355,12 +360,12 @@ def _choice(r: dict[str, Any], cid: str, path: Path, defaults: dict[str, Any]) -
     return c
 
 
-def _option(o: Any, i: int, path: Path) -> dict[str, Any]:
+def _option(o: Any, i: int, path: Path, ctx: MapContext) -> dict[str, Any]:
     o = obj(o, path, "an option object")
-    opt: dict[str, Any] = {"id": text(o, "id", path) or str(i), "label": text(o, "label", path)}
+    opt: dict[str, Any] = {"id": text(ctx, o, "id", path) or str(i), "label": text(ctx, o, "label", path)}
     v = o.get("value")
     if v is not None:
-        opt["value"] = text(o, "value", path)
+        opt["value"] = text(ctx, o, "value", path)
     return opt
 
 
@@ -552,8 +557,7 @@ class MarinaraPresetCodec(Codec):
         return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        return Decoded([self.entity(s, body_from(t), raw=t)])
+        return decode_tree(self, s, body_from)
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = entity.body
@@ -581,7 +585,7 @@ class MarinaraPresetCodec(Codec):
 
     def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
         parts = _Parts(raw)
-        base_body = body_from(raw)
+        base_body = body_from(raw, MapContext())
         base = rows(base_body, parts)
         fresh = rows(new, parts)
         ps = parts.styles

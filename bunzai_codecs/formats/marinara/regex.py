@@ -26,13 +26,14 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats._shared.wire import file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.marinara._rows import (
     MARINARA_SUFFIXES,
     Path,
     RowSpec,
     Style,
     arr,
+    decode_tree,
     flag,
     json_col,
     merge_row,
@@ -134,7 +135,7 @@ def _ids(rows: list[Any], shape: str) -> list[str]:
     return unique_ids(raw)
 
 
-def rule_from_row(row: Any, index: int, rid: str, path: Path) -> dict[str, Any]:
+def rule_from_row(row: Any, index: int, rid: str, path: Path, ctx: MapContext) -> dict[str, Any]:
     r = obj(row, path, "a regex script object")
     if "scriptName" in r:
         raise Malformed(
@@ -145,14 +146,14 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path) -> dict[str, Any]:
         raise Malformed("findRegex must be a string", path=_p((*path, "findRegex")))
     rule: dict[str, Any] = {
         "id": rid,
-        "label": text(r, "name", path),
+        "label": text(ctx, r, "name", path),
         "find": r["findRegex"],
-        "flags": text(r, "flags", path, "gi"),
-        "replace": text(r, "replaceString", path),
-        "enabled": flag(r, "enabled", path, True),
-        "sortOrder": number(r, "order", path, index),
+        "flags": text(ctx, r, "flags", path, "gi"),
+        "replace": text(ctx, r, "replaceString", path),
+        "enabled": flag(ctx, r, "enabled", path, True),
+        "sortOrder": number(ctx, r, "order", path, index),
     }
-    trim = str_list(json_col(r, "trimStrings", path, []), (*path, "trimStrings"))
+    trim = str_list(ctx, json_col(r, "trimStrings", path, []), (*path, "trimStrings"))
     if trim:
         rule["trimStrings"] = trim
     phases: list[str] = []
@@ -165,17 +166,17 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path) -> dict[str, Any]:
         if ph not in phases:
             phases.append(ph)
     rule["phases"] = phases
-    rule["targets"] = _targets(r, path)
+    rule["targets"] = _targets(r, path, ctx)
     for key in ("minDepth", "maxDepth"):
-        v = number(r, key, path)
+        v = number(ctx, r, key, path)
         if v is not None:
             rule[key] = v
-    chars = str_list(json_col(r, "targetCharacterIds", path, []), (*path, "targetCharacterIds"))
+    chars = str_list(ctx, json_col(r, "targetCharacterIds", path, []), (*path, "targetCharacterIds"))
     if not chars and isinstance(r.get("characterId"), str) and r["characterId"]:
         chars = [r["characterId"]]  # the older nullable single-character column (null = global)
     if chars:
         rule["characterIds"] = chars
-    presets = str_list(json_col(r, "targetPromptPresetIds", path, []), (*path, "targetPromptPresetIds"))
+    presets = str_list(ctx, json_col(r, "targetPromptPresetIds", path, []), (*path, "targetPromptPresetIds"))
     if presets:
         rule["presetIds"] = presets
     extras = {}
@@ -187,20 +188,20 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path) -> dict[str, Any]:
     return rule
 
 
-def _targets(r: dict[str, Any], path: Path) -> list[str]:
+def _targets(r: dict[str, Any], path: Path, ctx: MapContext) -> list[str]:
     mode = r.get("applyMode")
     if mode is None:
         # null applyMode is derived from the legacy promptOnly: false means display only
-        return ["prompt"] if flag(r, "promptOnly", path, False) else ["display"]
+        return ["prompt"] if flag(ctx, r, "promptOnly", path, False) else ["display"]
     if not isinstance(mode, str):
         raise Malformed("applyMode must be a string or null", path=_p((*path, "applyMode")))
     return list(APPLY_TARGETS.get(mode, [mode]))
 
 
-def body_from(t: Any, name: str = "") -> dict[str, Any]:
+def body_from(t: Any, ctx: MapContext, name: str = "") -> dict[str, Any]:
     shape, rows, path = _shape(t)
     ids = _ids(rows, shape)
-    rules = [rule_from_row(r, i, ids[i], (*path, i)) for i, r in enumerate(rows)]
+    rules = [rule_from_row(r, i, ids[i], (*path, i), ctx) for i, r in enumerate(rows)]
     if shape == "single":
         name = rules[0]["label"]
     return {"name": name, "rules": rules}
@@ -301,9 +302,8 @@ class MarinaraRegexCodec(Codec):
         return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
-        t = s.require_json()
-        body = body_from(t, file_stem(s.name or s.uri or "", MARINARA_SUFFIXES))
-        return Decoded([self.entity(s, body, raw=t)])
+        name = file_stem(s.name or s.uri or "", MARINARA_SUFFIXES)
+        return decode_tree(self, s, lambda t, ctx: body_from(t, ctx, name))
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         import orjson
@@ -326,7 +326,7 @@ class MarinaraRegexCodec(Codec):
 
     def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
         shape, raw_rows, _ = _shape(raw)
-        base = body_from(raw)
+        base = body_from(raw, MapContext())
         style = Style.observe(raw_rows, ROW, raw_form=False)
         with_id = shape == "array"
         new_rules = new.get("rules", [])

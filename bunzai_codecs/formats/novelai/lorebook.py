@@ -36,12 +36,13 @@ import orjson
 from bunzai_codecs.core import media, png
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import by_id, merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
+from bunzai_codecs.formats._shared.wire import MapContext
 
 PNG_KEYWORD = "naidata"
 FRESH_VERSION = 6
@@ -107,62 +108,50 @@ def key_from_trigger(t: Trigger) -> str:
 # -- native <-> canonical ----------------------------------------------------------------------
 
 
-def _typed(
-    obj: dict[str, Any], key: str, types: tuple[type, ...], where: tuple[str | int, ...], what: str
-) -> Any:
-    """``obj[key]`` when absent, null or of ``types`` (a bool is not a number); ``Malformed`` otherwise."""
-    v = obj.get(key)
-    if v is None or (isinstance(v, types) and (bool in types or not isinstance(v, bool))):
-        return v
-    raise Malformed(f"{key} must be {what}", path=json_path((*where, key)))
-
-
-def body_from_book(book: dict[str, Any]) -> dict[str, Any]:
-    """The canonical lorebook of a NovelAI book object."""
+def body_from_book(book: dict[str, Any], ctx: MapContext) -> dict[str, Any]:
+    """The canonical lorebook of a NovelAI book object (``ctx``: the book's context)."""
     entries = []
     seen: set[str] = set()
     for i, e in enumerate(book["entries"]):
-        at: tuple[str | int, ...] = ("entries", i)
+        ec = ctx.child("entries", i)
         if not isinstance(e, dict):
-            raise Malformed("a lorebook entry must be an object", path=json_path(at))
-        keys = _typed(e, "keys", (list,), at, "an array of strings")
-        for j, k in enumerate(keys or []):
-            if not isinstance(k, str):
-                raise Malformed("keys must be strings", path=json_path((*at, "keys", j)))
-        cc = _typed(e, "contextConfig", (dict,), at, "an object") or {}
-        priority = _typed(cc, "budgetPriority", (int, float), (*at, "contextConfig"), "a number")
-        eid = _typed(e, "id", (str,), at, "a string") or str(i)
+            raise Malformed("a lorebook entry must be an object", path=ec.path)
+        raw_keys = e.get("keys")
+        keys = None if raw_keys is None else ec.str_list(raw_keys, ("keys",))
+        cc = ec.opaque(e.get("contextConfig"), ("contextConfig",)) or {}
+        priority = ec.num(cc.get("budgetPriority"), ("contextConfig", "budgetPriority"))
+        eid = ec.text(e.get("id"), ("id",)) or str(i)
         base, n = eid, 2
         while eid in seen:
             eid, n = f"{base}-{n}", n + 1
         seen.add(eid)
-        title = _typed(e, "displayName", (str,), at, "a string")
+        title = ec.text(e.get("displayName"), ("displayName",))
         entries.append(
             {
                 "id": eid,
                 "title": title if title is not None else f"Entry {i + 1}",
-                "content": _typed(e, "text", (str,), at, "a string") or "",
-                "enabled": _typed(e, "enabled", (bool,), at, "a boolean") is not False,
-                "constant": _typed(e, "forceActivation", (bool,), at, "a boolean") is True,
+                "content": ec.text(e.get("text"), ("text",)) or "",
+                "enabled": ec.boolean(e.get("enabled"), ("enabled",)) is not False,
+                "constant": ec.boolean(e.get("forceActivation"), ("forceActivation",)) is True,
                 "triggers": None if keys is None else [trigger_from_key(k) for k in keys],
                 "sortOrder": DEFAULT_BUDGET_PRIORITY if priority is None else priority,
-                "categoryId": _typed(e, "category", (str,), at, "a string") or None,
+                "categoryId": ec.text(e.get("category"), ("category",)) or None,
             }
         )
     categories = []
     cats = book.get("categories")
     if cats is not None and not isinstance(cats, list):
-        raise Malformed("categories must be an array", path="$.categories")
+        raise Malformed("categories must be an array", path=ctx.at("categories"))
     for j, c in enumerate(cats or []):
-        at = ("categories", j)
+        cctx = ctx.child("categories", j)
         if not isinstance(c, dict):
-            raise Malformed("a category must be an object", path=json_path(at))
+            raise Malformed("a category must be an object", path=cctx.path)
         categories.append(
             {
-                "id": _typed(c, "id", (str,), at, "a string") or str(j),
-                "name": _typed(c, "name", (str,), at, "a string") or "",
+                "id": cctx.text(c.get("id"), ("id",)) or str(j),
+                "name": cctx.text(c.get("name"), ("name",)) or "",
                 "sortOrder": j,
-                "enabled": _typed(c, "enabled", (bool,), at, "a boolean"),
+                "enabled": cctx.boolean(c.get("enabled"), ("enabled",)),
             }
         )
     return {"name": "", "categories": categories, "entries": entries}
@@ -346,10 +335,13 @@ class NovelAILorebookCodec(Codec):
         if not is_book(book):
             bad = "entries" if isinstance(book.get("lorebookVersion"), int | float) else "lorebookVersion"
             raise Malformed(f"{where} is not a NovelAI lorebook (no {bad})", path=f"$.{bad}")
-        body = body_from_book(book)
+        mctx = MapContext("$")
+        body = body_from_book(book, mctx)
         if resolve is not None:  # the PNG is the book's picture
             body["media"] = {"portrait": card_image_portrait()}
-        return Decoded([self.entity(s, body, raw=book, media=resolve, **escrow)])
+        e = self.entity(s, body, raw=book, media=resolve, **escrow)
+        e.warnings.extend(mctx.warnings)
+        return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = cast(LorebookBody, entity.body)
@@ -374,7 +366,7 @@ class NovelAILorebookCodec(Codec):
             merged = fresh_book(body, seed)
         else:
             assert isinstance(raw, dict)
-            base = mapped_book(LorebookBody.model_validate(body_from_book(raw)), seed)
+            base = mapped_book(LorebookBody.model_validate(body_from_book(raw, MapContext("$"))), seed)
             new = mapped_book(body, seed)
             merged = merge3(raw, base, new, list_key=by_id)
             if merged is not raw:

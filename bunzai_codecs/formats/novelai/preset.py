@@ -35,7 +35,7 @@ from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import file_stem, parse_number, type_name
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, parse_number, type_name
 from bunzai_codecs.formats.sillytavern._flat import (
     KOBOLD_SAMPLERS,
     NOVEL_SAMPLERS,
@@ -46,7 +46,7 @@ from bunzai_codecs.formats.sillytavern._flat import (
     write_keys,
     write_order,
 )
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps
+from bunzai_codecs.formats.sillytavern._wire import Path, dumps
 
 PRESET_VERSION = 3
 #: the parameters version and model a fresh export names (NovelAI's current text model's presets)
@@ -131,7 +131,7 @@ def is_preset(t: Any) -> bool:
 # -- native -> canonical ------------------------------------------------------------------------------
 
 
-def read_nai_order(v: Any, r: Reader, at: Path) -> tuple[list[str], list[str], str]:
+def read_nai_order(v: Any, r: MapContext, at: Path) -> tuple[list[str], list[str], str]:
     """``(enabled names, disabled names, layout)``: NovelAI's ``[{id, enabled}]`` or plain numbers."""
     items = r.arr(v, at, "an array of samplers")
     if items and all(isinstance(x, int | float) and not isinstance(x, bool) for x in items):
@@ -148,7 +148,7 @@ def read_nai_order(v: Any, r: Reader, at: Path) -> tuple[list[str], list[str], s
     return on, off, "objects"
 
 
-def preset_to_body(top: dict[str, Any], name: str, r: Reader) -> tuple[dict[str, Any], str]:
+def preset_to_body(top: dict[str, Any], name: str, r: MapContext) -> tuple[dict[str, Any], str]:
     params = r.obj(top.get("parameters"), ("parameters",))
     body: dict[str, Any] = {"name": name}
     read_keys(params, PARAMETERS, body, r, ("parameters",))
@@ -240,7 +240,7 @@ class NovelAIPresetCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        r = Reader()
+        r = MapContext(lenient=True)
         top = r.obj(tree, (), "a NovelAI preset object")
         n = r.text(top.get("name"), ("name",))
         name = n if n is not None else file_stem(s.name)
@@ -254,7 +254,7 @@ class NovelAIPresetCodec(Codec):
         twin = entity.twin(self.id)
         raw = twin.raw if twin is not None else None
         if isinstance(raw, dict):
-            old, layout = preset_to_body(raw, (twin.name or "") if twin else "", Reader())
+            old, layout = preset_to_body(raw, (twin.name or "") if twin else "", MapContext(lenient=True))
             base = body_to_preset(PresetBody.model_validate(old), layout)
             fresh = body_to_preset(body, layout)
             out = merge3(raw, base, fresh)

@@ -162,7 +162,7 @@ class RisuDialect(TavernDialect):
         self.always = always
 
     def read(self, data: Any, body: dict[str, Any], ctx: MapContext) -> None:
-        risuai.read_risuai(data, body, ctx.path)
+        risuai.read_risuai(data, body, ctx)
 
     def write(self, body: CharacterBody, data: dict[str, Any]) -> None:
         if self.always or risuai.has_risu_data(body):
@@ -206,18 +206,21 @@ def character_body(
     return body
 
 
-def lore_body(card: dict[str, Any], module: dict[str, Any] | None) -> tuple[dict[str, Any], Any, str] | None:
-    """(lorebook body, its twin tree, source) for a card: module rows win over ``character_book``."""
+def lore_body(
+    card: dict[str, Any], module: dict[str, Any] | None, warnings: list[str]
+) -> tuple[dict[str, Any], Any, str] | None:
+    """(lorebook body, its twin tree, source) for a card: module rows win over ``character_book``;
+    the reader's notes go to ``warnings``."""
     data = _card_data(card)
     cb = data.get("character_book")
     rows = module.get("lorebook") if module is not None else None
     if isinstance(rows, list) and rows:
-        body = lore.rows_to_body(rows, at="module.risum$.module.lorebook")
+        body = lore.rows_to_body(rows, at="module.risum$.module.lorebook", warnings=warnings)
         body.update(lore.settings_body(cb))
         return body, rows, "module"
     if cb is not None:
         book = cbook.require_book(cb, "$.data.character_book")
-        return cbook.book_to_body(book, MapContext("$.data.character_book")), book, "character_book"
+        return cbook.book_to_body(book, MapContext("$.data.character_book", warnings)), book, "character_book"
     return None
 
 
@@ -365,23 +368,27 @@ class RisuCharxCodec(Codec):
             )
         entities = [primary]
         links: list[str] = []
-        lb = lore_body(card, module)
+        notes: list[str] = []
+        lb = lore_body(card, module, notes)
         if lb is not None:
             lbody, lraw, source = lb
             e = self.entity(s, lbody, raw=lraw, part=("lorebook", source), kind="lorebook")
+            e.warnings.extend(notes)
             entities.append(e)
             links.append(e.id)
         rx = regex_rows_of(card, module)
         if rx is not None:
             rows, source = rx
             name = body["identity"]["name"]
+            notes = []
             e = self.entity(
                 s,
-                scripts.rows_to_body(rows, name=name, at=f"{source}.regex"),
+                scripts.rows_to_body(rows, name=name, at=f"{source}.regex", warnings=notes),
                 raw=rows,
                 part=("regex", source),
                 kind="regex",
             )
+            e.warnings.extend(notes)
             entities.append(e)
             links.append(e.id)
         if links:
@@ -413,7 +420,7 @@ class RisuCharxCodec(Codec):
             raw = None
 
         # the linked lorebook and regex set, through their twins when they came from this card
-        old_lore = lore_body(raw, module) if raw is not None else None
+        old_lore = lore_body(raw, module, []) if raw is not None else None
         source = old_lore[2] if old_lore is not None else None
         old_rows = old_lore[1] if old_lore is not None and source == "module" else None
         new_rows, new_book = self._lore(entity, ctx, raw, old_lore)
@@ -627,7 +634,7 @@ def lift_risuai(body: CharacterBody) -> tuple[CharacterBody, dict[str, Any] | No
         return body, None
     got: dict[str, Any] = {}
     try:
-        risuai.read_risuai({"extensions": {risuai.KEY: bag}}, got, "$.data")
+        risuai.read_risuai({"extensions": {risuai.KEY: bag}}, got, MapContext("$.data"))
     except Malformed:
         return body, None
     out = body.dump()

@@ -27,6 +27,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreCategory, LoreEntry
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.risu.twins import twin_rows
 
 FOLDER_MARK = "\uf000"
@@ -90,40 +91,14 @@ def row_keys(rows: list[Any]) -> list[RowKey]:
 # -- decode --------------------------------------------------------------------------------------
 
 
-def _num(v: Any, default: int | float, path: str) -> int | float:
-    if v is None:
-        return default
-    if isinstance(v, bool):
-        raise Malformed("expected a number, got a boolean", path=path)
-    if isinstance(v, int | float):
-        return v
-    if isinstance(v, str):
-        try:
-            f = float(v.strip())
-        except ValueError:
-            raise Malformed(f"expected a number, got {v[:40]!r}", path=path) from None
-        return int(f) if f.is_integer() else f
-    raise Malformed(f"expected a number, got {type(v).__name__}", path=path)
-
-
-def _str(v: Any, path: str) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return str(v)
-    raise Malformed(f"expected a string, got {type(v).__name__}", path=path)
-
-
-def _keys(v: Any, path: str) -> list[str]:
+def _keys(v: Any, ctx: MapContext, key: str) -> list[str]:
     """A Risu key string split on commas, trimmed, empties dropped (a list is read item by item)."""
     if v is None:
         return []
     if isinstance(v, list):
-        parts = [_str(x, f"{path}[{i}]") for i, x in enumerate(v)]
+        parts = [ctx.text(x, (key, i), "") for i, x in enumerate(v)]
     else:
-        parts = _str(v, path).split(",")
+        parts = ctx.text(v, (key,), "").split(",")
     return [p.strip() for p in parts if p.strip()]
 
 
@@ -146,8 +121,9 @@ def _trigger(text: str, regex: bool, probability: int | float | None) -> dict[st
 ROWS_TAG = "risu-lore-rows"
 
 
-def rows_to_body(rows: Any, *, name: str = "", at: str = "$") -> dict[str, Any]:
-    """The canonical lorebook body (as a dict) of a Risu row list; ``Malformed`` names the bad path."""
+def rows_to_body(rows: Any, *, warnings: list[str], name: str = "", at: str = "$") -> dict[str, Any]:
+    """The canonical lorebook body (as a dict) of a Risu row list (found at JSON path ``at``);
+    ``Malformed`` names the bad path, values read by the reader's policy are noted in ``warnings``."""
     if not isinstance(rows, list):
         raise Malformed("a Risu lorebook must be a list of rows", path=at)
     for i, row in enumerate(rows):
@@ -161,39 +137,41 @@ def rows_to_body(rows: Any, *, name: str = "", at: str = "$") -> dict[str, Any]:
             by_norm.setdefault(folder_norm(cid), cid)
     entries: list[dict[str, Any]] = []
     for i, ((kind, eid), row) in enumerate(zip(keys, rows, strict=True)):
-        p = f"{at}[{i}]"
+        ctx = MapContext(at, warnings, (i,))
         if kind == "category":
             categories.append(
                 {
                     "id": eid,
-                    "name": _str(row.get("comment"), f"{p}.comment"),
-                    "sortOrder": _num(row.get("insertorder"), 100, f"{p}.insertorder"),
+                    "name": ctx.text(row.get("comment"), ("comment",), ""),
+                    "sortOrder": ctx.num(row.get("insertorder"), ("insertorder",), 100),
                 }
             )
             continue
-        entries.append(_row_to_entry(row, eid, i, p, by_norm))
+        entries.append(_row_to_entry(row, eid, i, ctx, by_norm))
     return {"name": name, "categories": categories, "entries": entries}
 
 
-def _row_to_entry(row: dict[str, Any], eid: str, i: int, p: str, by_norm: dict[str, str]) -> dict[str, Any]:
+def _row_to_entry(
+    row: dict[str, Any], eid: str, i: int, ctx: MapContext, by_norm: dict[str, str]
+) -> dict[str, Any]:
     use_regex = row.get("useRegex") is True
     prob: int | float = 100
     if row.get("activationPercent") is not None:
-        prob = max(0, min(100, _num(row["activationPercent"], 100, f"{p}.activationPercent")))
+        prob = max(0, min(100, ctx.num(row["activationPercent"], ("activationPercent",), 100)))
     stamp = prob if prob != 100 else None
-    comment = _str(row.get("comment"), f"{p}.comment")
+    comment = ctx.text(row.get("comment"), ("comment",), "")
     e: dict[str, Any] = {
         "id": eid,
         "title": comment or f"Entry {i + 1}",
-        "content": _str(row.get("content"), f"{p}.content"),
+        "content": ctx.text(row.get("content"), ("content",), ""),
         "constant": row.get("alwaysActive") is True,
-        "sortOrder": _num(row.get("insertorder"), 100, f"{p}.insertorder"),
+        "sortOrder": ctx.num(row.get("insertorder"), ("insertorder",), 100),
         "probability": prob,
     }
-    keys = _keys(row.get("key"), f"{p}.key")
+    keys = _keys(row.get("key"), ctx, "key")
     if keys:
         e["triggers"] = [_trigger(k, use_regex, stamp) for k in keys]
-    second = _keys(row.get("secondkey"), f"{p}.secondkey")
+    second = _keys(row.get("secondkey"), ctx, "secondkey")
     if second:
         e["secondaryTriggers"] = [_trigger(k, use_regex, None) for k in second]
     if isinstance(row.get("selective"), bool):
@@ -201,7 +179,7 @@ def _row_to_entry(row: dict[str, Any], eid: str, i: int, p: str, by_norm: dict[s
     ext = row.get("extentions")
     if ext is not None:
         if not isinstance(ext, dict):
-            raise Malformed("extentions must be an object", path=f"{p}.extentions")
+            raise wrong(ctx.at("extentions"), "an object", ext)
         e["extensions"] = ext
         if isinstance(ext.get("risu_case_sensitive"), bool):
             e["caseSensitive"] = ext["risu_case_sensitive"]
@@ -310,7 +288,7 @@ def merge_rows(
     nothing changed. ``base`` is the body decoded from ``raw_rows`` (recomputed when not given)."""
     if base is None:
         mapped = basecache.recall(ROWS_TAG, raw_rows)  # what the decoder mapped from these rows
-        base = LorebookBody.model_validate(rows_to_body(raw_rows) if mapped is None else mapped)
+        base = LorebookBody.model_validate(rows_to_body(raw_rows, warnings=[]) if mapped is None else mapped)
     keys = row_keys(raw_rows)
     base_fresh = _fresh_by_key(base)
     new_fresh = _fresh_by_key(body)

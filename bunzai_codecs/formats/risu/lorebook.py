@@ -159,9 +159,12 @@ class RisuLorebookCodec(Codec):
                 e.warnings.extend(ctx.warnings)
                 return Decoded([e])
             raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
-        body = lore.rows_to_body(rows, at=at)
+        notes: list[str] = []
+        body = lore.rows_to_body(rows, at=at, warnings=notes)
         basecache.remember(lore.ROWS_TAG, rows, body, input_bytes=s.size)  # for merge_rows
-        return Decoded([self.entity(s, body, raw=tree)])
+        e = self.entity(s, body, raw=tree)
+        e.warnings.extend(notes)
+        return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = entity.body

@@ -143,23 +143,29 @@ class RisuModuleCodec(Codec):
         style: str | None,
     ) -> Decoded:
         name, desc = _name_desc(module)
-        body = scripts.rows_to_body(module.get("regex") or [], name=name, description=desc, at=f"{at}.regex")
+        notes: list[str] = []
+        body = scripts.rows_to_body(
+            module.get("regex") or [], name=name, description=desc, at=f"{at}.regex", warnings=notes
+        )
         escrow: dict[str, Any] = {"container": container}
         if container == "risum":
             escrow["json_style"] = style
             escrow["blobs"] = {"risum": s.data}
         primary = self.entity(s, body, raw=tree, **escrow)
+        primary.warnings.extend(notes)
         primary.warnings.extend(_safety(module))
         entities = [primary]
         rows = module.get("lorebook")
         if isinstance(rows, list) and rows:
+            notes = []
             book = self.entity(
                 s,
-                lore.rows_to_body(rows, name=name, at=f"{at}.lorebook"),
+                lore.rows_to_body(rows, name=name, at=f"{at}.lorebook", warnings=notes),
                 raw=rows,
                 part=("lorebook", "module"),
                 kind="lorebook",
             )
+            book.warnings.extend(notes)
             entities.append(book)
             primary.links = {KNOWLEDGE_REFS: [book.id]}
         return Decoded(entities)

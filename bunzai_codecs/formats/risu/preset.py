@@ -433,13 +433,15 @@ class RisuPresetCodec(Codec):
             raise Malformed("regex must be a list", path="$.regex")
         primary = self.entity(s, body, raw=tree, **escrow)
         if rows:
+            notes: list[str] = []
             rx = self.entity(
                 s,
-                scripts.rows_to_body(rows, name=body["name"], at="$.regex"),
+                scripts.rows_to_body(rows, name=body["name"], at="$.regex", warnings=notes),
                 raw=rows,
                 part=("regex", "preset"),
                 kind="regex",
             )
+            rx.warnings.extend(notes)
             entities.append(rx)
             links.append(rx.id)
         primary.links = {KNOWLEDGE_REFS: links} if links else {}

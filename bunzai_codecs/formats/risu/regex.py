@@ -93,13 +93,16 @@ class RisuRegexCodec(Codec):
             raise Malformed(f"this is a RisuAI module: read it as {module.ID}", path="$")
         tree = s.require_json()
         rows = envelope_rows(tree)
+        if rows is None and not isinstance(tree, list):
+            raise Malformed('Risu regex scripts are {"type":"regex","data":[...]}', path="$")
+        notes: list[str] = []
         if rows is not None:
-            body = scripts.rows_to_body(rows, name=_stem(s.name), at="$.data")
-            return Decoded([self.entity(s, body, raw=tree)])
-        if isinstance(tree, list):
-            body = scripts.rows_to_body(tree, name=_stem(s.name), at="$")
-            return Decoded([self.entity(s, body, raw=tree)])
-        raise Malformed('Risu regex scripts are {"type":"regex","data":[...]}', path="$")
+            body = scripts.rows_to_body(rows, name=_stem(s.name), at="$.data", warnings=notes)
+        else:
+            body = scripts.rows_to_body(tree, name=_stem(s.name), at="$", warnings=notes)
+        e = self.entity(s, body, raw=tree)
+        e.warnings.extend(notes)
+        return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = entity.body

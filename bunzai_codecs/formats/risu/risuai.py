@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.formats._shared.wire import MapContext
 
 KEY = "risuai"
 SETTINGS = ("viewScreen", "largePortrait", "inlayViewScreen", "utilityBot", "lorePlus")
@@ -62,22 +63,6 @@ MAPPED = frozenset(
 )
 
 
-def _str(v: Any, path: str) -> str | None:
-    if v is None:
-        return None
-    if not isinstance(v, str):
-        raise Malformed(f"expected a string, got {type(v).__name__}", path=path)
-    return v
-
-
-def _bool(v: Any, path: str) -> bool | None:
-    if v is None:
-        return None
-    if not isinstance(v, bool):
-        raise Malformed(f"expected a boolean, got {type(v).__name__}", path=path)
-    return v
-
-
 def _pairs(v: Any, path: str, second: str) -> list[tuple[str, Any]]:
     if not isinstance(v, list):
         raise Malformed("expected an array of pairs", path=path)
@@ -93,13 +78,15 @@ def _pairs(v: Any, path: str, second: str) -> list[tuple[str, Any]]:
     return out
 
 
-def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
-    """Fill ``body`` (a CharacterBody dict being built) from ``data.extensions.risuai``."""
+def read_risuai(data: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
+    """Fill ``body`` (a CharacterBody dict being built) from ``data.extensions.risuai`` (``ctx``: the
+    context of ``data``)."""
     ext = data.get("extensions")
     r = ext.get(KEY) if isinstance(ext, dict) else None
     if r is None:
         return
-    p = f"{at}.extensions.{KEY}"
+    c = ctx.child("extensions", KEY)
+    p = c.path
     if not isinstance(r, dict):
         raise Malformed("extensions.risuai must be an object", path=p)
 
@@ -111,9 +98,9 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
     for k in SETTINGS:
         v = r.get(k)
         if k == "viewScreen":
-            risu[k] = _str(v, f"{p}.{k}")
+            risu[k] = c.text(v, (k,))
         else:
-            risu[k] = _bool(v, f"{p}.{k}")
+            risu[k] = c.boolean(v, (k,))
 
     persona = body.setdefault("persona", {})
     ip = persona.setdefault("imagePrompt", {})
@@ -124,7 +111,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
         if not isinstance(gen, dict):
             raise Malformed("newGenData must be an object", path=f"{p}.newGenData")
         for wire, field in GEN_FIELDS.items():
-            v = _str(gen.get(wire), f"{p}.newGenData.{wire}")
+            v = c.text(gen.get(wire), ("newGenData", wire))
             if v:  # Risu always writes all four, "" when unset
                 ip[field] = v
     vits = r.get("vits")
@@ -135,7 +122,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
             persona["voice"] = {"provider": "vits", "extras": vits}
 
     att = body.setdefault("attribution", {})
-    lic = _str(r.get("license"), f"{p}.license")
+    lic = c.text(r.get("license"), ("license",))
     if lic is not None:
         att["license"] = lic
     src = r.get("source")
@@ -143,7 +130,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
         att["source"] = src
 
     prompts = body.setdefault("prompts", {})
-    add = _str(r.get("additionalText"), f"{p}.additionalText")
+    add = c.text(r.get("additionalText"), ("additionalText",))
     if add:  # always written, "" when unset
         prompts["additionalText"] = add
 
@@ -154,13 +141,13 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
             raise Malformed("triggerscript must be an array of objects", path=f"{p}.triggerscript")
         beh["triggerScripts"] = trig
     for wire, field in _BEHAVIOR_STR.items():
-        v = _str(r.get(wire), f"{p}.{wire}")
+        v = c.text(r.get(wire), (wire,))
         if v or (v is not None and wire in ("backgroundHTML", "backgroundCSS")):
             beh[field] = v  # virtualscript and defaultVariables are always written, "" when unset
     tog = r.get("toggles", r.get("customModuleToggle"))
     if tog is not None:
-        beh["moduleToggles"] = _str(tog, f"{p}.toggles")
-    beh["privileged"] = _bool(r.get("lowLevelAccess"), f"{p}.lowLevelAccess")
+        beh["moduleToggles"] = c.text(tog, ("toggles",))
+    beh["privileged"] = c.boolean(r.get("lowLevelAccess"), ("lowLevelAccess",))
     pre: dict[str, Any] = {}
     cmd = r.get("prebuiltAssetCommand")
     if cmd is not None:
@@ -176,7 +163,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], at: str) -> None:
                 "prebuiltAssetExclude must be an array of strings", path=f"{p}.prebuiltAssetExclude"
             )
         pre["exclude"] = exc
-    style = _str(r.get("prebuiltAssetStyle"), f"{p}.prebuiltAssetStyle")
+    style = c.text(r.get("prebuiltAssetStyle"), ("prebuiltAssetStyle",))
     if style is not None:
         pre["style"] = style
     if pre:

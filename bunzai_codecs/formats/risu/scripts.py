@@ -20,6 +20,7 @@ from typing import Any
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.risu.twins import twin_rows
 
 #: the rule paths a Risu regex script holds (the export file's and a module's)
@@ -52,21 +53,13 @@ DISABLED = "disabled"
 MAPPED = ("comment", "in", "out", "type", "ableFlag", "flag")
 
 
-def _str(v: Any, path: str) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, str):
-        return v
-    raise Malformed(f"expected a string, got {type(v).__name__}", path=path)
-
-
-def row_to_rule(row: Any, i: int, at: str) -> dict[str, Any]:
-    p = f"{at}[{i}]"
+def row_to_rule(row: Any, i: int, at: str, warnings: list[str]) -> dict[str, Any]:
+    ctx = MapContext(at, warnings, (i,))
     if not isinstance(row, dict):
-        raise Malformed("a regex script row must be an object", path=p)
+        raise Malformed("a regex script row must be an object", path=ctx.path)
     rtype = row.get("type")
     if rtype is not None and not isinstance(rtype, str):
-        raise Malformed("type must be a string", path=f"{p}.type")
+        raise wrong(ctx.at("type"), "a string", rtype)
     phases: list[str] = []
     enabled = row.get("disabled") is not True
     if rtype == DISABLED:
@@ -76,10 +69,10 @@ def row_to_rule(row: Any, i: int, at: str) -> dict[str, Any]:
     flag = row.get("flag")
     rule: dict[str, Any] = {
         "id": str(i),
-        "label": _str(row.get("comment"), f"{p}.comment"),
-        "find": _str(row.get("in"), f"{p}.in"),
-        "replace": _str(row.get("out"), f"{p}.out"),
-        "flags": _str(flag, f"{p}.flag") if flag is not None else "g",
+        "label": ctx.text(row.get("comment"), ("comment",), ""),
+        "find": ctx.text(row.get("in"), ("in",), ""),
+        "replace": ctx.text(row.get("out"), ("out",), ""),
+        "flags": ctx.text(flag, ("flag",), "") if flag is not None else "g",
         "phases": phases,
         "enabled": enabled,
         "sortOrder": i,
@@ -94,12 +87,14 @@ def row_to_rule(row: Any, i: int, at: str) -> dict[str, Any]:
 
 
 def rows_to_body(
-    rows: Any, *, name: str = "", description: str | None = None, at: str = "$"
+    rows: Any, *, warnings: list[str], name: str = "", description: str | None = None, at: str = "$"
 ) -> dict[str, Any]:
-    """The canonical regex set (as a dict) of a customscript row list."""
+    """The canonical regex set (as a dict) of a customscript row list (found at JSON path ``at``);
+    values read by the reader's policy are noted in ``warnings``."""
     if not isinstance(rows, list):
         raise Malformed("Risu regex scripts must be a list of rows", path=at)
-    body: dict[str, Any] = {"name": name, "rules": [row_to_rule(r, i, at) for i, r in enumerate(rows)]}
+    rules = [row_to_rule(r, i, at, warnings) for i, r in enumerate(rows)]
+    body: dict[str, Any] = {"name": name, "rules": rules}
     if description is not None:
         body["description"] = description
     return body
@@ -136,7 +131,7 @@ def merge_rows(raw_rows: list[Any], body: RegexSetBody, *, base: RegexSetBody | 
     """The twin's rows overlaid with ``body``, rules paired by id (the row index); ``raw_rows`` itself
     when nothing changed. New rules (ids the twin lacks) are written fresh where the body puts them."""
     if base is None:
-        base = RegexSetBody.model_validate(rows_to_body(raw_rows))
+        base = RegexSetBody.model_validate(rows_to_body(raw_rows, warnings=[]))
     base_fresh = {r.id: rule_row(r) for r in base.rules}
     raw_at = {str(i): i for i in range(len(raw_rows))}
     out: list[Any] = []

@@ -37,9 +37,9 @@ from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
-from bunzai_codecs.formats._shared.wire import file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Path, dumps, keyed_items
 from bunzai_codecs.formats.sillytavern.preset import (
     SillyTavernPresetCodec,
     _is_preset,
@@ -72,7 +72,7 @@ def rc_name(tree: Any, file_name: str) -> str:
     return n if isinstance(n, str) else file_stem(file_name)
 
 
-def _choice(g: Any, i: int, r: Reader, at: Path) -> dict[str, Any]:
+def _choice(g: Any, i: int, r: MapContext, at: Path) -> dict[str, Any]:
     g = r.obj(g, at, "a choice group object")
     gid = g.get("id")
     out: dict[str, Any] = {
@@ -113,7 +113,7 @@ def _choice(g: Any, i: int, r: Reader, at: Path) -> dict[str, Any]:
     return out
 
 
-def rc_to_body(tree: Any, name: str, r: Reader) -> tuple[dict[str, Any], Any]:
+def rc_to_body(tree: Any, name: str, r: MapContext) -> tuple[dict[str, Any], Any]:
     """The ST preset mapping plus RoleCall's name, readme and choice groups."""
     body, layout = preset_to_body(tree, name, r)
     readme = tree.get("readme")
@@ -210,7 +210,7 @@ class RoleCallPreset(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        r = Reader()
+        r = MapContext(lenient=True)
         tree = r.obj(tree, (), "a preset object")
         name = rc_name(tree, s.name)
         body, _ = rc_to_body(tree, name, r)

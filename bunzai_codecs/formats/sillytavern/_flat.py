@@ -6,7 +6,7 @@ whose keys each hold one value. A codec describes its format as a tuple of :clas
 functions here read such an object into body sections and write a body back, so each codec keeps
 only its table and the keys that need more than a table.
 
-Reading follows ``_wire.Reader``'s rule: a scalar of the wrong type is read as absent (noted in the
+Reading follows a lenient ``MapContext``'s rule: a scalar of the wrong type is read as absent (noted in the
 entity's warnings; the escrow twin keeps it), a structure of the wrong type (an order that is not a
 list) is ``Malformed``. Writing fills every key of the table: the body's value, else the key's
 ``fresh`` value (the app's own neutral setting; ``None`` leaves the key out), so a fresh file is
@@ -28,9 +28,9 @@ from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import file_stem, js_number_text, type_name
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, js_number_text, type_name
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import Path, dumps, int_like, keyed_items
 from bunzai_codecs.formats.tavern.lore import ROLE_INTS, ROLE_NAMES
 
 #: message role numbers (context templates, persona descriptions)
@@ -92,7 +92,7 @@ def paths(table: Iterable[Key]) -> list[str]:
 
 
 def read_keys(
-    top: dict[str, Any], table: Iterable[Key], body: dict[str, Any], r: Reader, at: Path = ()
+    top: dict[str, Any], table: Iterable[Key], body: dict[str, Any], r: MapContext, at: Path = ()
 ) -> None:
     """Every key of ``table`` that ``top`` has, into ``body``'s sections."""
     for k in table:
@@ -103,7 +103,7 @@ def read_keys(
             body.setdefault(k.section, {})[k.field] = val
 
 
-def read_value(v: Any, kind: str, r: Reader, path: Path) -> Any:
+def read_value(v: Any, kind: str, r: MapContext, path: Path) -> Any:
     """One wire value as canonical (None: absent, or a scalar of the wrong type, noted)."""
     if kind == "num":
         return r.num(v, path)
@@ -119,7 +119,7 @@ def read_value(v: Any, kind: str, r: Reader, path: Path) -> Any:
             return ROLE_NAMES[n]
         if isinstance(v, str) and v in ROLE_INTS:
             return v
-        r.warn(path, f"{type_name(v)} {v!r} is not a message role (0, 1, 2); left in escrow")
+        r.warn_at(path, f"{type_name(v)} {v!r} is not a message role (0, 1, 2); left in escrow")
         return None
     if kind == "json_strs":
         return _json_strs(v, r, path)
@@ -130,7 +130,7 @@ def read_value(v: Any, kind: str, r: Reader, path: Path) -> Any:
     raise ValueError(f"unknown key kind {kind!r}")
 
 
-def _json_strs(v: Any, r: Reader, path: Path) -> list[str] | None:
+def _json_strs(v: Any, r: MapContext, path: Path) -> list[str] | None:
     if v is None:
         return None
     if isinstance(v, list):
@@ -142,11 +142,11 @@ def _json_strs(v: Any, r: Reader, path: Path) -> list[str] | None:
             parsed = None
         if isinstance(parsed, list) and all(isinstance(x, str) for x in parsed):
             return parsed
-    r.warn(path, f"{type_name(v)} where a JSON array of strings belongs; left in escrow")
+    r.warn_at(path, f"{type_name(v)} where a JSON array of strings belongs; left in escrow")
     return None
 
 
-def read_order(v: Any, ids: dict[int, str], r: Reader, path: Path) -> list[str] | None:
+def read_order(v: Any, ids: dict[int, str], r: MapContext, path: Path) -> list[str] | None:
     """A list of sampler ids as canonical sampler names (an unknown id kept as its text)."""
     if v is None:
         return None
@@ -262,7 +262,7 @@ class FlatPreset(Codec):
     def score(self, t: dict[str, Any]) -> float:
         raise NotImplementedError
 
-    def read(self, top: dict[str, Any], r: Reader, at: Path = ()) -> tuple[dict[str, Any], Any]:
+    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         """``top`` (found at JSON path ``at``) as a body dict without its name, and its layout
         (by default: the ``table``'s keys, no layout)."""
         body: dict[str, Any] = {}
@@ -279,7 +279,7 @@ class FlatPreset(Codec):
         t = s.json_object
         return 0.0 if t is None else self.score(t)
 
-    def name_of(self, top: dict[str, Any], file_name: str, r: Reader) -> str:
+    def name_of(self, top: dict[str, Any], file_name: str, r: MapContext) -> str:
         if self.named_by_file and file_name:
             return file_stem(file_name)
         n = r.text(top.get("name"), ("name",))
@@ -287,7 +287,9 @@ class FlatPreset(Codec):
             return file_stem(file_name) if file_name else ""
         return str(n)
 
-    def body_of(self, top: dict[str, Any], name: str, r: Reader, at: Path = ()) -> tuple[dict[str, Any], Any]:
+    def body_of(
+        self, top: dict[str, Any], name: str, r: MapContext, at: Path = ()
+    ) -> tuple[dict[str, Any], Any]:
         body, layout = self.read(top, r, at)
         body["name"] = name
         return body, layout
@@ -305,7 +307,7 @@ class FlatPreset(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        r = Reader()
+        r = MapContext(lenient=True)
         top = r.obj(tree, (), self.what)
         name = self.name_of(top, s.name, r)
         body, _ = self.body_of(top, name, r)
@@ -329,7 +331,7 @@ class FlatPreset(Codec):
         twin = entity.twin(self.id)
         raw = twin.raw if twin is not None else None
         if twin is not None and isinstance(raw, dict):
-            r = Reader()
+            r = MapContext(lenient=True)
             old, layout = self.body_of(raw, twin.name or "", r)
             base = self.tree(PresetBody.model_validate(old), layout)
             fresh = self.tree(body, layout)

@@ -22,7 +22,6 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import PresetBody
 from bunzai_codecs.formats._shared.links import DROP, KEEP
 from bunzai_codecs.formats._shared.wire import MapContext, join_path
-from bunzai_codecs.formats.sillytavern._wire import Reader
 from bunzai_codecs.formats.tavern.links import linked_scripts
 from bunzai_codecs.formats.tavern.st_regex import scripts_to_body
 
@@ -62,7 +61,7 @@ def embedded_scripts(
 PRESET_SCRIPTS = ("extensions", "regex_scripts")
 
 
-def preset_scripts(tree: Any, r: Reader) -> list[Any] | None:
+def preset_scripts(tree: Any, r: MapContext) -> list[Any] | None:
     """``extensions.regex_scripts`` of a preset tree, or None when it has none."""
     if not isinstance(tree, dict):
         return None
@@ -106,7 +105,7 @@ def preset_tree(
     ctx: EmitContext,
     raw: dict[str, Any] | None,
     name: str,
-    to_body: Callable[[dict[str, Any], str, Reader], tuple[dict[str, Any], Any]],
+    to_body: Callable[[dict[str, Any], str, MapContext], tuple[dict[str, Any], Any]],
     to_native: Callable[[PresetBody, Any], dict[str, Any]],
     list_key: ListKey,
 ) -> dict[str, Any]:
@@ -119,7 +118,7 @@ def preset_tree(
         out = to_native(body, None)
         fresh_scripts(codec, entity, ctx, out)
         return out
-    r = Reader()
+    r = MapContext(lenient=True)
     old, layout = to_body(raw, name, r)
     base = to_native(PresetBody.model_validate(old), layout)
     fresh = to_native(body, layout)

@@ -28,8 +28,9 @@ from typing import Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.sillytavern._flat import FlatPreset, keys, only_keys, paths, read_keys, write_keys
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader
+from bunzai_codecs.formats.sillytavern._wire import Path
 
 INSTRUCT = keys(
     "instruct",
@@ -159,7 +160,7 @@ class SillyTavernInstructCodec(FlatPreset):
             return 0.95
         return 0.6 if "name" in t else 0.0
 
-    def read(self, top: dict[str, Any], r: Reader, at: Path = ()) -> tuple[dict[str, Any], Any]:
+    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         body: dict[str, Any] = {}
         read_keys(top, INSTRUCT + INSTRUCT_ENABLED, body, r, at)
         ins = body.setdefault("instruct", {})
@@ -245,7 +246,7 @@ class SillyTavernSyspromptCodec(FlatPreset):
             return 0.0
         return 0.8 if _is_str(t, "post_history") else 0.6
 
-    def read(self, top: dict[str, Any], r: Reader, at: Path = ()) -> tuple[dict[str, Any], Any]:
+    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         prompts = [system_prompt(MAIN, r.text(top.get("content"), (*at, "content"), ""))]
         post = r.text(top.get("post_history"), (*at, "post_history"), "")
         if post:

@@ -31,7 +31,6 @@ from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
-    Reader,
     dumps,
     int_like,
 )
@@ -84,27 +83,27 @@ def write_position(p: str) -> int | str:
     return p if n is None else n  # an unknown spelling goes back verbatim
 
 
-def read_role(v: Any, r: Reader, path: Path) -> str:
+def read_role(v: Any, r: MapContext, path: Path) -> str:
     n = int_like(v)
     if v is None:
         return "system"
     if n is not None and n in ROLE_NAMES:
         return ROLE_NAMES[n]
-    r.warn(path, f"role {v!r} is not 0, 1 or 2; read as system (kept in the twin)")
+    r.warn_at(path, f"role {v!r} is not 0, 1 or 2; read as system (kept in the twin)")
     return "system"
 
 
-def read_selective_logic(v: Any, r: Reader, path: Path) -> str:
+def read_selective_logic(v: Any, r: MapContext, path: Path) -> str:
     n = int_like(v)
     if v is None:
         return "and_any"
     if n is not None and n in LOGIC_NAMES:
         return LOGIC_NAMES[n]
-    r.warn(path, f"selectiveLogic {v!r} is not 0..3; read as and_any (kept in the twin)")
+    r.warn_at(path, f"selectiveLogic {v!r} is not 0..3; read as and_any (kept in the twin)")
     return "and_any"
 
 
-def read_delay_until_recursion(v: Any, r: Reader, path: Path) -> Any:
+def read_delay_until_recursion(v: Any, r: MapContext, path: Path) -> Any:
     """``false``/``true`` or a recursion level; canonical is the level (true = 1)."""
     if isinstance(v, bool):
         return 1 if v else 0
@@ -115,7 +114,7 @@ def write_delay_until_recursion(level: Any) -> Any:
     return False if level == 0 else True if level == 1 else level
 
 
-def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: Reader, at: Path) -> dict[str, Any]:
+def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: MapContext, at: Path) -> dict[str, Any]:
     """One world info entry as a canonical ``LoreEntry`` dict (``key`` is its object key)."""
     out: dict[str, Any] = {"id": key}
     comment = r.text(e.get("comment"), (*at, "comment"), "")
@@ -168,7 +167,7 @@ def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: Reader, at: P
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _read_character_filter(v: Any, r: Reader, at: Path) -> dict[str, Any] | None:
+def _read_character_filter(v: Any, r: MapContext, at: Path) -> dict[str, Any] | None:
     f = r.opaque(v, at)
     if f is None:
         return None
@@ -179,7 +178,7 @@ def _read_character_filter(v: Any, r: Reader, at: Path) -> dict[str, Any] | None
     return out
 
 
-def world_to_body(tree: Any, name: str, r: Reader) -> dict[str, Any]:
+def world_to_body(tree: Any, name: str, r: MapContext) -> dict[str, Any]:
     """A world info tree as a canonical ``LorebookBody`` dict (``name`` = the file stem)."""
     top = r.obj(tree, (), "a world info object")
     if "entries" not in top:
@@ -408,7 +407,7 @@ class SillyTavernLorebookCodec(Codec):
                 shape = CHARACTER_BOOK  # asked for by name: read any entries array as a card book
             if shape is not None:
                 return Decoded([self._decode_book(s, tree, shape)])
-        r = Reader()
+        r = MapContext(lenient=True)
         name = world_name(tree, s.name)
         body = world_to_body(tree, name, r)
         basecache.remember(_world_tag(name), tree, body, input_bytes=s.size)  # for encode
@@ -434,7 +433,7 @@ class SillyTavernLorebookCodec(Codec):
             name = twin.name or ""
             mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
             old = LorebookBody.model_validate(
-                world_to_body(raw, name, Reader()) if mapped is None else mapped
+                world_to_body(raw, name, MapContext(lenient=True)) if mapped is None else mapped
             )
             keys = frozenset(raw["entries"])
             base = body_to_world(old, with_name=False, twin_keys=keys)

@@ -34,9 +34,9 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded, 
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern._flat import FlatPreset
-from bunzai_codecs.formats.sillytavern._wire import Reader, dumps, keyed_items
+from bunzai_codecs.formats.sillytavern._wire import dumps, keyed_items
 from bunzai_codecs.formats.sillytavern.formatting import (
     CONTEXT,
     INSTRUCT,
@@ -79,7 +79,7 @@ class Section:
         """SillyTavern's own test of the section (its ``isPossibly...Data``)."""
         return _has(t, *self.required)
 
-    def read(self, sec: dict[str, Any], r: Reader) -> tuple[dict[str, Any], Any, str]:
+    def read(self, sec: dict[str, Any], r: MapContext) -> tuple[dict[str, Any], Any, str]:
         """The part's body dict, layout and name (its ``name`` key)."""
         n = r.text(sec.get("name"), (self.key, "name"), "")
         body, layout = self.codec.body_of(sec, str(n), r, (self.key,))
@@ -134,7 +134,7 @@ def is_master(t: Any) -> bool:
 # -- native -> canonical ------------------------------------------------------------------------------
 
 
-def union(parts: dict[str, dict[str, Any]], top: dict[str, Any], name: str, r: Reader) -> dict[str, Any]:
+def union(parts: dict[str, dict[str, Any]], top: dict[str, Any], name: str, r: MapContext) -> dict[str, Any]:
     """The primary's body: every part's values (sections are disjoint but for the prompts, which
     come from the system prompt, else a legacy instruct template's), plus Start Reply With."""
     body: dict[str, Any] = {"name": name}
@@ -154,7 +154,7 @@ def union(parts: dict[str, dict[str, Any]], top: dict[str, Any], name: str, r: R
 
 
 def read_master(
-    tree: Any, name: str, r: Reader
+    tree: Any, name: str, r: MapContext
 ) -> tuple[dict[str, Any], dict[str, tuple[dict[str, Any], Any, str]]]:
     """The primary's body dict and, per valid section, its part ``(body dict, layout, name)``."""
     top = r.obj(tree, (), "a master export object")
@@ -164,7 +164,7 @@ def read_master(
         if sec is None:
             continue
         if not s.valid(sec):
-            r.warn((s.key,), "not a section SillyTavern imports (keys missing); left in escrow")
+            r.warn_at((s.key,), "not a section SillyTavern imports (keys missing); left in escrow")
             continue
         parts[s.key] = s.read(r.obj(sec, (s.key,)), r)
     return union({k: v[0] for k, v in parts.items()}, top, name, r), parts
@@ -196,7 +196,7 @@ def _part_for(s: Section, refs: list[CanonicalEntity], raw_sec: Any) -> Canonica
 def overlay(entity: CanonicalEntity, raw: dict[str, Any], name: str, ctx: EmitContext) -> dict[str, Any]:
     """A same-format export (see the module docstring)."""
     assert isinstance(entity.body, PresetBody)
-    r = Reader()
+    r = MapContext(lenient=True)
     old_union, parts = read_master(raw, name, r)
     base_union = PresetBody.model_validate(old_union)
     refs = [x for x in ctx.refs(entity, "preset") if x.id != entity.id]
@@ -317,7 +317,7 @@ class SillyTavernMasterCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        r = Reader()
+        r = MapContext(lenient=True)
         name = file_stem(s.name) if s.name else ""
         body, parts = read_master(tree, name, r)
         primary = self.entity(s, body, raw=tree, name=name)

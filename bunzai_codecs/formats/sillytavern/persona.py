@@ -38,9 +38,9 @@ from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
-from bunzai_codecs.formats._shared.wire import file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader, dumps, int_like, none_if_empty
+from bunzai_codecs.formats.sillytavern._wire import Path, dumps, int_like, none_if_empty
 from bunzai_codecs.formats.tavern.lore import ROLE_INTS, ROLE_NAMES
 
 #: persona description ``position`` number -> canonical ``chatInjection.position``
@@ -87,17 +87,17 @@ def _write_position(p: str) -> int | str:
         return p
 
 
-def _read_role(v: Any, r: Reader, at: Path) -> str | None:
+def _read_role(v: Any, r: MapContext, at: Path) -> str | None:
     if v is None:
         return None
     n = int_like(v)
     if n is not None and n in ROLE_NAMES:
         return ROLE_NAMES[n]
-    r.warn(at, f"role {v!r} is not 0, 1 or 2; left out (kept in the twin)")
+    r.warn_at(at, f"role {v!r} is not 0, 1 or 2; left out (kept in the twin)")
     return None
 
 
-def _injection(position: Any, depth: Any, role: Any, r: Reader, at: tuple[Path, Path, Path]) -> Any:
+def _injection(position: Any, depth: Any, role: Any, r: MapContext, at: tuple[Path, Path, Path]) -> Any:
     out: dict[str, Any] = {"position": _read_position(position)}
     d = r.num(depth, at[1])
     if d is not None:
@@ -108,7 +108,9 @@ def _injection(position: Any, depth: Any, role: Any, r: Reader, at: tuple[Path, 
     return out
 
 
-def persona_to_body(avatar: str | None, name: Any, desc: dict[str, Any] | None, r: Reader, at: Path) -> dict:
+def persona_to_body(
+    avatar: str | None, name: Any, desc: dict[str, Any] | None, r: MapContext, at: Path
+) -> dict:
     """One persona (its avatar id, its ``personas`` name, its descriptor) as a canonical body."""
     body: dict[str, Any] = {"name": r.text(name, ("personas", avatar or ""), "")}
     if avatar is not None:
@@ -133,7 +135,7 @@ def persona_to_body(avatar: str | None, name: Any, desc: dict[str, Any] | None, 
     return body
 
 
-def active_user_to_body(top: dict[str, Any], pu: dict[str, Any], r: Reader) -> dict[str, Any]:
+def active_user_to_body(top: dict[str, Any], pu: dict[str, Any], r: MapContext) -> dict[str, Any]:
     """The active user of a ``settings.json`` with no persona (the app's legacy global copies)."""
     body: dict[str, Any] = {"name": r.text(top.get("username"), ("username",), "")}
     avatar = r.text(top.get("user_avatar"), ("user_avatar",))
@@ -162,7 +164,7 @@ def active_user_to_body(top: dict[str, Any], pu: dict[str, Any], r: Reader) -> d
     return body
 
 
-def maps_of(tree: Any, shape: str, r: Reader) -> tuple[dict[str, Any], Path]:
+def maps_of(tree: Any, shape: str, r: MapContext) -> tuple[dict[str, Any], Path]:
     """The object holding ``personas``/``persona_descriptions`` and its path."""
     top = r.obj(tree, ())
     if shape == SETTINGS:
@@ -171,7 +173,7 @@ def maps_of(tree: Any, shape: str, r: Reader) -> tuple[dict[str, Any], Path]:
 
 
 def read_members(
-    maps: dict[str, Any], at: Path, r: Reader
+    maps: dict[str, Any], at: Path, r: MapContext
 ) -> list[tuple[str, Any, dict[str, Any] | None, dict[str, Any]]]:
     """``(avatar, raw name, raw descriptor, canonical body)`` for every persona, in file order."""
     names = r.obj(maps.get("personas", {}), (*at, "personas"))
@@ -262,7 +264,7 @@ def shape_of(t: dict[str, Any]) -> str | None:
     return None
 
 
-def _global_scripts(tree: Any, r: Reader) -> list[Any] | None:
+def _global_scripts(tree: Any, r: MapContext) -> list[Any] | None:
     ext = tree.get("extension_settings") if isinstance(tree, dict) else None
     if not isinstance(ext, dict) or ext.get("regex") is None:
         return None
@@ -319,7 +321,7 @@ class SillyTavernPersonaCodec(Codec):
             raise Malformed(
                 "no personas/persona_descriptions objects (nor power_user ones)", path="$.personas"
             )
-        r = Reader()
+        r = MapContext(lenient=True)
         maps, at = maps_of(tree, shape, r)
         members = read_members(maps, at, r)
         default = maps.get("default_persona")
@@ -381,7 +383,9 @@ class SillyTavernPersonaCodec(Codec):
         if raw_desc is not None:
             raw["persona_descriptions"][avatar] = raw_desc
         raw["default_persona"] = None
-        old = PersonaBody.model_validate(persona_to_body(avatar, twin.name, raw_desc, Reader(), ()))
+        old = PersonaBody.model_validate(
+            persona_to_body(avatar, twin.name, raw_desc, MapContext(lenient=True), ())
+        )
         used: set[str] = set()
         new_avatar = (
             avatar if entity.body.presentation.imageUrl in (None, avatar) else avatar_for(entity.body, used)
@@ -394,7 +398,7 @@ class SillyTavernPersonaCodec(Codec):
         """The whole backup or settings file, from its twin and the personas of the entity set."""
         assert isinstance(entity.body, PersonaBody)
         raw, shape = twin.raw, str(twin.shape)
-        r = Reader()
+        r = MapContext(lenient=True)
         maps, at = maps_of(raw, shape, r)
         old_members = read_members(maps, at, r)
         old_by_avatar = {a: PersonaBody.model_validate(b) for a, _, _, b in old_members}

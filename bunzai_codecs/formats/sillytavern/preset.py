@@ -26,11 +26,10 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
-from bunzai_codecs.formats._shared.wire import file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
-    Reader,
     dumps,
     int_like,
     keyed_items,
@@ -162,7 +161,7 @@ def _effective_slot(slots: list[Any]) -> int | None:
 # -- native -> canonical ------------------------------------------------------------------------------
 
 
-def prompt_to_canonical(p: dict[str, Any], pid: str, r: Reader, at: Path) -> dict[str, Any]:
+def prompt_to_canonical(p: dict[str, Any], pid: str, r: MapContext, at: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"id": pid}
     out["name"] = r.text(p.get("name"), (*at, "name"), "")
     out["content"] = r.text(p.get("content"), (*at, "content"), "")
@@ -186,7 +185,7 @@ def prompt_to_canonical(p: dict[str, Any], pid: str, r: Reader, at: Path) -> dic
 
 
 def read_prompts(
-    prompts: Any, prompt_order: Any, r: Reader, at: Path
+    prompts: Any, prompt_order: Any, r: MapContext, at: Path
 ) -> tuple[list[dict[str, Any]], OrderLayout]:
     """Canonical prompts (assembly order) and the layout of the native lists they came from."""
     layout = OrderLayout(has_prompts=prompts is not None)
@@ -245,7 +244,7 @@ def read_prompts(
     return out, layout
 
 
-def read_scalars(top: dict[str, Any], body: dict[str, Any], r: Reader) -> None:
+def read_scalars(top: dict[str, Any], body: dict[str, Any], r: MapContext) -> None:
     for key, section, name, typ in SCALARS:
         if key not in top:
             continue
@@ -262,7 +261,7 @@ def read_scalars(top: dict[str, Any], body: dict[str, Any], r: Reader) -> None:
             body.setdefault(section, {})[name] = val
 
 
-def preset_to_body(tree: Any, name: str, r: Reader) -> tuple[dict[str, Any], OrderLayout]:
+def preset_to_body(tree: Any, name: str, r: MapContext) -> tuple[dict[str, Any], OrderLayout]:
     top = r.obj(tree, (), "a preset object")
     body: dict[str, Any] = {"name": name}
     body["prompts"], layout = read_prompts(top.get("prompts"), top.get("prompt_order"), r, ())
@@ -270,7 +269,7 @@ def preset_to_body(tree: Any, name: str, r: Reader) -> tuple[dict[str, Any], Ord
     return body, layout
 
 
-def prompt_export_to_body(tree: Any, name: str, r: Reader) -> tuple[dict[str, Any], OrderLayout]:
+def prompt_export_to_body(tree: Any, name: str, r: MapContext) -> tuple[dict[str, Any], OrderLayout]:
     top = r.obj(tree, (), "a prompt export object")
     data = r.obj(top.get("data"), ("data",))
     prompts, layout = read_prompts(data.get("prompts"), data.get("prompt_order"), r, ("data",))
@@ -448,7 +447,7 @@ class SillyTavernPresetCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
-        r = Reader()
+        r = MapContext(lenient=True)
         name = preset_name(tree, s.name)
         if isinstance(tree, dict) and _is_prompt_export(tree):
             shape = PROMPTS
@@ -471,7 +470,7 @@ class SillyTavernPresetCodec(Codec):
         shape = twin.shape if twin is not None else None
         if twin is not None and shape == PROMPTS:
             raw = twin.raw
-            old, layout = prompt_export_to_body(raw, twin.name or "", Reader())
+            old, layout = prompt_export_to_body(raw, twin.name or "", MapContext(lenient=True))
             base = body_to_prompt_export(PresetBody.model_validate(old), layout)
             fresh = body_to_prompt_export(body, layout)
             return dumps(merge3(raw, base, fresh, list_key=keyed_items))

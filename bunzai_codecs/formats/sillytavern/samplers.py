@@ -20,6 +20,7 @@ from typing import Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.preset import PresetBody
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.sillytavern._flat import (
     KOBOLD_SAMPLERS,
     NOVEL_SAMPLERS,
@@ -31,7 +32,7 @@ from bunzai_codecs.formats.sillytavern._flat import (
     read_keys,
     write_keys,
 )
-from bunzai_codecs.formats.sillytavern._wire import Path, Reader
+from bunzai_codecs.formats.sillytavern._wire import Path
 
 #: response length and context size as SillyTavern saves them with any sampler preset
 LENGTHS = keys("samplers", (("genamt", "maxTokens", "num", None), ("max_length", "maxContext", "num", None)))
@@ -290,7 +291,7 @@ class SillyTavernNovelCodec(FlatPreset):
             return 0.9
         return 0.0
 
-    def read(self, top: dict[str, Any], r: Reader, at: Path = ()) -> tuple[dict[str, Any], Any]:
+    def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         saved = "genamt" in top
         body: dict[str, Any] = {}
         read_keys(top, novel_tables(saved), body, r, at)

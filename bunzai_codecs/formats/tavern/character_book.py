@@ -58,6 +58,7 @@ from bunzai_codecs.formats._shared.wire import (
     opt_obj,
     opt_str,
     opt_str_list,
+    read_bool,
     str_at,
     strs_at,
     wrong,
@@ -198,7 +199,7 @@ def book_to_body(book: Mapping[str, Any], ctx: MapContext | None = None) -> dict
     out_ext: dict[str, Any] | None = None
     gmww = None
     if ext:
-        gmww = opt_bool(ext.get("risu_fullWordMatching"), ctx.at("extensions", "risu_fullWordMatching"))
+        gmww = opt_bool(ext.get("risu_fullWordMatching"), ctx.at("extensions", "risu_fullWordMatching"), ctx)
         out_ext = {k: v for k, v in ext.items() if k not in CLAIMED_BOOK_EXTENSION_KEYS} or None
 
     ectx = ctx.child("entries")
@@ -215,11 +216,11 @@ def book_to_body(book: Mapping[str, Any], ctx: MapContext | None = None) -> dict
             row["id"] = uid
 
     return {
-        "name": opt_str(book.get("name"), ctx.at("name")) or "",
-        "description": opt_str(book.get("description"), ctx.at("description")),
-        "globalScanDepth": opt_num(book.get("scan_depth"), ctx.at("scan_depth")),
-        "tokenBudget": opt_num(book.get("token_budget"), ctx.at("token_budget")),
-        "globalRecursion": opt_bool(book.get("recursive_scanning"), ctx.at("recursive_scanning")),
+        "name": opt_str(book.get("name"), ctx.at("name"), ctx) or "",
+        "description": opt_str(book.get("description"), ctx.at("description"), ctx),
+        "globalScanDepth": opt_num(book.get("scan_depth"), ctx.at("scan_depth"), ctx),
+        "tokenBudget": opt_num(book.get("token_budget"), ctx.at("token_budget"), ctx),
+        "globalRecursion": opt_bool(book.get("recursive_scanning"), ctx.at("recursive_scanning"), ctx),
         "globalMatchWholeWords": gmww,
         "extensions": out_ext,
         "entries": rows,
@@ -246,52 +247,48 @@ def _where(ctx: MapContext, k: str, top: bool) -> str:
 
 
 def _r_num(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
-    row[f] = v if v is None or v.__class__ is int else opt_num(v, _where(ctx, k, top))
+    row[f] = v if v is None or v.__class__ is int else opt_num(v, _where(ctx, k, top), ctx)
 
 
 def _r_num_keep(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
     if v is not None:  # null: the model's default (depth 4, probability 100)
-        row[f] = v if v.__class__ is int else opt_num(v, _where(ctx, k, top))
+        row[f] = v if v.__class__ is int else opt_num(v, _where(ctx, k, top), ctx)
 
 
 def _r_bool(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
-    if v is None or v is True or v is False:
-        row[f] = v
-    else:
-        raise wrong(_where(ctx, k, top), "a boolean", v)
+    row[f] = v if v is None or v is True or v is False else read_bool(v, ctx, _where(ctx, k, top))
 
 
 def _r_bool_keep(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
     if v is True or v is False:
         row[f] = v
     elif v is not None:
-        raise wrong(_where(ctx, k, top), "a boolean", v)
+        row[f] = read_bool(v, ctx, _where(ctx, k, top))
 
 
 def _r_delay(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
     if v is True or v is False:
         row[f] = int(v)  # ST: true = from the first recursion level
     elif v is not None:
-        row[f] = v if v.__class__ is int else opt_num(v, _where(ctx, k, top))
+        row[f] = v if v.__class__ is int else opt_num(v, _where(ctx, k, top), ctx)
 
 
 def _r_str(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
-    row[f] = v if v is None or v.__class__ is str else opt_str(v, _where(ctx, k, top))
+    row[f] = v if v is None or v.__class__ is str else opt_str(v, _where(ctx, k, top), ctx)
 
 
 def _r_strs(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
-    row[f] = opt_str_list(v, _where(ctx, k, top)) if v is not None else None
+    row[f] = opt_str_list(v, _where(ctx, k, top), ctx) if v is not None else None
 
 
 def _r_scan(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
     sources = row.get("scanSources")
     if sources is None:
         sources = row["scanSources"] = []
-    if v is True:
-        if f not in sources:
-            sources.append(f)
-    elif v is not None and v is not False:
-        raise wrong(_where(ctx, k, top), "a boolean", v)
+    if v is not None and v is not True and v is not False:
+        v = read_bool(v, ctx, _where(ctx, k, top))
+    if v is True and f not in sources:
+        sources.append(f)
 
 
 def _r_position(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
@@ -310,10 +307,10 @@ def _r_logic(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: 
 
 
 def _r_use_probability(row: dict[str, Any], f: str, v: Any, ctx: MapContext, k: str, top: bool) -> None:
+    if v is not None and v is not True and v is not False:
+        v = read_bool(v, ctx, _where(ctx, k, top))
     if v is False:
         row["_noProbability"] = True
-    elif v is not None and v is not True:
-        raise wrong(_where(ctx, k, top), "a boolean", v)
 
 
 _Reader = Any
@@ -418,10 +415,10 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     # ``x.__class__ is ...`` test below is the fast path of ``str_at``/``bool_at``/``num_at``.
     name = g("name")
     if name is not None and name.__class__ is not str:
-        name = opt_str(name, ctx.at("name"))
+        name = opt_str(name, ctx.at("name"), ctx)
     comment = g("comment")
     if comment is not None and comment.__class__ is not str:
-        comment = opt_str(comment, ctx.at("comment"))
+        comment = opt_str(comment, ctx.at("comment"), ctx)
     if name:
         title = name
         note = comment if comment is not None and comment != name else None
@@ -435,7 +432,7 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     eid = g("id")
     content = g("content")
     if content.__class__ is not str:
-        content = opt_str(content, ctx.at("content")) or ""
+        content = opt_str(content, ctx.at("content"), ctx) or ""
     row: dict[str, Any] = {
         "id": eid if eid.__class__ is str else _entry_id(eid, index, ctx),
         "title": title,
@@ -451,15 +448,13 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     for flag in _FLAGS:
         v = g(flag)
         if v is not None:
-            if v is not True and v is not False:
-                raise wrong(ctx.at(flag), "a boolean", v)
-            row[flag] = v
+            row[flag] = v if v is True or v is False else read_bool(v, ctx, (flag,))
     v = g("insertion_order")
     if v is not None:
-        row["sortOrder"] = v if v.__class__ is int else opt_num(v, ctx.at("insertion_order"))
+        row["sortOrder"] = v if v.__class__ is int else opt_num(v, ctx.at("insertion_order"), ctx)
     v = g("priority")
     if v is not None:
-        row["priority"] = v if v.__class__ is int else opt_num(v, ctx.at("priority"))
+        row["priority"] = v if v.__class__ is int else opt_num(v, ctx.at("priority"), ctx)
 
     # ST's fields: extensions first (snake_case wins over the camelCase alias), then the top level
     rest: dict[str, Any] | None = None
@@ -510,7 +505,7 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
 
     cf = g("character_filter")
     if cf is not None:
-        row["characterFilter"] = _character_filter(cf, ctx.at("character_filter"))
+        row["characterFilter"] = _character_filter(cf, ctx.child("character_filter"))
     folder = g("folder")
     if folder is not None:
         row["categoryId"] = str_at(folder, ctx, "folder")
@@ -519,26 +514,12 @@ def entry_to_body(e: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str
     return row
 
 
-def _bool_default(v: Any, default: bool, path: str) -> bool:
-    if v is None:
-        return default
-    if isinstance(v, bool):
-        return v
-    raise wrong(path, "a boolean", v)
-
-
-def _num_default(v: Any, default: int, path: str) -> int | float:
-    n = opt_num(v, path)
-    return default if n is None else n
-
-
-def _character_filter(v: Any, path: str) -> dict[str, Any]:
-    if not isinstance(v, dict):
-        raise wrong(path, "an object", v)
+def _character_filter(v: Any, ctx: MapContext) -> dict[str, Any]:
+    cf = ctx.obj(v)
     return {
-        "isExclude": _bool_default(v.get("isExclude"), False, path + ".isExclude"),
-        "names": opt_str_list(v.get("names"), path + ".names") or [],
-        "tags": opt_str_list(v.get("tags"), path + ".tags") or [],
+        "isExclude": ctx.boolean(cf.get("isExclude"), ("isExclude",), False),
+        "names": strs_at(cf.get("names"), ctx, "names") or [],
+        "tags": strs_at(cf.get("tags"), ctx, "tags") or [],
     }
 
 

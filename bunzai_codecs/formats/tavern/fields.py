@@ -403,7 +403,7 @@ def _media(v: Any, ctx: MapContext) -> dict[str, Any]:
     for i, a in enumerate(v):
         if not isinstance(a, dict):
             raise wrong(f"{path}[{i}]", "an asset object", a)
-        item = asset_to_media(a, f"{path}[{i}]")
+        item = asset_to_media(a, f"{path}[{i}]", ctx)
         if a.get("type") == "icon" and (
             portrait_at < 0 or (a.get("name") == "main" and not items[portrait_at].get("primary"))
         ):
@@ -415,14 +415,14 @@ def _media(v: Any, ctx: MapContext) -> dict[str, Any]:
     return {"portrait": portrait, "assets": items or None}
 
 
-def asset_to_media(a: Mapping[str, Any], path: str) -> dict[str, Any]:
+def asset_to_media(a: Mapping[str, Any], path: str, ctx: MapContext) -> dict[str, Any]:
     """One CCv3 asset ``{type, uri, name, ext}`` as a ``MediaAsset`` dict."""
-    typ = opt_str(a.get("type"), path + ".type") or ""
-    name = opt_str(a.get("name"), path + ".name")
-    ext = opt_str(a.get("ext"), path + ".ext")
+    typ = opt_str(a.get("type"), path + ".type", ctx) or ""
+    name = opt_str(a.get("name"), path + ".name", ctx)
+    ext = opt_str(a.get("ext"), path + ".ext", ctx)
     out: dict[str, Any] = {
         "role": ASSET_ROLES.get(typ, "other"),
-        "ref": opt_str(a.get("uri"), path + ".uri") or "",
+        "ref": opt_str(a.get("uri"), path + ".uri", ctx) or "",
         "name": name,
         "mime": EXT_MIME.get(ext.lower()) if ext else None,
     }

@@ -28,6 +28,7 @@ from bunzai_codecs.formats._shared.wire import (
     MapContext,
     bool_at,
     id_text,
+    iso_to_seconds,
     num_at,
     str_at,
     strs_at,
@@ -62,19 +63,9 @@ def read_date(value: Any) -> Num | None:
     """An ISO-8601 date (``2024-09-10T18:00:12.837+00:00``, 7-digit fractions too) as unix
     seconds, millisecond precision; ``None`` for ``0001-01-01`` (unknown) or a value that is not a
     readable date (the twin keeps the text either way)."""
-    if not isinstance(value, str) or not value:
+    if isinstance(value, str) and value[:4].isdigit() and int(value[:4]) <= 1:
         return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if dt.year <= 1:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    delta = dt - _EPOCH
-    ms = (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
-    return ms // 1000 if ms % 1000 == 0 else ms / 1000
+    return iso_to_seconds(value, ms=True)
 
 
 def write_date(value: Num | None) -> str:
@@ -142,9 +133,9 @@ def _text(v: Any, ctx: MapContext, key: str) -> str | None:
     return s if s else None
 
 
-def character_body(tree: dict[str, Any]) -> dict[str, Any]:
-    """The canonical character (a dict, media aside) of a ``character.json`` tree."""
-    ctx = MapContext()
+def character_body(tree: dict[str, Any], ctx: MapContext) -> dict[str, Any]:
+    """The canonical character (a dict, media aside) of a ``character.json`` tree; the reader's
+    notes go to ``ctx``."""
     body: dict[str, Any] = {
         "identity": {"name": str_at(tree.get("Name"), ctx, "Name") or ""},
         "persona": {},
@@ -261,9 +252,9 @@ def fresh_character(
 # -- memory books ---------------------------------------------------------------------------------
 
 
-def book_body(tree: dict[str, Any]) -> dict[str, Any]:
-    """The canonical lorebook (a dict) of a ``book.json`` tree: one entry per item."""
-    ctx = MapContext()
+def book_body(tree: dict[str, Any], ctx: MapContext) -> dict[str, Any]:
+    """The canonical lorebook (a dict) of a ``book.json`` tree: one entry per item; the reader's
+    notes go to ``ctx``."""
     body: dict[str, Any] = {"name": str_at(tree.get("Name"), ctx, "Name") or ""}
     desc = _text(tree.get("Description"), ctx, "Description")
     if desc is not None:

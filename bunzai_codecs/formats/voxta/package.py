@@ -55,6 +55,7 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.voxta.mapping import (
     MEMORY_BOOKS,
     book_body,
@@ -327,14 +328,16 @@ class VoxtaCodec(Codec):
         book_entities: dict[str, CanonicalEntity] = {}
         for n in books:
             tree, data = trees[n]
+            bctx = MapContext()
             try:
-                bbody = book_body(tree)
+                bbody = book_body(tree, bctx)
             except Malformed as exc:
                 raise within(exc, n) from None
             blobs = {n: data, **owned[n]}
             book_entities[n] = self.entity(
                 s, bbody, raw=tree, part=("book", n), kind="lorebook", member=n, pkg=s.sha256, blobs=blobs
             )
+            book_entities[n].warnings.extend(f"{n}: {w}" for w in bctx.warnings)
 
         entities: list[CanonicalEntity] = []
         listed: set[str] = set()
@@ -349,8 +352,9 @@ class VoxtaCodec(Codec):
             tree, data = trees[n]
             folder = _folder(n)
             files = owned[n]
+            cctx = MapContext()
             try:
-                body = character_body(tree)
+                body = character_body(tree, cctx)
             except Malformed as exc:
                 raise within(exc, n) from None
             body["media"] = _media_of(folder, files)
@@ -369,6 +373,7 @@ class VoxtaCodec(Codec):
                 escrow["blobs"] = {n: data, **package_blobs}
             part = () if i == 0 else ("character", n)
             e = self.entity(s, body, raw=tree, part=part, media=_resolver(folder, files), **escrow)
+            e.warnings.extend(f"{n}: {w}" for w in cctx.warnings)
             portrait = e.body.media.portrait  # type: ignore[attr-defined]
             e.original[ID].put("thumbnail", portrait.mime if portrait is not None else None)
             folder_id = n.split("/")[1]
@@ -510,7 +515,7 @@ class _Writer:
             tree = fresh_character(body, cid, self.package_id, book_ids, thumb)
             data = _dumps(tree, True)
         else:
-            base = mapped_character(CharacterBody.model_validate(character_body(raw)))
+            base = mapped_character(CharacterBody.model_validate(character_body(raw, MapContext())))
             new = mapped_character(body)
             old_thumb = twin.thumbnail
             if isinstance(old_thumb, str):
@@ -606,7 +611,7 @@ class _Writer:
         else:
             rid = raw.get("Id")
             bid = rid if isinstance(rid, str) else member.split("/")[1]
-            base = mapped_book(LorebookBody.model_validate(book_body(raw)), bid)
+            base = mapped_book(LorebookBody.model_validate(book_body(raw, MapContext())), bid)
             tree = merge3(raw, base, mapped_book(body, bid), list_key=item_key)
             data = _member_bytes(tree, raw, twin.blob(member))
         self.books[b.id] = bid

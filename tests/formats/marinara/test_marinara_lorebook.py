@@ -221,7 +221,7 @@ def test_fresh_export_reads_back() -> None:
         (lambda d: d["entries"][0].__setitem__("keys", [{"k": 1}]), "$.data.entries[0].keys[0]"),
         (lambda d: d["entries"][0].__setitem__("depth", "deep"), "$.data.entries[0].depth"),
         (lambda d: d["entries"][0].__setitem__("position", [2]), "$.data.entries[0].position"),
-        (lambda d: d["entries"][0].__setitem__("enabled", 1), "$.data.entries[0].enabled"),
+        (lambda d: d["entries"][0].__setitem__("enabled", 2), "$.data.entries[0].enabled"),
         (lambda d: d["folders"].__setitem__(0, None), "$.data.folders[0]"),
         (
             lambda d: d["entries"][1].__setitem__("selectiveLogic", ["not"]),

@@ -179,7 +179,7 @@ def test_fresh_export_of_a_bare_persona_keeps_an_empty_personality() -> None:
     ("tree", "path"),
     [
         ({"type": "marinara_persona", "version": 1, "data": ["x"]}, "$.data"),
-        ({"type": "marinara_persona", "version": 1, "data": {"name": 5}}, "$.data.name"),
+        ({"type": "marinara_persona", "version": 1, "data": {"name": True}}, "$.data.name"),
         (
             {"type": "marinara_persona", "version": 1, "data": {"name": "n", "backstory": []}},
             "$.data.backstory",

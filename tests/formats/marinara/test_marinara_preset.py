@@ -238,7 +238,7 @@ def test_fresh_export_is_raw_rows_and_reads_back() -> None:
         (lambda d: d["preset"].__setitem__("sectionOrder", "[1,{}]"), "$.data.preset.sectionOrder[1]"),
         (lambda d: d["sections"][1].__setitem__("markerConfig", "[]"), "$.data.sections[1].markerConfig"),
         (
-            lambda d: d["choiceBlocks"][0].__setitem__("options", '[{"id":1}]'),
+            lambda d: d["choiceBlocks"][0].__setitem__("options", '[{"id":true}]'),
             "$.data.choiceBlocks[0].options[0].id",
         ),
     ],

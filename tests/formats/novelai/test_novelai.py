@@ -253,7 +253,7 @@ def test_naidata_that_is_not_a_book_is_malformed() -> None:
     "change,path",
     [
         (lambda b: b["entries"][0].update(keys="Hollin"), "$.entries[0].keys"),
-        (lambda b: b["entries"][1].update(keys=["ok", 3]), "$.entries[1].keys[1]"),
+        (lambda b: b["entries"][1].update(keys=["ok", None]), "$.entries[1].keys[1]"),
         (
             lambda b: b["entries"][2].update(contextConfig={"budgetPriority": "high"}),
             "$.entries[2].contextConfig.budgetPriority",

@@ -609,7 +609,7 @@ def test_a_risu_bag_another_codec_kept_opaque_is_not_replaced_by_defaults() -> N
 
 
 def test_a_risu_bag_with_wrong_types_is_left_to_the_writer() -> None:
-    src = read(_risu_png_card({"viewScreen": 3}), "veil.json")  # not a string: not lifted, not fatal
+    src = read(_risu_png_card({"viewScreen": [3]}), "veil.json")  # not a string: not lifted, not fatal
     card = orjson.loads(_members(write(src.primary, "risu", linked=src.entities).data)["card.json"])
     assert card["data"]["extensions"]["risuai"]["viewScreen"] == "none"
 

@@ -8,12 +8,13 @@ import pytest
 
 from bunzai_codecs import Malformed
 from bunzai_codecs.entities import CharacterBody
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.risu import risuai
 
 
 def _read(r: dict[str, Any], data: dict[str, Any] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"attribution": {}, "behavior": {}, "settings": {}}
-    risuai.read_risuai({**(data or {}), "extensions": {"risuai": r}}, body, "$.data")
+    risuai.read_risuai({**(data or {}), "extensions": {"risuai": r}}, body, MapContext("$.data"))
     return body
 
 
@@ -84,7 +85,7 @@ def test_custommoduletoggle_is_read_when_toggles_is_absent() -> None:
 def test_risuai_source_fills_in_for_a_missing_data_source() -> None:
     assert _read({"source": ["https://example.org/c"]})["attribution"]["source"] == ["https://example.org/c"]
     body: dict[str, Any] = {"attribution": {"source": ["kept"]}, "behavior": {}, "settings": {}}
-    risuai.read_risuai({"extensions": {"risuai": {"source": ["x"]}}}, body, "$.data")
+    risuai.read_risuai({"extensions": {"risuai": {"source": ["x"]}}}, body, MapContext("$.data"))
     assert body["attribution"]["source"] == ["kept"]
 
 
@@ -125,7 +126,7 @@ def test_wrong_types_are_typed_errors_with_paths(r: dict[str, Any], path: str) -
 
 def test_risuai_not_an_object() -> None:
     with pytest.raises(Malformed) as e:
-        risuai.read_risuai({"extensions": {"risuai": []}}, {}, "$.data")
+        risuai.read_risuai({"extensions": {"risuai": []}}, {}, MapContext("$.data"))
     assert e.value.path == "$.data.extensions.risuai"
 
 

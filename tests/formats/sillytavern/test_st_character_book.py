@@ -323,7 +323,7 @@ def test_is_character_book() -> None:
             "$.data.character_book.entries[0].extensions.depth",
         ),
         (
-            {"entries": [{"extensions": {"exclude_recursion": 1}}]},
+            {"entries": [{"extensions": {"exclude_recursion": 2}}]},
             "$.data.character_book.entries[0].extensions.exclude_recursion",
         ),
         ({"entries": [{"insertion_order": [1]}]}, "$.data.character_book.entries[0].insertion_order"),

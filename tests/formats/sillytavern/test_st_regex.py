@@ -327,7 +327,7 @@ def test_bad_input_is_a_typed_error_with_its_path(data: str, path: str) -> None:
         ("replaceString", {}),
         ("trimStrings", "x"),
         ("markdownOnly", "yes"),
-        ("promptOnly", 1),
+        ("promptOnly", 2),
         ("runOnEdit", "no"),
         ("substituteRegex", []),
         ("minDepth", "deep"),
