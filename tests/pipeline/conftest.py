@@ -31,10 +31,21 @@ from jobs.normalize import read_manifest, run_pipeline
 from pipeline.counters import NAMESPACE
 from pipeline.io import Storage
 from pipeline.options import parse
+from tests.conftest import corpus_root
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 PINNED = ("--runner=FnApiRunner",)
+_CORPUS = corpus_root()
+#: samples/ and the corpus (when present), native fidelity: one shared run (``SharedRuns.run_argv``)
+#: that the index test and the canonical-line bound of the blob store both read
+SAMPLES_AND_CORPUS_NATIVE = (
+    "--input",
+    str(SAMPLES),
+    *(("--input", str(_CORPUS)) if _CORPUS is not None else ()),
+    "--fidelity",
+    "native",
+)
 
 
 @dataclass
@@ -223,6 +234,10 @@ class SharedRuns:
                 done.touch()
         return folder
 
+    def folder(self, name: str, make: Callable[[Path], object]) -> Path:
+        """A folder ``make`` fills, made once per session under ``name`` (read-only to the tests)."""
+        return self._once(name, make)
+
     @property
     def inputs(self) -> Path:
         """The hand-made inputs (``write_inputs``), written once."""
@@ -276,3 +291,17 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> SharedRuns:
     root = base / "shared-runs"
     root.mkdir(exist_ok=True)
     return SharedRuns(root)
+
+
+@pytest.fixture(scope="session")
+def endpoint() -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1, started once per test session (per xdist worker) for the S3
+    tests; each test empties it (``test_s3.s3``)."""
+    pytest.importorskip("moto.server")
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()

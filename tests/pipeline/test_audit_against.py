@@ -15,7 +15,7 @@ from jobs.normalize import run as run_job
 from pipeline.options import UsageError, parse
 from tests.fidelity import toys
 
-from .conftest import PINNED
+from .conftest import PINNED, SharedRuns
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
@@ -30,25 +30,35 @@ class _NarrowerRegressed(toys.ToyLoreNarrow):
     coverage = Coverage.of("name", "entries[].content")
 
 
-@pytest.fixture
-def inputs(tmp_path: Path) -> Iterator[Path]:
-    src = tmp_path / "in"
+def _write_toys(src: Path) -> None:
     src.mkdir()
     (src / "book.toylore.json").write_bytes(toys.book())
     (src / "card.toycard.json").write_bytes(toys.card())
+
+
+@pytest.fixture
+def inputs(shared: SharedRuns) -> Iterator[Path]:
+    """The toy inputs (written once per session, read-only), with the toy codecs registered."""
     with registry.using(toys.TOYS):
-        yield src
+        yield shared.folder("toy-inputs", _write_toys)
 
 
 def _normalize(src: Path, out: Path, *extra: str) -> int:
     return run_job([*PINNED, "--input", str(src), "--output", str(out), *extra])
 
 
+def _night1(shared: SharedRuns, src: Path) -> Path:
+    """The first night: a plain run over the toy inputs, made once per session (read-only)."""
+    run = shared.run_argv("--input", str(src))
+    assert run.manifest["balance"]["ok"] and run.manifest["commit"] == {"ok": True}
+    return Path(run.output)
+
+
 def test_a_nightly_run_passes_against_the_same_codecs_and_fails_on_a_regression(
-    inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    shared: SharedRuns, inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    night1, night2, night3 = (tmp_path / f"night{i}" for i in (1, 2, 3))
-    assert _normalize(inputs, night1) == 0
+    night2, night3 = (tmp_path / f"night{i}" for i in (2, 3))
+    night1 = _night1(shared, inputs)
     capsys.readouterr()
     assert _normalize(inputs, night2, "--audit-against", str(night1)) == 0
     out = capsys.readouterr().out
@@ -76,10 +86,9 @@ def test_a_nightly_run_passes_against_the_same_codecs_and_fails_on_a_regression(
 
 
 def test_the_committed_style_tsv_and_a_report_json_work_too(
-    inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    shared: SharedRuns, inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    night1 = tmp_path / "night1"
-    assert _normalize(inputs, night1) == 0
+    night1 = _night1(shared, inputs)
     baseline = tmp_path / "baseline.tsv"
     assert audit.main(["--report", str(night1), "--baseline", str(baseline), "--write-baseline"]) == 0
     for previous in (baseline, night1 / "fidelity" / "report.json"):

@@ -15,7 +15,15 @@ import pytest
 from bunzai_codecs.formats.vaud.codec import LINE_BOUND, STORED, dumps, from_tree
 from tests.conftest import corpus_root
 
-from .conftest import SAMPLES, Run, normalize, same_outputs
+from .conftest import (
+    SAMPLES,
+    SAMPLES_AND_CORPUS_NATIVE,
+    Run,
+    SharedRuns,
+    copy_output,
+    normalize,
+    same_outputs,
+)
 
 pytestmark = pytest.mark.slow  # runs the pipeline
 
@@ -60,6 +68,11 @@ def _inputs(tmp_path: Path, rels: tuple[str, ...] = WITH_BLOBS) -> Path:
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(SAMPLES / rel, src / rel)
     return src
+
+
+def _shared_inputs(shared: SharedRuns, rels: tuple[str, ...] = WITH_BLOBS) -> Path:
+    """``_inputs`` written once per session, read-only: for the tests that do not change them."""
+    return shared.folder(f"blob-inputs-{len(rels)}", lambda folder: _inputs(folder, rels)) / "in"
 
 
 def _stat(run: Run) -> dict[str, tuple[int, int]]:
@@ -145,18 +158,19 @@ def test_since_writes_no_blob_twice_and_prunes_blobs_no_line_names(tmp_path: Pat
         }
 
 
-def test_a_rerun_without_since_keeps_the_blobs_in_place(tmp_path: Path) -> None:
-    src = _inputs(tmp_path)
-    out = str(tmp_path / "out")
-    first = normalize("--input", str(src), "--output", out)
-    before = _stat(first)
+def test_a_rerun_without_since_keeps_the_blobs_in_place(shared: SharedRuns, tmp_path: Path) -> None:
+    src = _shared_inputs(shared)
+    first = shared.run_argv("--input", str(src))
+    out = str(copy_output(first, tmp_path / "out"))  # a folder holding that run, to run into again
+    before = _stat(Run(first.manifest, first.counters, out))
+    assert before
     again = normalize("--input", str(src), "--output", out)
     assert _stat(again) == before  # the same digest is the same file: not written again
     assert again.manifest["counts"]["blobs"]["carried"] == len(before)
 
 
 @pytest.mark.parametrize("where", ["/blobs/", "/exports/"])
-def test_a_failed_run_writes_no_blob(tmp_path: Path, where: str) -> None:
+def test_a_failed_run_writes_no_blob(shared: SharedRuns, tmp_path: Path, where: str) -> None:
     """Blobs are staged like every other file: a run that fails (here: a blob or an export that
     cannot be written) leaves the previous run's folder byte for byte as it was."""
     from jobs.normalize import run as run_job
@@ -164,10 +178,14 @@ def test_a_failed_run_writes_no_blob(tmp_path: Path, where: str) -> None:
     from .faulty_fs import faults
     from .test_commit import digests
 
-    src = _inputs(tmp_path, WITH_BLOBS[1:])
-    out = tmp_path / "out"
-    normalize("--input", str(src), "--output", str(out), "--export", "vaud-json")
+    # a copy of the inputs (the test adds one) and of the session's run over them
+    previous = shared.run_argv(
+        "--input", str(_shared_inputs(shared, WITH_BLOBS[1:])), "--export", "vaud-json"
+    )
+    src = shutil.copytree(_shared_inputs(shared, WITH_BLOBS[1:]), tmp_path / "in")
+    out = copy_output(previous, tmp_path / "out")
     before = digests(out)
+    assert any(rel.startswith("blobs/") for rel in before)
     shutil.copyfile(SAMPLES / WITH_BLOBS[0], src / "new.charx")  # a blob the folder does not have yet
 
     def fault(op: str, path: str) -> BaseException | None:
@@ -190,10 +208,10 @@ def test_a_failed_run_writes_no_blob(tmp_path: Path, where: str) -> None:
 
 
 @pytest.mark.skipif(corpus_root() is None, reason="shared corpus not present")
-def test_no_canonical_line_is_above_the_bound(tmp_path: Path) -> None:
-    root = corpus_root()
-    assert root is not None
-    run = normalize("--input", str(root), "--input", str(SAMPLES), "--output", str(tmp_path / "out"))
+def test_no_canonical_line_is_above_the_bound(shared: SharedRuns) -> None:
+    # canonical lines and blobs do not depend on the fidelity mode (test_fidelity_modes.py): the
+    # samples + corpus run the index test reads too
+    run = shared.run_argv(*SAMPLES_AND_CORPUS_NATIVE)
     check_blob_store(run)
     longest = max(
         len(line)
@@ -202,4 +220,4 @@ def test_no_canonical_line_is_above_the_bound(tmp_path: Path) -> None:
         for line in data.splitlines()
     )
     assert 0 < longest <= LINE_BOUND
-    assert os.path.isdir(tmp_path / "out" / "blobs")
+    assert os.path.isdir(Path(run.output) / "blobs")

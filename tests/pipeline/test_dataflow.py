@@ -118,10 +118,8 @@ def check_worker_stages(dofns: dict[str, set[type]]) -> None:
         assert any(ours(c) for c in dofns.get(stage, ())), (stage, dofns.get(stage))
 
 
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Any outgoing connection or name lookup fails and is recorded; the test fails if one was tried."""
-    attempts: list[Any] = []
+def _refuse_network(monkeypatch: pytest.MonkeyPatch, attempts: list[Any]) -> None:
+    """Any outgoing connection or name lookup fails and is recorded in ``attempts``."""
 
     def refuse(what: Any) -> Any:
         attempts.append(what)
@@ -131,8 +129,33 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     monkeypatch.setattr(socket.socket, "connect_ex", lambda self, addr: refuse(addr))
     monkeypatch.setattr(socket, "create_connection", lambda addr, *a, **k: refuse(addr))
     monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: refuse(host))
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Any outgoing connection or name lookup fails and is recorded; the test fails if one was tried."""
+    attempts: list[Any] = []
+    _refuse_network(monkeypatch, attempts)
     yield attempts
     assert attempts == [], f"the test tried the network: {attempts}"
+
+
+#: the storage options of the translated job: a secret reference and an endpoint, neither of which
+#: may show anywhere in the job
+JOB_STORAGE = {"s3": {"key": SECRET_REF, "client_kwargs": {"endpoint_url": "https://minio.example:9000"}}}
+
+
+@pytest.fixture(scope="module")
+def translated() -> Iterator[tuple[beam.Pipeline, Any]]:
+    """The full graph (``--since`` included) translated by the DataflowRunner, with the network
+    refused: once for the module's two tests that read the translation (they only read it)."""
+    argv = full_argv()
+    argv[argv.index("--storage-options") + 1] = orjson.dumps(JOB_STORAGE).decode()
+    attempts: list[Any] = []
+    with pytest.MonkeyPatch.context() as mp:
+        _refuse_network(mp, attempts)
+        yield _translate(argv)
+    assert attempts == [], f"the translation tried the network: {attempts}"
 
 
 def _translate(argv: list[str]) -> tuple[beam.Pipeline, Any]:
@@ -169,9 +192,12 @@ def _display_data(proto: beam_runner_api_pb2.Pipeline) -> dict[str, dict[str, st
 
 
 @pytest.mark.slow  # builds the whole graph
+@pytest.mark.xdist_group("dataflow-translation")  # shares translated
 @needs_dataflow
-def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> None:
-    p, result = _translate(full_argv())
+def test_dataflow_dry_run_translates_the_full_graph(
+    translated: tuple[beam.Pipeline, Any], no_network: list[Any]
+) -> None:
+    p, result = translated
     runner = p.runner
     proto = runner.proto_pipeline
     assert type(runner).__name__ == "DataflowRunner"
@@ -197,14 +223,14 @@ def test_dataflow_dry_run_translates_the_full_graph(no_network: list[Any]) -> No
 
 
 @pytest.mark.slow  # builds the whole graph
+@pytest.mark.xdist_group("dataflow-translation")  # shares translated
 @needs_dataflow
-def test_dataflow_job_options_hold_no_storage_options(no_network: list[Any]) -> None:
+def test_dataflow_job_options_hold_no_storage_options(
+    translated: tuple[beam.Pipeline, Any], no_network: list[Any]
+) -> None:
     """What the job page shows (sdkPipelineOptions, display data): the public options, never the
     storage options, neither a reference nor a literal value."""
-    storage = {"s3": {"key": SECRET_REF, "client_kwargs": {"endpoint_url": "https://minio.example:9000"}}}
-    argv = full_argv(since=False)
-    argv[argv.index("--storage-options") + 1] = orjson.dumps(storage).decode()
-    _, result = _translate(argv)
+    _, result = translated
     job = result.job
     # the environment Beam attaches to the job before submitting it (after staging, which a dry
     # run skips), built here the same way

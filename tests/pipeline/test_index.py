@@ -30,7 +30,7 @@ from pipeline.index import (
 from pipeline.options import UsageError, parse
 from tests.conftest import corpus_root
 
-from .conftest import PINNED, SAMPLES, Run, normalize
+from .conftest import PINNED, SAMPLES, SAMPLES_AND_CORPUS_NATIVE, Run, SharedRuns, normalize
 
 duckdb = pytest.importorskip("duckdb", reason="the test extra installs duckdb (make test)")
 
@@ -307,36 +307,31 @@ def check_index(run: Run) -> None:
 
 
 @pytest.mark.slow  # runs the pipeline (or builds the whole graph)
-def test_index_of_samples_and_corpus_matches_the_manifest(tmp_path: Path) -> None:
-    args = ["--input", str(SAMPLES)]
+def test_index_of_samples_and_corpus_matches_the_manifest(shared: SharedRuns, tmp_path: Path) -> None:
+    args = SAMPLES_AND_CORPUS_NATIVE
     root = corpus_root()
-    if root is not None:
-        args += ["--input", str(root)]
-    run = normalize(*args, "--output", str(tmp_path / "a"), "--fidelity", "native")
+    run = shared.run_argv(*args)  # shared with test_blobs.py's bound on canonical lines
     check_index(run)
+    index = f"{run.output}/index/*.parquet"
     con = duckdb.connect()
     statuses = dict(
-        con.execute(
-            f"SELECT native_roundtrip, count(*) FROM read_parquet('{tmp_path}/a/index/*.parquet') GROUP BY 1"
-        ).fetchall()
+        con.execute(f"SELECT native_roundtrip, count(*) FROM read_parquet('{index}') GROUP BY 1").fetchall()
     )
     assert None not in statuses and set(statuses) <= {"lossless", "expected", "unexpected", "error"}
     # the native rows the fidelity dataset holds say the same, input by input
     native = {r["uri"]: r["status"] for r in run.lines("fidelity") if r["check"] == "native"}
-    rows = con.execute(
-        f"SELECT source_uri, native_roundtrip FROM read_parquet('{tmp_path}/a/index/*.parquet')"
-    )
+    rows = con.execute(f"SELECT source_uri, native_roundtrip FROM read_parquet('{index}')")
     for uri, status in rows.fetchall():
         if uri in native:  # an input whose primary entity failed validation has no native row
             assert native[uri] == status, uri
     if root is not None:  # the corpus part: its entities are in the index too
         n = con.execute(
-            f"SELECT count(*) FROM read_parquet('{tmp_path}/a/index/*.parquet') WHERE starts_with(source_uri, ?)",
+            f"SELECT count(*) FROM read_parquet('{index}') WHERE starts_with(source_uri, ?)",
             [str(root) + os.sep],
         ).fetchone()
         assert n is not None and n[0] > 0
     # built twice: the same bytes
-    again = normalize(*args, "--output", str(tmp_path / "b"), "--fidelity", "native")
+    again = normalize(*args, "--output", str(tmp_path / "b"))
     assert _index_files(again) == _index_files(run)
 
 

@@ -189,9 +189,9 @@ def test_samples_and_hand_made_inputs(shared: SharedRuns, tmp_path: Path) -> Non
     same_outputs(run, shared.run(*SAMPLES_EXPORT_ALL))
 
 
-def test_multi_processing_runner_writes_the_same_files(inputs: Path, tmp_path: Path) -> None:
-    args = ("--input", str(inputs), "--export", "vaud-json", "--shard-bytes", "2000")
-    single = normalize(*args, "--output", str(tmp_path / "single"))
+def test_multi_processing_runner_writes_the_same_files(shared: SharedRuns, tmp_path: Path) -> None:
+    args = ("--input", str(shared.inputs), "--export", "vaud-json", "--shard-bytes", "2000")
+    single = shared.run_argv(*args)
     cfg, options = parse(
         [
             "--direct_running_mode=multi_processing",
@@ -264,10 +264,13 @@ def test_the_defaults_read_the_samples_into_out(tmp_path: Path, monkeypatch: pyt
     check_accounting(run, set(_sample_files()))
 
 
-def test_cli_subcommand_and_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_subcommand_and_usage_errors(
+    shared: SharedRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from bunzai_codecs.cli import main
 
-    assert main(["normalize", *PINNED, "--input", str(SAMPLES), "--output", str(tmp_path / "o")]) == 0
+    # the hand-made inputs: the subcommand's claim needs a run, not the samples' size
+    assert main(["normalize", *PINNED, "--input", str(shared.inputs), "--output", str(tmp_path / "o")]) == 0
     assert "canonical entities (vaud-json lines)" in capsys.readouterr().out
     assert main(["normalize", "--help"]) == 0
     assert "--storage-options" in capsys.readouterr().out

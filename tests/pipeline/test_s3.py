@@ -1,6 +1,6 @@
-"""The pipeline against a real S3 API: moto's server on 127.0.0.1, started by the fixture (the way
-s3fs tests itself), buckets created through ``endpoint_url``. Inputs come from one bucket (plain
-objects and a zip chain), every output goes to another."""
+"""The pipeline against a real S3 API: moto's server on 127.0.0.1, started once per session by the
+``endpoint`` fixture (the way s3fs tests itself), buckets created through ``endpoint_url``. Inputs
+come from one bucket (plain objects and a zip chain), every output goes to another."""
 
 from __future__ import annotations
 
@@ -24,19 +24,10 @@ SECRET = "bunzai-test-secret-5f0e"
 IN, OUT = "bunzai-in", "bunzai-out"
 
 
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 @pytest.fixture
 def s3(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The session's moto server (``endpoint``, tests/pipeline/conftest.py), emptied, with the two
+    buckets."""
     import requests
     import s3fs
 

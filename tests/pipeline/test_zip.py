@@ -67,16 +67,22 @@ def test_a_plain_zip_input_is_read_as_a_folder_of_inputs(shared: SharedRuns, tmp
         assert plain.lines(ds) == chained.lines(ds), ds
     assert f"zip://cards/mira.vaud.json::{dump}" in {r["uri"] for r in plain.lines("inventory")}
 
+    archives = []
     for name, mode in (("dump.tar", "w"), ("dump.tar.gz", "w:gz")):
         archive = tmp_path / name
         with tarfile.open(archive, mode) as t:
             for rel in sorted(EXPECTED):
                 t.add(shared.inputs / rel, rel)
-        run = normalize("--input", str(archive), "--output", str(tmp_path / name.replace(".", "-")))
-        rows = {r["uri"]: r for r in run.lines("inventory")}
-        assert sorted(rows) == sorted(f"tar://{rel}::{archive}" for rel in EXPECTED), name
+        archives += ["--input", str(archive)]
+    run = normalize(*archives, "--output", str(tmp_path / "tars"))  # both in one run: each its own input
+    rows = {r["uri"]: r for r in run.lines("inventory")}
+    assert run.manifest["balance"]["ok"]
+    for archive in archives[1::2]:
+        assert sorted(u for u in rows if u.endswith(f"::{archive}")) == sorted(
+            f"tar://{rel}::{archive}" for rel in EXPECTED
+        ), archive
         assert len(rows[f"tar://cards/mira.vaud.json::{archive}"]["entities"]) == 2
-        assert run.manifest["balance"]["ok"]
+    assert len(rows) == 2 * len(EXPECTED)
 
 
 def test_card_containers_that_are_zips_stay_cards(tmp_path: Path) -> None:
@@ -85,11 +91,12 @@ def test_card_containers_that_are_zips_stay_cards(tmp_path: Path) -> None:
     samples = Path(__file__).resolve().parents[2] / "samples"
     charx_as_zip = tmp_path / "oswin.zip"
     charx_as_zip.write_bytes((samples / "risu" / "oswin_the_lamplighter.charx").read_bytes())
-    for card, fmt in ((samples / "lumiverse" / "quill.lumiverse.zip", "lumiverse"), (charx_as_zip, "risu")):
-        run = normalize("--input", str(card), "--output", str(tmp_path / f"out-{card.name}"))
-        rows = run.lines("inventory")
-        assert [(r["uri"], r["format"]) for r in rows] == [(str(card), fmt)], rows
-        assert rows[0]["entities"]
+    cards = {str(samples / "lumiverse" / "quill.lumiverse.zip"): "lumiverse", str(charx_as_zip): "risu"}
+    # each card its own --input (one run for both): a file given as input, not a folder's member
+    run = normalize(*(a for card in cards for a in ("--input", card)), "--output", str(tmp_path / "out"))
+    rows = run.lines("inventory")
+    assert sorted((r["uri"], r["format"]) for r in rows) == sorted(cards.items()), rows
+    assert all(r["entities"] for r in rows)
 
 
 def test_each_member_is_bounded_by_max_file_bytes(tmp_path: Path) -> None:
