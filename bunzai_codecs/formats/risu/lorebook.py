@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core import basecache
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
@@ -155,20 +155,17 @@ class RisuLorebookCodec(Codec):
         if rows is None:
             if isinstance(tree, dict) and cbook.is_character_book(tree):
                 ctx = MapContext("$")
-                e = self.entity(s, cbook.book_to_body(tree, ctx), raw=tree)
-                e.warnings.extend(ctx.warnings)
-                return Decoded([e])
+                return Decoded(
+                    [self.entity(s, cbook.book_to_body(tree, ctx), raw=tree, warnings=ctx.warnings)]
+                )
             raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
         notes: list[str] = []
         body = lore.rows_to_body(rows, at=at, warnings=notes)
         basecache.remember(lore.ROWS_TAG, rows, body, input_bytes=s.size)  # for merge_rows
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(notes)
-        return Decoded([e])
+        return Decoded([self.entity(s, body, raw=tree, warnings=notes)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        assert isinstance(body, LorebookBody)
+        body = body_as(entity, LorebookBody)
         own = entity.twin(self.id)
         raw_book = own.raw if own else None
         if (

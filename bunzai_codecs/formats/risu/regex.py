@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff
@@ -100,13 +100,10 @@ class RisuRegexCodec(Codec):
             body = scripts.rows_to_body(rows, name=_stem(s.name), at="$.data", warnings=notes)
         else:
             body = scripts.rows_to_body(tree, name=_stem(s.name), at="$", warnings=notes)
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(notes)
-        return Decoded([e])
+        return Decoded([self.entity(s, body, raw=tree, warnings=notes)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        assert isinstance(body, RegexSetBody)
+        body = body_as(entity, RegexSetBody)
         twin = entity.twin(self.id)
         raw = twin.raw if twin else None
         rows = envelope_rows(raw)
