@@ -30,7 +30,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.risu import lore
+from bunzai_codecs.formats.risu import lore, twins
 from bunzai_codecs.formats.tavern import character_book as cbook
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
@@ -97,18 +97,11 @@ _FOREIGN = ("keys", "keywords", "entry", "uid", "text", "lorebookId", "insertion
 
 def is_row_array(tree: Any) -> bool:
     """A bare JSON array of Risu lore rows (other tools write the envelope's ``data`` alone)."""
-    return (
-        isinstance(tree, list)
-        and bool(tree)
-        and all(
-            isinstance(r, dict)
-            and isinstance(r.get("key"), str)
-            and isinstance(r.get("content"), str)
-            and any(k in r for k in _ROW_HINTS)
-            and not any(k in r for k in _FOREIGN)
-            for r in tree
-        )
-    )
+    return twins.is_row_array(tree, _is_lore_row, _ROW_HINTS, _FOREIGN)
+
+
+def _is_lore_row(r: dict[str, Any]) -> bool:
+    return isinstance(r.get("key"), str) and isinstance(r.get("content"), str)
 
 
 def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any], Any]:

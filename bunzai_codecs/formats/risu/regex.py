@@ -27,7 +27,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats.risu import module, scripts
+from bunzai_codecs.formats.risu import module, scripts, twins
 
 #: codecs whose twin of a regex entity holds customscript rows (a module twin stored under this
 #: codec's own id by bunzai 0.1.0 included)
@@ -43,17 +43,8 @@ def envelope_rows(tree: Any) -> list[Any] | None:
 
 
 def is_row_array(tree: Any) -> bool:
-    return (
-        isinstance(tree, list)
-        and bool(tree)
-        and all(
-            isinstance(r, dict)
-            and ("in" in r or "out" in r)
-            and any(k in r for k in _ROW_HINTS)
-            and not any(k in r for k in _FOREIGN)
-            for r in tree
-        )
-    )
+    """A bare JSON array of customscript rows."""
+    return twins.is_row_array(tree, lambda r: "in" in r or "out" in r, _ROW_HINTS, _FOREIGN)
 
 
 class RisuRegexCodec(Codec):
