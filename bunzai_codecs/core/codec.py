@@ -347,13 +347,15 @@ class Codec:
         part: tuple[str, ...] = (),
         kind: EntityKind | None = None,
         media: Resolver | None = None,
+        warnings: Iterable[str] = (),
         **facets: Any,
     ) -> CanonicalEntity:
         """Build one decoded entity: validate ``body`` (a dict or a model) for ``kind`` (default:
         this codec's), give it a deterministic id from the input's digest and ``part``, and store
         the twin ``twin_type.of(raw, **facets)`` under this codec's id. Media items get their digests and
         the entity its media store (``core.media.bind``): the bytes ``media`` resolves for an item
-        (a zip member, the card's own image), else those of an inline ``data:`` URL."""
+        (a zip member, the card's own image), else those of an inline ``data:`` URL. ``warnings`` are
+        the notes its reader made."""
         from bunzai_codecs.core.media import bind
         from bunzai_codecs.entities import BODY_TYPES
         from bunzai_codecs.entities.base import Body
@@ -367,6 +369,7 @@ class Codec:
             id=canonical_id(k, s.sha256, *part),
             body=model,
             original={self.id: self.twin_type.of(raw, **facets)},
+            warnings=list(warnings),
             media=store,
         )
 

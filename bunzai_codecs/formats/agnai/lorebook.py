@@ -118,15 +118,10 @@ class AgnaiLorebookCodec(Codec):
             # it does in a Tavern card; the twin is marked so export writes a real MemoryBook
             ctx = MapContext("$")
             body = book_to_body(tree, ctx)
-            warnings = ctx.warnings
-            e = self.entity(s, body, raw=tree, shape=CCV3_SHAPE)
-        else:
-            ctx = MapContext("$")
-            body = memory.book_to_canonical(tree, ctx)
-            warnings = ctx.warnings
-            e = self.entity(s, body, raw=tree)
-        e.warnings.extend(warnings)
-        return Decoded([e])
+            return Decoded([self.entity(s, body, raw=tree, shape=CCV3_SHAPE, warnings=ctx.warnings)])
+        ctx = MapContext("$")
+        body = memory.book_to_canonical(tree, ctx)
+        return Decoded([self.entity(s, body, raw=tree, warnings=ctx.warnings)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         assert isinstance(entity.body, LorebookBody)

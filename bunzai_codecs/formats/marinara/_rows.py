@@ -21,8 +21,11 @@ import contextlib
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+import orjson
+
+from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.core.overlay import merge3
@@ -30,7 +33,9 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.formats._shared.wire import MapContext, read_bool, read_num, read_text, wrong
 
 if TYPE_CHECKING:
-    from bunzai_codecs.core.codec import Codec
+    from bunzai_codecs.core.codec import EmitContext
+    from bunzai_codecs.core.entity import CanonicalEntity
+    from bunzai_codecs.entities.base import Body
 
 Path = tuple[str | int, ...]
 
@@ -48,9 +53,42 @@ def decode_tree(codec: Codec, s: Sniff, read: Callable[[Any, MapContext], dict[s
     its reader made, and the tree itself as the twin."""
     tree = s.require_json()
     ctx = MapContext()
-    e = codec.entity(s, read(tree, ctx), raw=tree)
-    e.warnings.extend(ctx.warnings)
-    return Decoded([e])
+    return Decoded([codec.entity(s, read(tree, ctx), raw=tree, warnings=ctx.warnings)])
+
+
+class EnvelopeCodec(Codec):
+    """A codec of a Marinara ``exportedAt`` envelope: ``score_tree`` recognises its JSON tree and
+    ``read_tree`` maps one to the body (``decode_tree``). The body (as ``wire`` gives it) is written
+    ``fresh`` when the entity has no twin of this format, else laid over the file it came from
+    (``overlay``), indented as the app's export button writes it."""
+
+    score_tree: ClassVar[Callable[[Any], float]]
+    read_tree: ClassVar[Callable[[Any, MapContext], dict[str, Any]]]
+
+    def detect(self, s: Sniff) -> float:
+        return type(self).score_tree(s.json)
+
+    def decode(self, s: Sniff) -> Decoded:
+        return decode_tree(self, s, type(self).read_tree)
+
+    def wire(self, entity: CanonicalEntity) -> Body:
+        """The body this format writes: the entity's own, unless the format inlines something."""
+        return entity.body
+
+    def fresh(self, new: dict[str, Any], exported_at: str) -> Any:
+        raise NotImplementedError
+
+    def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+        new = self.wire(entity).dump()
+        twin = entity.twin(self.id)
+        if twin is None:
+            tree = self.fresh(new, ctx.options.get("exportedAt", EPOCH))
+        else:
+            tree = self.overlay(twin.raw, new)
+        return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
 
 # -- typed readers -----------------------------------------------------------------------------

@@ -17,23 +17,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
-from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.marinara._rows import (
-    EPOCH,
+    EnvelopeCodec,
     Path,
     RowSpec,
     Style,
     arr,
     bad,
-    decode_tree,
     flag,
     json_col,
     merge_row,
@@ -46,7 +40,7 @@ from bunzai_codecs.formats.marinara._rows import (
     text,
     unique_ids,
 )
-from bunzai_codecs.formats.tavern.character_book import ST_ENTRY_PATHS
+from bunzai_codecs.formats.tavern.character_book import CATEGORY_PATHS, ST_ENTRY_PATHS
 
 TYPE = "marinara_lorebook"
 
@@ -408,7 +402,7 @@ def _wire_ids(rows: list[Any], ids: list[str]) -> dict[str, str]:
     return out
 
 
-class MarinaraLorebookCodec(Codec):
+class MarinaraLorebookCodec(EnvelopeCodec):
     id = "marinara-lorebook"
     kind = "lorebook"
     family = "marinara"
@@ -426,10 +420,7 @@ class MarinaraLorebookCodec(Codec):
         "globalRecursion",
         "maxRecursionDepth",
         "entryBudget",
-        "categories[].id",
-        "categories[].name",
-        "categories[].sortOrder",
-        "categories[].enabled",
+        *CATEGORY_PATHS,
         *sorted(
             ST_ENTRY_PATHS
             - {
@@ -468,22 +459,8 @@ class MarinaraLorebookCodec(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return score(s.json)
-
-    def decode(self, s: Sniff) -> Decoded:
-        return decode_tree(self, s, body_from)
-
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        assert isinstance(body, LorebookBody)
-        new = body.dump()
-        twin = entity.twin(self.id)
-        if twin is None:
-            tree = self.fresh(new, ctx.options.get("exportedAt", EPOCH))
-        else:
-            tree = self.overlay(twin.raw, new)
-        return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+    score_tree = score
+    read_tree = body_from
 
     def fresh(self, new: dict[str, Any], exported_at: str) -> dict[str, Any]:
         tr = _Tree(None)

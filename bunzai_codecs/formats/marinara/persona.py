@@ -22,17 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from bunzai_codecs.core import media
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.codec import Coverage
+from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.overlay import merge3
-from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.entities.base import Body
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.marinara._rows import EPOCH, Path, decode_tree, obj, opt_text, text
+from bunzai_codecs.formats.marinara._rows import EPOCH, EnvelopeCodec, Path, obj, opt_text, text
 
 TYPE = "marinara_persona"
 
@@ -177,7 +174,7 @@ def wrap(shape: str, data: dict[str, Any], exported_at: str = EPOCH) -> Any:
     return data
 
 
-class MarinaraPersonaCodec(Codec):
+class MarinaraPersonaCodec(EnvelopeCodec):
     id = "marinara-persona"
     kind = "persona"
     family = "marinara"
@@ -208,24 +205,18 @@ class MarinaraPersonaCodec(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return score(s.json)
+    score_tree = score
+    read_tree = body_from
 
-    def decode(self, s: Sniff) -> Decoded:
-        return decode_tree(self, s, body_from)
-
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
+    def wire(self, entity: CanonicalEntity) -> Body:
         # the envelope's avatar is a data: URL: a portrait with bytes is written as one
-        body = media.wire(entity.body, entity.media, inline=lambda _p, _a: True)
-        assert isinstance(body, PersonaBody)
-        new = body.dump()
-        twin = entity.twin(self.id)
-        if twin is None:
-            tree = wrap("envelope", fields(new, "envelope", None), ctx.options.get("exportedAt", EPOCH))
-        else:
-            raw = twin.raw
-            shape, row, _ = _shape(raw)
-            cols = set(row)
-            base = fields(body_from(raw, MapContext()), shape, cols)
-            tree = merge3(raw, wrap(shape, base), wrap(shape, fields(new, shape, cols)))
-        return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+        return media.wire(entity.body, entity.media, inline=lambda _p, _a: True)
+
+    def fresh(self, new: dict[str, Any], exported_at: str) -> Any:
+        return wrap("envelope", fields(new, "envelope", None), exported_at)
+
+    def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
+        shape, row, _ = _shape(raw)
+        cols = set(row)
+        base = fields(body_from(raw, MapContext()), shape, cols)
+        return merge3(raw, wrap(shape, base), wrap(shape, fields(new, shape, cols)))

@@ -19,22 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
-from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
-from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.entities.preset import PresetBody
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.marinara._rows import (
-    EPOCH,
+    EnvelopeCodec,
     Path,
     RowSpec,
     Style,
     arr,
     bad,
-    decode_tree,
     json_col,
     merge_row,
     merge_rows,
@@ -482,7 +476,7 @@ def _choice_row(c: dict[str, Any], rid: str, preset_id: str | None, style: Style
     return row
 
 
-class MarinaraPresetCodec(Codec):
+class MarinaraPresetCodec(EnvelopeCodec):
     id = "marinara-preset"
     kind = "preset"
     family = "marinara"
@@ -553,35 +547,19 @@ class MarinaraPresetCodec(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return score(s.json)
+    score_tree = score
+    read_tree = body_from
 
-    def decode(self, s: Sniff) -> Decoded:
-        return decode_tree(self, s, body_from)
-
-    def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        assert isinstance(body, PresetBody)
-        new = body.dump()
-        twin = entity.twin(self.id)
-        if twin is None:
-            parts = _Parts(None)
-            r = rows(new, parts)
-            data = {
-                "preset": parts.styles["preset"].row(r["preset"]),
-                "sections": [parts.styles["section"].row(x) for x in r["sections"]],
-                "groups": [parts.styles["group"].row(x) for x in r["groups"]],
-                "choiceBlocks": [parts.styles["choice"].row(x) for x in r["choiceBlocks"]],
-            }
-            tree: Any = {
-                "type": TYPE,
-                "version": 1,
-                "exportedAt": ctx.options.get("exportedAt", EPOCH),
-                "data": data,
-            }
-        else:
-            tree = self.overlay(twin.raw, new)
-        return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
+    def fresh(self, new: dict[str, Any], exported_at: str) -> Any:
+        parts = _Parts(None)
+        r = rows(new, parts)
+        data = {
+            "preset": parts.styles["preset"].row(r["preset"]),
+            "sections": [parts.styles["section"].row(x) for x in r["sections"]],
+            "groups": [parts.styles["group"].row(x) for x in r["groups"]],
+            "choiceBlocks": [parts.styles["choice"].row(x) for x in r["choiceBlocks"]],
+        }
+        return {"type": TYPE, "version": 1, "exportedAt": exported_at, "data": data}
 
     def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
         parts = _Parts(raw)

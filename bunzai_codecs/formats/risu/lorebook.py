@@ -23,14 +23,14 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core import basecache
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.risu import lore
+from bunzai_codecs.formats.risu import lore, twins
 from bunzai_codecs.formats.tavern import character_book as cbook
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
@@ -97,18 +97,11 @@ _FOREIGN = ("keys", "keywords", "entry", "uid", "text", "lorebookId", "insertion
 
 def is_row_array(tree: Any) -> bool:
     """A bare JSON array of Risu lore rows (other tools write the envelope's ``data`` alone)."""
-    return (
-        isinstance(tree, list)
-        and bool(tree)
-        and all(
-            isinstance(r, dict)
-            and isinstance(r.get("key"), str)
-            and isinstance(r.get("content"), str)
-            and any(k in r for k in _ROW_HINTS)
-            and not any(k in r for k in _FOREIGN)
-            for r in tree
-        )
-    )
+    return twins.is_row_array(tree, _is_lore_row, _ROW_HINTS, _FOREIGN)
+
+
+def _is_lore_row(r: dict[str, Any]) -> bool:
+    return isinstance(r.get("key"), str) and isinstance(r.get("content"), str)
 
 
 def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any], Any]:
@@ -155,20 +148,17 @@ class RisuLorebookCodec(Codec):
         if rows is None:
             if isinstance(tree, dict) and cbook.is_character_book(tree):
                 ctx = MapContext("$")
-                e = self.entity(s, cbook.book_to_body(tree, ctx), raw=tree)
-                e.warnings.extend(ctx.warnings)
-                return Decoded([e])
+                return Decoded(
+                    [self.entity(s, cbook.book_to_body(tree, ctx), raw=tree, warnings=ctx.warnings)]
+                )
             raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
         notes: list[str] = []
         body = lore.rows_to_body(rows, at=at, warnings=notes)
         basecache.remember(lore.ROWS_TAG, rows, body, input_bytes=s.size)  # for merge_rows
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(notes)
-        return Decoded([e])
+        return Decoded([self.entity(s, body, raw=tree, warnings=notes)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        assert isinstance(body, LorebookBody)
+        body = body_as(entity, LorebookBody)
         own = entity.twin(self.id)
         raw_book = own.raw if own else None
         if (

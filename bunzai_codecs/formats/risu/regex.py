@@ -22,12 +22,12 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core.codec import Codec, Coverage, EmitContext
+from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats.risu import module, scripts
+from bunzai_codecs.formats.risu import module, scripts, twins
 
 #: codecs whose twin of a regex entity holds customscript rows (a module twin stored under this
 #: codec's own id by bunzai 0.1.0 included)
@@ -43,17 +43,8 @@ def envelope_rows(tree: Any) -> list[Any] | None:
 
 
 def is_row_array(tree: Any) -> bool:
-    return (
-        isinstance(tree, list)
-        and bool(tree)
-        and all(
-            isinstance(r, dict)
-            and ("in" in r or "out" in r)
-            and any(k in r for k in _ROW_HINTS)
-            and not any(k in r for k in _FOREIGN)
-            for r in tree
-        )
-    )
+    """A bare JSON array of customscript rows."""
+    return twins.is_row_array(tree, lambda r: "in" in r or "out" in r, _ROW_HINTS, _FOREIGN)
 
 
 class RisuRegexCodec(Codec):
@@ -100,13 +91,10 @@ class RisuRegexCodec(Codec):
             body = scripts.rows_to_body(rows, name=_stem(s.name), at="$.data", warnings=notes)
         else:
             body = scripts.rows_to_body(tree, name=_stem(s.name), at="$", warnings=notes)
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(notes)
-        return Decoded([e])
+        return Decoded([self.entity(s, body, raw=tree, warnings=notes)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        body = entity.body
-        assert isinstance(body, RegexSetBody)
+        body = body_as(entity, RegexSetBody)
         twin = entity.twin(self.id)
         raw = twin.raw if twin else None
         rows = envelope_rows(raw)

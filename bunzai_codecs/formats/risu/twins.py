@@ -7,7 +7,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from bunzai_codecs.core.entity import CanonicalEntity
+
+
+def is_row_array(
+    tree: Any, own: Callable[[dict[str, Any]], bool], hints: Iterable[str], foreign: Iterable[str]
+) -> bool:
+    """A bare JSON array of Risu rows (other tools write an export's ``data`` alone): not empty,
+    and every row an object that ``own`` accepts, with at least one of the ``hints`` keys and none
+    of the ``foreign`` ones (another app's rows)."""
+    return (
+        isinstance(tree, list)
+        and bool(tree)
+        and all(
+            isinstance(r, dict) and own(r) and any(k in r for k in hints) and not any(k in r for k in foreign)
+            for r in tree
+        )
+    )
 
 
 def rows_in(raw: Any, export_type: str, module_key: str) -> list[Any] | None:

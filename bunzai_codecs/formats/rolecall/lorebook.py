@@ -75,7 +75,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
-from bunzai_codecs.formats.tavern.character_book import ST_ENTRY_PATHS
+from bunzai_codecs.formats.tavern.character_book import CATEGORY_PATHS, ST_ENTRY_PATHS
 from bunzai_codecs.formats.tavern.lore import LOGIC_INTS, map_rows, with_unique_ids
 
 SCHEMA_VERSION = "1.0.0"
@@ -460,10 +460,7 @@ class RoleCallLorebook(TreeCodec):
         "globalMatchWholeWords",
         "tokenBudget",
         "entryBudget",
-        "categories[].id",
-        "categories[].name",
-        "categories[].sortOrder",
-        "categories[].enabled",
+        *CATEGORY_PATHS,
         *sorted(
             ST_ENTRY_PATHS
             - {

@@ -19,6 +19,7 @@ such a file is written back in its own shape.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from bunzai_codecs.core import basecache
@@ -83,24 +84,24 @@ def write_position(p: str) -> int | str:
     return p if n is None else n  # an unknown spelling goes back verbatim
 
 
-def read_role(v: Any, r: MapContext, path: Path) -> str:
+def _read_named(v: Any, r: MapContext, path: Path, names: Mapping[int, str], default: str, bad: str) -> str:
+    """The name ``names`` gives the number ``v``: ``default`` for an absent one, and for an unknown
+    one with the note ``bad`` (the twin keeps the number)."""
     n = int_like(v)
     if v is None:
-        return "system"
-    if n is not None and n in ROLE_NAMES:
-        return ROLE_NAMES[n]
-    r.warn_at(path, f"role {v!r} is not 0, 1 or 2; read as system (kept in the twin)")
-    return "system"
+        return default
+    if n is not None and n in names:
+        return names[n]
+    r.warn_at(path, f"{bad}; read as {default} (kept in the twin)")
+    return default
+
+
+def read_role(v: Any, r: MapContext, path: Path) -> str:
+    return _read_named(v, r, path, ROLE_NAMES, "system", f"role {v!r} is not 0, 1 or 2")
 
 
 def read_selective_logic(v: Any, r: MapContext, path: Path) -> str:
-    n = int_like(v)
-    if v is None:
-        return "and_any"
-    if n is not None and n in LOGIC_NAMES:
-        return LOGIC_NAMES[n]
-    r.warn_at(path, f"selectiveLogic {v!r} is not 0..3; read as and_any (kept in the twin)")
-    return "and_any"
+    return _read_named(v, r, path, LOGIC_NAMES, "and_any", f"selectiveLogic {v!r} is not 0..3")
 
 
 def read_delay_until_recursion(v: Any, r: MapContext, path: Path) -> Any:

@@ -68,9 +68,7 @@ class SillyTavernRegex(Codec):
             body = scripts_to_body(t, name=file_stem(s.name), ctx=ctx)
         else:
             raise wrong("$", "a regex script object or an array of scripts", t)
-        e = self.entity(s, body, raw=t)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+        return Decoded([self.entity(s, body, raw=t, warnings=ctx.warnings)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = body_as(entity, RegexSetBody)

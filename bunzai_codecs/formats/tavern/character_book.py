@@ -712,6 +712,15 @@ ST_ENTRY_PATHS: frozenset[str] = frozenset(
     }
 )
 
+#: the canonical paths of a lore category (a flat folder): what apps with folder rows hold; a card
+#: book has none
+CATEGORY_PATHS: tuple[str, ...] = (
+    "categories[].id",
+    "categories[].name",
+    "categories[].sortOrder",
+    "categories[].enabled",
+)
+
 #: canonical lorebook paths a ``character_book`` can hold (drives fidelity reports)
 CHARACTER_BOOK_COVERAGE = Coverage.of(
     "name",
@@ -737,6 +746,7 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
 
 __all__ = [
     "BOOK_TAG",
+    "CATEGORY_PATHS",
     "CHARACTER_BOOK_COVERAGE",
     "CLAIMED_BOOK_EXTENSION_KEYS",
     "CLAIMED_EXTENSION_KEYS",

@@ -49,6 +49,7 @@ from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.media import ASSET_BYTES, PORTRAIT_BYTES
 from bunzai_codecs.core.media import EXT_MIME as MEDIA_EXT_MIME
+from bunzai_codecs.core.media import MIME_EXT as MEDIA_MIME_EXT
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
@@ -107,27 +108,8 @@ EXT_MIME: dict[str, str] = {
     "woff": "font/woff",
     "woff2": "font/woff2",
 }
-MIME_EXT: dict[str, str] = {
-    "image/png": "png",
-    "image/apng": "apng",
-    "image/jpeg": "jpg",
-    "image/webp": "webp",
-    "image/gif": "gif",
-    "image/avif": "avif",
-    "image/bmp": "bmp",
-    "image/svg+xml": "svg",
-    "audio/mpeg": "mp3",
-    "audio/ogg": "ogg",
-    "audio/wav": "wav",
-    "audio/flac": "flac",
-    "video/mp4": "mp4",
-    "video/webm": "webm",
-    "application/json": "json",
-    "font/ttf": "ttf",
-    "font/otf": "otf",
-    "font/woff": "woff",
-    "font/woff2": "woff2",
-}
+#: the media suffixes (core.media), plus JSON: the other file a CCv3 card's assets may be
+MIME_EXT: dict[str, str] = {**MEDIA_MIME_EXT, "application/json": "json"}
 
 #: a date above this is in milliseconds (year 5138 in seconds)
 _MS_THRESHOLD = 1e11
