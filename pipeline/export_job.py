@@ -16,7 +16,6 @@ the entity's escrow twin and media, which the dataset's lines and blob store hol
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import uuid
 from collections.abc import Iterator, Sequence
@@ -45,8 +44,7 @@ from pipeline.options import (
     UsageError,
     _add_local_args,
     _Parser,
-    beam_parser,
-    check_runner,
+    beam_options,
     export_formats,
     is_local_url,
     is_remote,
@@ -159,34 +157,12 @@ def help_text() -> str:
     return parser.format_help()
 
 
-def _refuse_unknown(unknown: Sequence[str], beam: argparse.ArgumentParser) -> None:
-    """One line naming the first argument nobody knows, with the closest option of ours or Beam's."""
-    flags = [a for a in unknown if a.startswith("-")]
-    if not unknown:
-        return
-    if not flags:
-        raise UsageError(f"unexpected argument {unknown[0]!r}: one DATASET_URL only")
-    name = flags[0].split("=", 1)[0]
-    more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
-    hint = ""
-    for parser in (own_parser(), beam):
-        known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        if close:
-            hint = f" (did you mean {close[0]}?)"
-            break
-    raise UsageError(f"unknown option {name}{hint}{more}; see {PROG} --help")
-
-
 def parse(argv: Sequence[str]) -> tuple[ExportConfig, PipelineOptions]:
     """The config and Beam's options; an argument that is neither ours nor Beam's is refused."""
     rest, secret = split_secrets(list(argv))
-    o, beam_args = own_parser().parse_known_args(rest)
-    options = PipelineOptions(beam_args)
-    check_runner(options)
-    beam = beam_parser()
-    _, unknown = beam.parse_known_args(beam_args)
-    _refuse_unknown(unknown, beam)
+    parser = own_parser()
+    o, beam_args = parser.parse_known_args(rest)
+    options = beam_options(beam_args, parser, prog=PROG, positional="one DATASET_URL only")
     storage_options = parse_storage_options(secret)
     try:
         to = export_formats(o.to)

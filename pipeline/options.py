@@ -440,23 +440,44 @@ def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
     return [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
 
 
-def refuse_unknown(unknown: Sequence[str], beam: argparse.ArgumentParser) -> None:
-    """One line naming the first argument nobody knows, with the closest known option."""
+def refuse_unknown(
+    unknown: Sequence[str],
+    beam: argparse.ArgumentParser,
+    *,
+    own: Sequence[str],
+    prog: str,
+    positional: str,
+) -> None:
+    """One line naming the first argument nobody knows, with the closest known option: of the job's
+    own (``own``) first, then Beam's. A bare argument gets ``positional`` (what the job takes instead)."""
     if not unknown:
         return
     flags = [a for a in unknown if a.startswith("-")]
-    first = flags[0] if flags else unknown[0]
+    if not flags:
+        raise UsageError(f"unexpected argument {unknown[0]!r}: {positional}")
+    name = flags[0].split("=", 1)[0]
     more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
-    if not first.startswith("-"):
-        raise UsageError(f"unexpected argument {first!r}: inputs are given with --input URL{more}")
-    name = first.split("=", 1)[0]
     hint = ""
-    for known in ([*_option_strings(own_parser()), "--storage-options"], _option_strings(beam)):
+    for known in (list(own), _option_strings(beam)):
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         if close:
             hint = f" (did you mean {close[0]}?)"
             break
-    raise UsageError(f"unknown option {name}{hint}{more}; see bunzai normalize --help")
+    raise UsageError(f"unknown option {name}{hint}{more}; see {prog} --help")
+
+
+def beam_options(
+    beam_args: Sequence[str], own: argparse.ArgumentParser, *, prog: str, positional: str
+) -> PipelineOptions:
+    """Beam's options from the arguments the job's parser ``own`` left: an unknown runner, or an
+    argument neither ``own`` nor Beam knows, is a ``UsageError`` (see :func:`refuse_unknown`)."""
+    options = PipelineOptions(list(beam_args))
+    check_runner(options)
+    beam = beam_parser()
+    _, unknown = beam.parse_known_args(list(beam_args))
+    known = [*_option_strings(own), "--storage-options"]
+    refuse_unknown(unknown, beam, own=known, prog=prog, positional=positional)
+    return options
 
 
 def check_runner(options: PipelineOptions) -> None:
@@ -480,12 +501,11 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
     the job's). An argument that is neither the job's nor Beam's is a ``UsageError``."""
     rest, secret = split_secrets(list(argv or []))
     rest, audit_against, audit_tolerance = split_audit(rest)
-    o, beam_args = own_parser().parse_known_args(rest)
-    options = PipelineOptions(beam_args)
-    check_runner(options)
-    beam = beam_parser()
-    _, unknown = beam.parse_known_args(beam_args)
-    refuse_unknown(unknown, beam)
+    parser = own_parser()
+    o, beam_args = parser.parse_known_args(rest)
+    options = beam_options(
+        beam_args, parser, prog="bunzai normalize", positional="inputs are given with --input URL"
+    )
     storage_options = parse_storage_options(secret)
     if is_remote(options):
         check_remote(o, options)

@@ -155,6 +155,8 @@ def test_filters_pick_entities_and_an_empty_selection_writes_nothing(
 def test_usage_errors_and_a_missing_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert export_job([str(tmp_path), "--to", "sillytavern", "-o", str(tmp_path / "o"), "--kid", "x"]) == 2
     assert "did you mean --kind?" in capsys.readouterr().err
+    assert export_job([str(tmp_path), "extra/", "--to", "sillytavern", "-o", str(tmp_path / "o")]) == 2
+    assert "unexpected argument 'extra/': one DATASET_URL only" in capsys.readouterr().err
     assert export_job([str(tmp_path), "--to", "nope", "-o", str(tmp_path / "o")]) == 2
     assert (
         export_job([str(tmp_path), "--to", "sillytavern", "-o", str(tmp_path / "o"), "--format", "nope"]) == 2
