@@ -27,11 +27,11 @@ from jobs.normalize import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     OutputProblem,
-    _job_id,
     check_output,
-    console_url,
     failure_line,
     remove_if_empty,
+    run_and_wait,
+    submitted,
 )
 from pipeline.commit import STAGING
 from pipeline.export_job import (
@@ -46,8 +46,7 @@ from pipeline.export_job import (
     parse,
 )
 from pipeline.io import Output, staged_path
-from pipeline.options import is_remote, submits_only
-from pipeline.progress import watching
+from pipeline.options import is_remote
 
 
 def _err(message: str) -> None:
@@ -122,28 +121,13 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
     p = beam.Pipeline(options=options)
     built = build_export(p, cfg, shards)
     display = None if cfg.quiet or remote else Progress(PROG, unit="lines")
+
+    def announce(result: Any, url: str | None) -> str:
+        return submitted(result, cfg.output, url, prog=PROG)
+
     try:
-        with watching(display, show=show):
-            try:
-                result = p.run()
-                url = console_url(result, options)
-                if submits_only(options):
-                    ident = _job_id(result)
-                    what = (
-                        f"submitted Dataflow job {ident}"
-                        if ident
-                        else "translated the job (not submitted here)"
-                    )
-                    sys.stdout.write(
-                        f"{PROG}: {what}; results go to {cfg.output} (manifest.json appears last)\n"
-                    )
-                    return EXIT_OK
-                if url:
-                    print(f"{PROG}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
-                result.wait_until_finish()
-            finally:
-                if display is not None:
-                    display.close()
+        if not run_and_wait(p, options, display, prog=PROG, announce=announce, show=show):
+            return EXIT_OK
     except KeyboardInterrupt:
         _clean_up(built, existed)
         _err(f"interrupted; nothing was committed: {cfg.output} is as it was")

@@ -29,7 +29,7 @@ import logging
 import re
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,12 +98,41 @@ def console_url(result: PipelineResult, options: PipelineOptions) -> str | None:
     return f"https://console.cloud.google.com/dataflow/jobs/{gcp.region}/{ident}?project={gcp.project}"
 
 
-def submitted(result: PipelineResult, built: Built, url: str | None = None) -> str:
-    """What a run that only hands the job over prints."""
+def submitted(result: PipelineResult, output: str, url: str | None = None, *, prog: str = PROG) -> str:
+    """What a run that only hands the job over prints (``output``: where the results will be)."""
     ident = _job_id(result)
     what = f"submitted Dataflow job {ident}" if ident else "translated the job (not submitted here)"
     where = f" ({url})" if url else ""
-    return f"{PROG}: {what}{where}; results go to {built.output.url} (manifest.json appears last)\n"
+    return f"{prog}: {what}{where}; results go to {output} (manifest.json appears last)\n"
+
+
+def run_and_wait(
+    p: beam.Pipeline,
+    options: PipelineOptions,
+    display: Progress | None,
+    *,
+    prog: str,
+    announce: Callable[[PipelineResult, str | None], str],
+    show: Callable[[Progress, dict[str, int]], None] | None = None,
+) -> bool:
+    """Run ``p`` with ``display`` watching its counters (closed however the run ends). A run that
+    only hands the job over (``submits_only``) writes ``announce(result, console_url)`` to stdout and
+    returns False; otherwise the console URL, if any, goes to stderr, the run is waited for and
+    True is returned. Exceptions (a failed run, ``KeyboardInterrupt``) are the caller's."""
+    with watching(display, show=show):
+        try:
+            result = p.run()
+            url = console_url(result, options)
+            if submits_only(options):
+                sys.stdout.write(announce(result, url))
+                return False
+            if url:
+                print(f"{prog}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
+            result.wait_until_finish()
+            return True
+        finally:
+            if display is not None:
+                display.close()
 
 
 def read_manifest(built: Built) -> dict[str, Any]:
@@ -350,19 +379,12 @@ def _execute(run: _Run) -> int:
         print(f"{PROG}: note: {note}", file=sys.stderr)
     display = None if cfg.quiet or remote else Progress(PROG, unit="inputs")
     try:
-        with watching(display):
-            try:
-                result = p.run()
-                url = console_url(result, options)
-                if handover:
-                    sys.stdout.write(submitted(result, built, url))
-                    return EXIT_OK
-                if url:
-                    print(f"{PROG}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
-                result.wait_until_finish()
-            finally:
-                if display is not None:
-                    display.close()
+
+        def announce(result: PipelineResult, url: str | None) -> str:
+            return submitted(result, built.output.url, url)
+
+        if not run_and_wait(p, options, display, prog=PROG, announce=announce):
+            return EXIT_OK
     except KeyboardInterrupt:
         clean_up(built, run.existed)
         _err(f"interrupted; nothing was committed: {cfg.output} is as it was")

@@ -50,3 +50,70 @@ def test_export_prints_its_usage_line_after_a_usage_error(capsys: pytest.Capture
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("bunzai export: error: ")
     assert err[1].startswith("usage: bunzai export DATASET_URL --to FMT[,FMT] -o OUT_URL")
+
+
+class _Result:
+    def __init__(self) -> None:
+        self.waited = False
+
+    def wait_until_finish(self) -> None:
+        self.waited = True
+
+
+class _Pipeline:
+    def __init__(self) -> None:
+        self.result = _Result()
+
+    def run(self) -> _Result:
+        return self.result
+
+
+class _Display:
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("hands_over", [True, False])
+def test_run_and_wait_hands_over_or_waits_and_always_closes_the_display(
+    hands_over: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run step both jobs share: a hand-over (Dataflow dry run, template) announces on stdout
+    and does not wait; any other run waits for the end. The display is closed either way."""
+    from jobs import normalize
+
+    monkeypatch.setattr(normalize, "submits_only", lambda options: hands_over)
+    monkeypatch.setattr(normalize, "watching", lambda display, show=None: _Nothing())
+    monkeypatch.setattr(normalize, "console_url", lambda result, options: None)
+    p, display = _Pipeline(), _Display()
+    seen: list[object] = []
+
+    def announce(result: object, url: str | None) -> str:
+        seen.append(result)
+        return "handed over\n"
+
+    waited = normalize.run_and_wait(p, None, display, prog="bunzai x", announce=announce)  # type: ignore[arg-type]
+    assert waited is (not hands_over)
+    assert p.result.waited is (not hands_over)
+    assert seen == ([p.result] if hands_over else [])
+    assert capsys.readouterr().out == ("handed over\n" if hands_over else "")
+    assert display.closed
+
+
+def test_the_hand_over_line_names_the_job_and_where_results_go() -> None:
+    from jobs.normalize import submitted
+
+    line = submitted(_Result(), "gs://bucket/out", None, prog="bunzai export")  # type: ignore[arg-type]
+    assert line == (
+        "bunzai export: translated the job (not submitted here); "
+        "results go to gs://bucket/out (manifest.json appears last)\n"
+    )
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

@@ -96,5 +96,5 @@ def test_dataflow_prints_the_jobs_console_url() -> None:
         "?project=bunzai-dry-run"
     )
     built: Any = type("B", (), {"output": type("O", (), {"url": "gs://b/out"})()})()
-    assert url in submitted(_Result(), built, url)  # type: ignore[arg-type]
+    assert url in submitted(_Result(), built.output.url, url)  # type: ignore[arg-type]
     assert console_url(type("R", (), {"has_job": False})(), options) is None  # type: ignore[arg-type]
