@@ -24,19 +24,6 @@ def _png_card(extensions: dict[str, Any] | None = None) -> bytes:
     return st_card.write_png(tiny_png(), tree)  # `chara` and `ccv3`, as SillyTavern writes them
 
 
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    real = st_card.payload_tree
-
-    def counting(t: Any, offset: int) -> Any:
-        counts[t.keyword] += 1
-        return real(t, offset)
-
-    monkeypatch.setattr(st_card, "payload_tree", counting)
-    return counts
-
-
 @pytest.mark.parametrize(
     ("extensions", "fmt"),
     [

@@ -40,19 +40,6 @@ def _b64(tree: Any, *, dumps: Any = orjson.dumps) -> bytes:
     return base64.b64encode(out if isinstance(out, bytes) else out.encode())
 
 
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    real = st_card.payload_tree
-
-    def counting(t: Any, offset: int) -> Any:
-        counts[t.keyword] += 1
-        return real(t, offset)
-
-    monkeypatch.setattr(st_card, "payload_tree", counting)
-    return counts
-
-
 def _parsed(data: bytes) -> list[Any]:
     """Both payloads parsed the plain way (no Sniff, no short-cut)."""
     texts = png.text_chunks(png.parse(data).chunks, keywords=st_card.CARD_KEYWORDS)
