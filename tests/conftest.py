@@ -20,9 +20,37 @@ basecache.CHECK = True
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, the tests marked slow first: workers take tests one at a time in this
-    order, so the long pipeline runs start early and the many short tests even out the end."""
+    order, so the long pipeline runs start early and the many short tests even out the end. And
+    ``--dist loadgroup`` keeps the tests of one ``xdist_group`` on one worker (``_xdist_groups``)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: file order kept
+        _xdist_groups(config, items)
+
+
+def _xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """What pytest-xdist 3.8 means to do under ``--dist loadgroup`` and no longer does with pytest
+    9.2: end the id of each test marked ``xdist_group(name)`` with ``@name``, the suffix by which
+    the scheduler sends a group's tests to one worker. xdist sets ``item._nodeid``, which pytest 9.2
+    no longer reads (the id is ``item._id``), so the groups were ignored and a group's module-scoped
+    fixture (a Dataflow translation, a package build, a pipeline run) was made on every worker."""
+    if not getattr(config.option, "loadgroup", False):  # set on the workers by xdist
+        return
+    for item in items:
+        names = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
+        suffix = "@" + "_".join(names)
+        if not names or item.nodeid.endswith(suffix):  # none, or xdist did it (an older pytest)
+            continue
+        if hasattr(item, "_id"):  # pytest >= 9.2
+            from _pytest.nodeid import NodeId
+
+            setattr(item, "_id", NodeId.parse(item.nodeid + suffix))  # noqa: B010
+        else:
+            setattr(item, "_nodeid", item.nodeid + suffix)  # noqa: B010
 
 
 def corpus_root() -> Path | None:

@@ -63,6 +63,7 @@ def _meaning(fmt: str, data: bytes) -> bytes:
     return b"\n".join(orjson.dumps({k: v for k, v in t.items() if k not in _STAMPED}) for t in lines)
 
 
+@pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run
 def test_export_equals_convert_of_the_original_and_round_trips_where_convert_does(
     dataset: tuple[Path, dict[Path, Path]], tmp_path: Path
 ) -> None:
@@ -116,6 +117,7 @@ def test_export_equals_convert_of_the_original_and_round_trips_where_convert_doe
     )
 
 
+@pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run
 def test_filters_pick_entities_and_an_empty_selection_writes_nothing(
     dataset: tuple[Path, dict[Path, Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
