@@ -98,7 +98,7 @@ def cmd_formats(args: argparse.Namespace) -> int:
         sys.stdout.write(format_support_markdown())
         return EXIT_OK
     rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
-    for c in sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id)):
+    for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):
         rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
     _table(rows)
     return EXIT_OK
@@ -122,7 +122,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         d = registry.detect_all(s)
         best = d.best
         if args.json:
-            kind = registry.get(best.id).kind_of(s) if best else None
+            kind = registry.kind_of(best.id, s) if best else None
             line = {
                 "file": str(path),
                 "format": best.id if best else None,
@@ -137,7 +137,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 (
                     str(path),
                     best.id if best else "-",
-                    registry.get(best.id).kind_of(s) if best else "-",
+                    registry.kind_of(best.id, s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
                     f"{ru.id} ({ru.score:.2f})" if ru else "-",
                 )
@@ -432,7 +432,10 @@ def _version() -> str:
     return f"bunzai {__version__}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``bunzai`` parser. Given the arguments it will parse, a command of the codec library
+    (``detect``...) gets a parser without the plugins' commands: importing those (the pipeline's
+    jobs) is start-up time a one-file command does not need."""
     p = _Parser(
         prog="bunzai", description="Convert AI-roleplay cards, lorebooks, regex, personas and presets."
     )
@@ -512,7 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(fn=cmd_schema)
 
-    _add_plugins(sub)
+    command = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    if command not in sub.choices:
+        _add_plugins(sub)
     for name, sp in sub.choices.items():
         sp.set_defaults(_parser=sp)  # main() reports a usage error with the subcommand's usage
         if name not in ("normalize", "export"):  # the jobs take every argument as is (--debug too)
@@ -560,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.core.files import OutputError
 
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else argv)
     args, extras = parser.parse_known_args(argv)
     if extras:  # argparse would print the top-level usage: the subcommand's is the useful one
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")

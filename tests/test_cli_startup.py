@@ -43,3 +43,38 @@ def test_detect_of_one_png_imports_no_beam_grpc_pyarrow_or_fidelity() -> None:
     # the fidelity checks (and the audit that reads their rows) load when a command needs them
     assert "bunzai_codecs.fidelity" not in mods
     assert "bunzai_codecs.core.registry" in mods  # the probe saw a real run's modules
+
+
+LOREBOOK = ROOT / "samples" / "sillytavern" / "world-harbor-town.json"
+
+
+def _codec_modules() -> set[str]:
+    from bunzai_codecs.core import registry
+
+    return {str(t).partition(":")[0] for t in registry.CODECS.values()}
+
+
+def test_detect_loads_no_canonical_model_nor_pydantic() -> None:
+    """Detection runs on the format declarations and their model-free detectors: neither pydantic,
+    the canonical models nor any codec module is imported, in text or JSON output (whose ``kind``
+    column asks the format too)."""
+    for args in (("detect", str(PNG), str(LOREBOOK)), ("detect", "--json", str(PNG), str(LOREBOOK))):
+        code, mods, out = _modules_after(*args)
+        assert code == 0, out
+        assert "sillytavern" in out and "character" in out  # the card, and its kind
+        assert "sillytavern-lorebook" in out and "lorebook" in out  # the world info book
+        loaded = {m for m in mods if m == "pydantic" or m.startswith(("pydantic.", "bunzai_codecs.entities"))}
+        assert not loaded, sorted(loaded)[:5]
+        assert not mods & _codec_modules(), sorted(mods & _codec_modules())
+        assert "bunzai_codecs.core.registry" in mods
+
+
+def test_formats_lists_every_format_without_loading_a_codec() -> None:
+    from bunzai_codecs.core import registry
+
+    code, mods, out = _modules_after("formats")
+    assert code == 0, out
+    listed = {line.split()[0] for line in out.splitlines()[1:] if line.strip()}
+    assert listed == set(registry.CODECS)
+    assert "pydantic" not in mods and "bunzai_codecs.entities" not in mods
+    assert not mods & _codec_modules(), sorted(mods & _codec_modules())

@@ -31,6 +31,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, num_at, str_at, strs_at
 from bunzai_codecs.formats.agnai import memory
+from bunzai_codecs.formats.agnai.detect import CHARACTER
 from bunzai_codecs.formats.agnai.lorebook import CCV3_SHAPE, JSON_OPTIONS
 from bunzai_codecs.formats.agnai.mapping import (
     IMAGE_AFFIXES,
@@ -48,7 +49,6 @@ from bunzai_codecs.formats.agnai.mapping import (
     voice_to_agnai,
 )
 
-CHARACTER = "character"
 BOOK_KEY = "characterBook"
 BOOK_PART = ("lorebook", BOOK_KEY)
 
@@ -290,23 +290,7 @@ def reconcile_image_settings(out: dict[str, Any], raw: dict[str, Any], body: Cha
 
 class AgnaiCharacterCodec(Codec):
     id = "agnai"
-    kind = "character"
-    family = "agnai"
-    label = "Agnai character"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = CHARACTER_COVERAGE
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        if (
-            t is not None
-            and t.get("kind") == CHARACTER
-            and isinstance(t.get("persona"), dict)
-            and isinstance(t.get("greeting"), str)
-        ):
-            return 1.0
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

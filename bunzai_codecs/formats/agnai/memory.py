@@ -21,6 +21,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, strs_at
+from bunzai_codecs.formats.agnai.detect import MEMORY
 from bunzai_codecs.formats.agnai.mapping import (
     Path,
     bad,
@@ -34,8 +35,6 @@ from bunzai_codecs.formats.tavern.lore import (
     position_name,
     unique_ids,
 )
-
-MEMORY = "memory"
 
 #: Agnai's two position strings; any other canonical position falls back to ``after_char``
 POSITION_FROM_AGNAI = {"before_char": "world", "after_char": "character"}

@@ -56,9 +56,8 @@ from bunzai_codecs.formats.backyard.common import (
     to_backyard,
     unix_to_iso,
 )
+from bunzai_codecs.formats.backyard.detect import _CHARACTER_PATH, MANIFEST
 
-MANIFEST = "manifest.json"
-_CHARACTER_PATH = re.compile(r"^characters/([^/]+)/character\.json$")
 _SCENARIO_PATH = re.compile(r"^scenarios/[^/]+\.json$")
 _START = "<START>"
 #: the media role of the first scenario's background image
@@ -339,12 +338,7 @@ class ArchiveTwin(Twin):
 
 class ByafCodec(Codec):
     id = "byaf"
-    kind = "character"
-    family = "backyard"
-    label = "Backyard.ai archive (.byaf)"
     twin_type = ArchiveTwin
-    suffixes = (".byaf",)
-    extension = ".byaf"
     containers = (Container("byaf", (".byaf",), "zip", images=True),)
     coverage = Coverage.of(
         *CHARACTER_PATHS,
@@ -365,18 +359,6 @@ class ByafCodec(Codec):
             "`loreItems` are a linked lorebook (keywords, text); keys are unique, so repeated keys merge",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if not s.is_zip:
-            return 0.0
-        z = s.zip
-        if z is None:
-            return 0.5 if s.suffix == ".byaf" else 0.0
-        if MANIFEST not in z:
-            return 0.0
-        if any(_CHARACTER_PATH.match(n) for n in z.names):
-            return 1.0
-        return 0.6 if s.suffix == ".byaf" else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         z = s.require_zip()

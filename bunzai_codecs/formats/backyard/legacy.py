@@ -18,8 +18,6 @@ inline PNG portrait, the PNG of the card the entity was read from, or a 1x1 plac
 from __future__ import annotations
 
 import base64
-import binascii
-import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -31,7 +29,7 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
-from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
@@ -52,9 +50,13 @@ from bunzai_codecs.formats.backyard.common import (
     to_backyard,
     unix_to_iso,
 )
+from bunzai_codecs.formats.backyard.detect import (
+    EXIF_CHUNK,
+    exif_chunk,
+    parse_payload,
+    read_comment,
+)
 
-EXIF_CHUNK = b"eXIf"
-_BASE64 = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _CHAR = ("character",)
 
 #: what a fresh export writes for the keys no canonical field maps (Backyard's own defaults)
@@ -78,43 +80,6 @@ FRESH_VERSION = 4
 
 
 # -- the payload -----------------------------------------------------------------------------
-
-
-def exif_chunk(pf: png.PngFile) -> png.Chunk | None:
-    return next((c for c in pf.chunks if c.type == EXIF_CHUNK), None)
-
-
-def read_comment(chunk: png.Chunk) -> tuple[exif.UserComment, bytes] | None:
-    """The UserComment of the chunk and its text; offsets in errors are file offsets."""
-    try:
-        uc = exif.find_user_comment(chunk.data)
-        return None if uc is None else (uc, exif.comment_text(uc))
-    except BunzaiError as exc:
-        if exc.offset is not None and chunk.offset >= 0:
-            exc.offset += chunk.offset + 8
-        raise
-
-
-def parse_payload(text: bytes) -> tuple[Any, str]:
-    """The JSON tree of a UserComment and how it was stored (``raw`` or ``base64``)."""
-    if text.startswith(b"{"):
-        return parse_json(text, what="EXIF UserComment JSON"), "raw"
-    if text and _BASE64.fullmatch(text):
-        try:
-            decoded = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raise Malformed("EXIF UserComment is not valid base64") from None
-        return parse_json(decoded, what="base64 JSON in the EXIF UserComment"), "base64"
-    raise Malformed("EXIF UserComment is neither JSON nor base64 JSON")
-
-
-def _starts_like_json(text: bytes) -> bool:
-    if text.startswith(b"{"):
-        return True
-    try:
-        return base64.b64decode(text[:4], validate=True).startswith(b"{")
-    except (binascii.Error, ValueError):
-        return False
 
 
 # -- native <-> canonical ----------------------------------------------------------------------
@@ -199,12 +164,7 @@ class ExifTwin(Twin):
 
 class BackyardCodec(Codec):
     id = "backyard"
-    kind = "character"
-    family = "backyard"
-    label = "Backyard.ai / Faraday legacy character PNG (EXIF)"
     twin_type = ExifTwin
-    suffixes = (".png",)
-    extension = ".png"
     containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
         *CHARACTER_PATHS,
@@ -221,28 +181,6 @@ class BackyardCodec(Codec):
             " kept), else a default portrait; other images have no place",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if not s.is_png or s.png is None:
-            return 0.0
-        chunk = exif_chunk(s.png)
-        if chunk is None:
-            return 0.0
-        try:
-            found = read_comment(chunk)
-        except BunzaiError:
-            return 0.0
-        if found is None:
-            return 0.0
-        text = found[1]
-        try:
-            tree, _ = parse_payload(text)
-        except BunzaiError:
-            # a comment that starts like JSON is ours to reject with a precise error
-            return 0.55 if _starts_like_json(text) else 0.0
-        if isinstance(tree, dict) and isinstance(tree.get("character"), dict):
-            return 1.0
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         pf = s.require_png()

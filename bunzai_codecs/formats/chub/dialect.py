@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.chub.detect import CHUB
 from bunzai_codecs.formats.tavern.fields import TavernDialect, _assets
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 
-CHUB = "chub"
 BACKGROUND_LABEL = "chub background_image"
 EXPRESSION_LABEL = "chub expression"
 #: keys of an expression object that may hold its image reference, in the order they are tried

@@ -58,10 +58,10 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.lumiverse.detect import FILE_TYPE
 from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
-FILE_TYPE = "lumiverse_regex_scripts"
 PLACEMENT_PHASES: dict[str, str] = {
     "user_input": "input",
     "ai_output": "output",
@@ -107,10 +107,6 @@ EXTRA_KEYS = (
     "updated_at",
     "actions",
 )
-
-
-def is_export(t: Any) -> bool:
-    return isinstance(t, dict) and t.get("type") == FILE_TYPE and isinstance(t.get("scripts"), list)
 
 
 def script_to_rule(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
@@ -212,11 +208,6 @@ class LumiverseRegex(Codec):
     """Lumiverse regex script exports (``lumiverse_regex_scripts``)."""
 
     id = "lumiverse-regex"
-    kind = "regex"
-    family = "lumiverse"
-    label = "Lumiverse regex scripts"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         *RULE_PATHS,
         "rules[].phases",
@@ -239,9 +230,6 @@ class LumiverseRegex(Codec):
             "a rule without targets is written with target `response`",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        return 1.0 if is_export(s.json_object) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

@@ -40,9 +40,8 @@ from bunzai_codecs.formats.marinara._rows import (
     text,
     unique_ids,
 )
+from bunzai_codecs.formats.marinara.detect import LOREBOOK_TYPE as TYPE
 from bunzai_codecs.formats.tavern.character_book import CATEGORY_PATHS, ST_ENTRY_PATHS
-
-TYPE = "marinara_lorebook"
 
 BOOK = RowSpec.of(
     bools=("recursiveScanning", "excludeFromVectorization", "isGlobal", "enabled", "hiddenFromLibrary"),
@@ -92,14 +91,6 @@ POSITION_FALLBACK = {
     "before_example": 1,
     "after_example": 1,
 }
-
-
-def score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == TYPE:
-        data = t.get("data")
-        if isinstance(data, dict) and isinstance(data.get("entries"), list):
-            return 1.0
-    return 0.0
 
 
 def _data(t: Any) -> dict[str, Any]:
@@ -404,11 +395,6 @@ def _wire_ids(rows: list[Any], ids: list[str]) -> dict[str, str]:
 
 class MarinaraLorebookCodec(EnvelopeCodec):
     id = "marinara-lorebook"
-    kind = "lorebook"
-    family = "marinara"
-    label = "Marinara-Engine lorebook"
-    suffixes = (".marinara.json", ".json")
-    extension = ".marinara.json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -459,7 +445,6 @@ class MarinaraLorebookCodec(EnvelopeCodec):
         ],
     )
 
-    score_tree = score
     read_tree = body_from
 
     def fresh(self, new: dict[str, Any], exported_at: str) -> dict[str, Any]:

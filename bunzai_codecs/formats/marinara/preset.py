@@ -41,8 +41,7 @@ from bunzai_codecs.formats.marinara._rows import (
     to_number,
     unique_ids,
 )
-
-TYPE = "marinara_preset"
+from bunzai_codecs.formats.marinara.detect import PRESET_TYPE as TYPE
 
 PRESET = RowSpec.of(
     bools=("isDefault",),
@@ -85,18 +84,6 @@ PARAMS: dict[str, tuple[str, str, str]] = {
     "showThoughts": ("apiOptions", "showThoughts", "bool"),
     "assistantPrefill": ("systemPrompts", "assistantPrefill", "str"),
 }
-
-
-def score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == TYPE:
-        data = t.get("data")
-        if (
-            isinstance(data, dict)
-            and isinstance(data.get("preset"), dict)
-            and isinstance(data.get("sections"), list)
-        ):
-            return 0.95
-    return 0.0
 
 
 def _truthy(row: dict[str, Any], key: str) -> bool:
@@ -478,11 +465,6 @@ def _choice_row(c: dict[str, Any], rid: str, preset_id: str | None, style: Style
 
 class MarinaraPresetCodec(EnvelopeCodec):
     id = "marinara-preset"
-    kind = "preset"
-    family = "marinara"
-    label = "Marinara-Engine prompt preset"
-    suffixes = (".marinara.json", ".json")
-    extension = ".marinara.json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -547,7 +529,6 @@ class MarinaraPresetCodec(EnvelopeCodec):
         ],
     )
 
-    score_tree = score
     read_tree = body_from
 
     def fresh(self, new: dict[str, Any], exported_at: str) -> Any:

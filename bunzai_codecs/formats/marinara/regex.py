@@ -45,10 +45,9 @@ from bunzai_codecs.formats.marinara._rows import (
     text,
     unique_ids,
 )
+from bunzai_codecs.formats.marinara.detect import BULK, SINGLE
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
-SINGLE = "marinara.regex-script"
-BULK = "marinara.regex-scripts"
 ROW = RowSpec.of(
     bools=("enabled", "promptOnly"),
     json=("trimStrings", "placement", "targetCharacterIds", "targetPromptPresetIds"),
@@ -66,43 +65,6 @@ APPLY_TARGETS: dict[str, list[str]] = {
     "display": ["display"],
     "both": ["display", "prompt"],  # the order SillyTavern's reader gives both flags
 }
-
-
-# -- detection ---------------------------------------------------------------------------------
-
-
-def _signal(row: dict[str, Any]) -> bool:
-    if "targetCharacterIds" in row or "order" in row:
-        return True
-    p = row.get("placement")
-    if isinstance(p, list):
-        return "ai_output" in p or "user_input" in p
-    return isinstance(p, str) and ('"ai_output"' in p or '"user_input"' in p)
-
-
-def _is_row(row: Any) -> bool:
-    return (
-        isinstance(row, dict)
-        and isinstance(row.get("findRegex"), str)
-        and isinstance(row.get("id", ""), str)
-        and "scriptName" not in row
-    )
-
-
-def score(t: Any) -> float:
-    if isinstance(t, list):
-        # the seed's four gates: non-empty array of objects; no ST scriptName; every row a
-        # Marinara row; at least one Marinara-only signal
-        if not t or not all(_is_row(r) for r in t):
-            return 0.0
-        return 0.95 if any(_signal(r) for r in t) else 0.0
-    if isinstance(t, dict):
-        kind = t.get("kind")
-        if kind == BULK and isinstance(t.get("regexScripts"), list):
-            return 1.0 if all(isinstance(r, dict) for r in t["regexScripts"]) else 0.0
-        if kind == SINGLE and isinstance(t.get("findRegex"), str):
-            return 1.0
-    return 0.0
 
 
 # -- native -> canonical -----------------------------------------------------------------------
@@ -269,11 +231,6 @@ def _p(path: Path) -> str:
 
 class MarinaraRegexCodec(Codec):
     id = "marinara-regex"
-    kind = "regex"
-    family = "marinara"
-    label = "Marinara-Engine regex scripts"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         *RULE_PATHS,
         "rules[].targets",
@@ -297,9 +254,6 @@ class MarinaraRegexCodec(Codec):
             "useFlags, substituteFind, runOnEdit are not carried",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        return score(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
         name = file_stem(s.name or s.uri or "", MARINARA_SUFFIXES)

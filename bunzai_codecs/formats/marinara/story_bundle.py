@@ -21,8 +21,8 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats.marinara._rows import EPOCH
+from bunzai_codecs.formats.marinara.detect import STORY_BUNDLE_TYPE as TYPE
 
-TYPE = "marinara_story_bundle"
 BUNDLE_TYPE = "story_bundle"
 ID_LISTS = ("characterIds", "personaIds", "lorebookIds")
 
@@ -56,11 +56,6 @@ def to_native(body: dict[str, Any], exported_at: str = EPOCH) -> dict[str, Any]:
 
 class MarinaraStoryBundleCodec(Codec):
     id = "marinara-story-bundle"
-    kind = "lorebook"
-    family = "marinara"
-    label = "Marinara-Engine story bundle (references only)"
-    suffixes = (".marinara.json",)
-    extension = ".marinara.json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -71,10 +66,6 @@ class MarinaraStoryBundleCodec(Codec):
             "`story_bundle`",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        return 1.0 if t is not None and t.get("type") == TYPE and isinstance(t.get("data"), dict) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.require_json()

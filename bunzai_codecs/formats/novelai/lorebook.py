@@ -43,8 +43,8 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.novelai.detect import PNG_KEYWORD, is_book, is_scenario
 
-PNG_KEYWORD = "naidata"
 FRESH_VERSION = 6
 #: lore entries' default insertion order in NovelAI
 DEFAULT_BUDGET_PRIORITY = 400
@@ -74,16 +74,6 @@ _BIAS_GROUP: dict[str, Any] = {
     "enabled": True,
     "whenInactive": False,
 }
-
-
-def is_book(tree: Any) -> bool:
-    v = tree.get("lorebookVersion") if isinstance(tree, dict) else None
-    return isinstance(v, int | float) and not isinstance(v, bool) and isinstance(tree.get("entries"), list)
-
-
-def is_scenario(tree: Any) -> bool:
-    v = tree.get("scenarioVersion") if isinstance(tree, dict) else None
-    return isinstance(v, int | float) and not isinstance(v, bool) and is_book(tree.get("lorebook"))
 
 
 def nai_id(seed: str, local: str) -> str:
@@ -259,12 +249,7 @@ class BookTwin(Twin):
 
 class NovelAILorebookCodec(Codec):
     id = "novelai-lorebook"
-    kind = "lorebook"
-    family = "novelai"
-    label = "NovelAI lorebook (.lorebook, PNG naidata card, .scenario book)"
     twin_type = BookTwin
-    suffixes = (".lorebook", ".json", ".png", ".scenario")
-    extension = ".lorebook"
     containers = (
         Container("lorebook", (".lorebook",), "json"),
         Container("json", (".json",), "json"),
@@ -295,14 +280,6 @@ class NovelAILorebookCodec(Codec):
             " one without as a .lorebook",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        tree = s.json_object
-        if tree is not None:
-            return 1.0 if is_book(tree) else 0.9 if is_scenario(tree) else 0.0
-        if s.is_png and s.png_text(PNG_KEYWORD) is not None:
-            return 1.0
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         escrow: dict[str, Any] = {}

@@ -36,6 +36,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem, parse_number, type_name
+from bunzai_codecs.formats.novelai.detect import is_preset
 from bunzai_codecs.formats.sillytavern._flat import (
     KOBOLD_SAMPLERS,
     NOVEL_SAMPLERS,
@@ -115,17 +116,6 @@ def can_hold(name: Any) -> bool:
 def _is_number(name: str) -> bool:
     """A sampler id that is a number (SillyTavern's spelling, or a number no app has)."""
     return parse_number(name) is not None
-
-
-def is_preset(t: Any) -> bool:
-    if not isinstance(t, dict) or isinstance(t.get("presetVersion"), bool):
-        return False
-    params = t.get("parameters")
-    return (
-        isinstance(t.get("presetVersion"), int | float)
-        and isinstance(params, dict)
-        and any(k in params for k in ("order", "temperature", "max_length", "textGenerationSettingsVersion"))
-    )
 
 
 # -- native -> canonical ------------------------------------------------------------------------------
@@ -211,11 +201,6 @@ def _loses_some(v: Any) -> bool:
 
 class NovelAIPresetCodec(Codec):
     id = "novelai-preset"
-    kind = "preset"
-    family = "novelai"
-    label = "NovelAI text generation preset (.preset)"
-    suffixes = (".preset", ".json")
-    extension = ".preset"
     coverage = Coverage.of(
         "name",
         *paths(PARAMETERS),
@@ -234,9 +219,6 @@ class NovelAIPresetCodec(Codec):
             Reshape("samplers.disabledSamplers", _loses_some, "NovelAI has no id for some samplers"),
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        return 0.95 if is_preset(s.json_object) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

@@ -27,9 +27,8 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.carrier import PORTRAIT, choose, picture
-from bunzai_codecs.formats.tavern.png import CARD_KEYWORDS
+from bunzai_codecs.formats.risu.detect import KEYWORD
 
-KEYWORD = "persona"
 PORTRAIT_REF = "png:image"
 
 
@@ -64,11 +63,6 @@ def persona_body(tree: dict[str, Any]) -> dict[str, Any]:
 
 class RisuPersonaCodec(Codec):
     id = "risu-persona"
-    kind = "persona"
-    family = "risu"
-    label = "RisuAI persona PNG"
-    suffixes = (".png",)
-    extension = ".png"
     containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
         "name",
@@ -82,12 +76,6 @@ class RisuPersonaCodec(Codec):
             "no placement, sections or lorebook link",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if not s.is_png or s.png_text(KEYWORD) is None:
-            return 0.0
-        # a character card that also carries a persona chunk stays a card
-        return 0.4 if any(s.png_text(kw) for kw in CARD_KEYWORDS) else 0.95
 
     def decode(self, s: Sniff) -> Decoded:
         s.require_png()

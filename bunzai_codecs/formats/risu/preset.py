@@ -109,8 +109,6 @@ BLANKED = (
     "textgenWebUIStreamURL",
     "textgenWebUIBlockingURL",
 )
-#: botPreset signature keys (the misspellings are Risu's own)
-SIGNATURE = ("formatingOrder", "PresensePenalty")
 
 
 def _is_num(v: Any) -> bool:
@@ -335,12 +333,7 @@ class PresetTwin(Twin):
 
 class RisuPresetCodec(Codec):
     id = "risu-preset"
-    kind = "preset"
-    family = "risu"
-    label = "RisuAI preset (.risup, .risupreset, botPreset JSON)"
     twin_type = PresetTwin
-    suffixes = (".risup", ".risupreset", ".json")
-    extension = ".risup"
     containers = (
         Container("risup", (".risup",), "binary"),
         Container("risupreset", (".risupreset",), "binary"),
@@ -390,18 +383,6 @@ class RisuPresetCodec(Codec):
             "sequences, context template and reasoning marks have no place",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if not s.looks_like_json:
-            if s.is_png or s.is_zip or s.is_jpeg:
-                return 0.0
-            return 1.0 if risup.sniff_container(s.data) is not None else 0.0
-        j = s.json_object
-        if j is None:
-            return 0.0
-        if any(k in j for k in SIGNATURE) and ("promptTemplate" in j or "mainPrompt" in j):
-            return 0.95
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         escrow: dict[str, Any] = {}

@@ -48,6 +48,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.rolecall.detect import is_rolecall_script
 from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
@@ -80,16 +81,6 @@ RULE_KEYS = frozenset(
         "trim_strings",
     }
 )
-
-
-def is_rolecall_script(t: Any) -> bool:
-    """The detection rule (see the module docstring)."""
-    if not isinstance(t, dict):
-        return False
-    rules = t.get("rules")
-    if not isinstance(rules, list) or not rules:
-        return False
-    return all(isinstance(r, dict) and ("find_pattern" in r or "replace_string" in r) for r in rules)
 
 
 def rule_to_body(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
@@ -177,11 +168,6 @@ class RoleCallRegex(TreeCodec):
     """RoleCall regex script files (one script with its rules)."""
 
     id = "rolecall-regex"
-    kind = "regex"
-    family = "rolecall"
-    label = "RoleCall regex script"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         *RULE_PATHS,
@@ -203,8 +189,6 @@ class RoleCallRegex(TreeCodec):
 
     list_key = by_id
 
-    score = 0.9
-    fits = staticmethod(is_rolecall_script)
     read = staticmethod(script_to_body)
     write = staticmethod(body_to_script)
 

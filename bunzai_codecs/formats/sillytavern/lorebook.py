@@ -35,13 +35,17 @@ from bunzai_codecs.formats.sillytavern._wire import (
     dumps,
     int_like,
 )
+from bunzai_codecs.formats.sillytavern.detect import (
+    CHARACTER_BOOK,
+    LOREBOOK_V3,
+    book_shape,
+)
 from bunzai_codecs.formats.tavern.character_book import (
     ENTRY_KEY,
     ST_ENTRY_PATHS,
     body_to_book,
     book_spelling,
     book_to_body,
-    is_character_book,
 )
 from bunzai_codecs.formats.tavern.lore import (
     LOGIC_INTS,
@@ -59,8 +63,6 @@ from bunzai_codecs.formats.tavern.lore import (
 SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in SCAN_SOURCES)
 
 WORLD = "world"
-LOREBOOK_V3 = "lorebook_v3"
-CHARACTER_BOOK = "character_book"
 
 
 # -- world info -> canonical ----------------------------------------------------------------------
@@ -322,32 +324,6 @@ def body_to_world(
 # -- the codec --------------------------------------------------------------------------------------
 
 
-def _is_world(t: dict[str, Any]) -> bool:
-    entries = t.get("entries")
-    if not isinstance(entries, dict):
-        return False
-    if not all(isinstance(e, dict) for e in entries.values()):
-        return False
-    if not entries:
-        return True
-    return any(("key" in e or "uid" in e or "content" in e) for e in entries.values())
-
-
-#: keys that mark another app's book with an ``entries`` array (Agnai, Risu, NovelAI) or a card
-_FOREIGN_BOOK_KEYS = ("kind", "type", "spec", "lorebookVersion")
-
-
-def book_shape(t: dict[str, Any]) -> str | None:
-    """``lorebook_v3`` for ``{spec: "lorebook_v3", data: {entries: [...]}}``, ``character_book`` for
-    a bare card book (Chub, card-extracted), else ``None``."""
-    if t.get("spec") == LOREBOOK_V3:
-        data = t.get("data")
-        return LOREBOOK_V3 if isinstance(data, dict) and isinstance(data.get("entries"), list) else None
-    if is_character_book(t) and not any(k in t for k in _FOREIGN_BOOK_KEYS):
-        return CHARACTER_BOOK
-    return None
-
-
 def book_name(book_body: dict[str, Any], file_name: str) -> str:
     """A standalone book's name: its own ``name``, else the file stem."""
     name = book_body.get("name")
@@ -362,11 +338,6 @@ def _book_of(tree: Any, shape: str) -> tuple[Any, MapContext]:
 
 class SillyTavernLorebookCodec(Codec):
     id = "sillytavern-lorebook"
-    kind = "lorebook"
-    family = "sillytavern"
-    label = "SillyTavern world info"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "extensions",
         "sourceBook",
@@ -386,19 +357,6 @@ class SillyTavernLorebookCodec(Codec):
             "entry ids are numeric uids: a numeric id is kept, any other id is renumbered",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        if t is None:
-            return 0.0
-        if _is_world(t):
-            return 0.9
-        shape = book_shape(t)
-        if shape == LOREBOOK_V3:
-            return 0.8
-        if shape == CHARACTER_BOOK:
-            return 0.78
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

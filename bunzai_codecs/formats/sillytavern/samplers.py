@@ -152,50 +152,6 @@ NOVEL_LENGTHS = keys(
 #: lengths of a NovelAI preset SillyTavern saved (it has ``genamt``)
 NOVEL_SAVED_LENGTHS = LENGTHS
 
-#: keys only the Text Completion preset has (KoboldAI and NovelAI presets never do)
-TEXTGEN_ONLY = frozenset(
-    {
-        "temperature_last",
-        "epsilon_cutoff",
-        "eta_cutoff",
-        "typical_p",
-        "encoder_rep_pen",
-        "no_repeat_ngram_size",
-        "penalty_alpha",
-        "num_beams",
-        "dynatemp",
-        "smoothing_factor",
-        "dry_multiplier",
-        "mirostat_mode",
-        "guidance_scale",
-        "sampler_priority",
-        "skip_special_tokens",
-        "freq_pen",
-        "presence_pen",
-        "xtc_threshold",
-        "nsigma",
-        "ban_eos_token",
-    }
-)
-KOBOLD_ONLY = frozenset({"typical", "mirostat", "use_default_badwordsids", "streaming_kobold", "grammar"})
-NOVEL_ONLY = frozenset(
-    {
-        "tail_free_sampling",
-        "repetition_penalty_range",
-        "repetition_penalty_slope",
-        "repetition_penalty_frequency",
-        "repetition_penalty_presence",
-        "phrase_rep_pen",
-        "math1_temp",
-        "math1_quad",
-        "mirostat_lr",
-    }
-)
-#: keys of other apps' presets that share ``temperature``/``repetition_penalty`` with NovelAI's
-NOT_NOVEL = frozenset(
-    {"presetVersion", "parameters", "formatingOrder", "PresensePenalty", "chat_completion_source", "temp"}
-)
-
 
 def _samplers_coverage(table: tuple[Key, ...], ids: dict[int, str], app: str, *notes: str) -> Coverage:
     return Coverage.of(
@@ -213,7 +169,6 @@ def _samplers_coverage(table: tuple[Key, ...], ids: dict[int, str], app: str, *n
 
 class SillyTavernTextgenCodec(FlatPreset):
     id = "sillytavern-textgen"
-    label = "SillyTavern Text Completion preset (samplers)"
     named_by_file = True
     carries_regex = True
     what = "a Text Completion preset object"
@@ -227,15 +182,9 @@ class SillyTavernTextgenCodec(FlatPreset):
         "(`do_sample`, `num_beams`, `penalty_alpha`, `logit_bias`, `json_schema`...) ride the escrow twin",
     )
 
-    def score(self, t: dict[str, Any]) -> float:
-        if "temp" in t and "rep_pen" in t and any(k in t for k in TEXTGEN_ONLY):
-            return 0.9
-        return 0.0
-
 
 class SillyTavernKoboldCodec(FlatPreset):
     id = "sillytavern-kobold"
-    label = "SillyTavern KoboldAI preset (samplers)"
     named_by_file = True
     carries_regex = True
     what = "a KoboldAI preset object"
@@ -247,16 +196,6 @@ class SillyTavernKoboldCodec(FlatPreset):
         "`use_default_badwordsids` and `streaming_kobold` ride the escrow twin",
     )
 
-    def score(self, t: dict[str, Any]) -> float:
-        if (
-            "temp" in t
-            and "rep_pen" in t
-            and any(k in t for k in KOBOLD_ONLY)
-            and not any(k in t for k in TEXTGEN_ONLY)
-        ):
-            return 0.9
-        return 0.0
-
 
 def novel_tables(saved: bool) -> tuple[Key, ...]:
     """The NovelAI preset's keys: as SillyTavern saved it (``genamt``) or as NovelAI spells it."""
@@ -265,7 +204,6 @@ def novel_tables(saved: bool) -> tuple[Key, ...]:
 
 class SillyTavernNovelCodec(FlatPreset):
     id = "sillytavern-novel"
-    label = "SillyTavern NovelAI preset (samplers)"
     named_by_file = True
     carries_regex = True
     what = "a NovelAI preset object"
@@ -280,16 +218,6 @@ class SillyTavernNovelCodec(FlatPreset):
         "NovelAI module (`prefix`), `use_cache`, `return_full_text`, `preamble` and `logit_bias` ride the "
         "escrow twin",
     )
-
-    def score(self, t: dict[str, Any]) -> float:
-        if (
-            "temperature" in t
-            and "repetition_penalty" in t
-            and sum(1 for k in NOVEL_ONLY if k in t) >= 2
-            and not any(k in t for k in NOT_NOVEL)
-        ):
-            return 0.9
-        return 0.0
 
     def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         saved = "genamt" in top

@@ -63,6 +63,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.detect import is_character_book
 from bunzai_codecs.formats.tavern.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
@@ -160,23 +161,6 @@ ENTRY_KEY = by_id
 
 #: ``core.basecache`` tag of :func:`book_to_body`'s dicts (decoders that keep them use this tag)
 BOOK_TAG = "character_book"
-
-
-def is_character_book(tree: Any) -> bool:
-    """True for an object whose ``entries`` is an array of CCv3-shaped rows (``keys`` array or
-    ``content`` string on the first row), the shape of a standalone ``character_book``/Chub book.
-    An Agnai memory book (``keywords`` + ``entry``) is not one."""
-    if not isinstance(tree, dict):
-        return False
-    entries = tree.get("entries")
-    if not isinstance(entries, list):
-        return False
-    if not entries:
-        return "name" in tree or "scan_depth" in tree or "token_budget" in tree
-    first = entries[0]
-    if not isinstance(first, dict) or ("keywords" in first and "entry" in first):
-        return False
-    return isinstance(first.get("keys"), list) or isinstance(first.get("content"), str)
 
 
 # --- decode -------------------------------------------------------------------------------------

@@ -63,14 +63,12 @@ from bunzai_codecs.formats._shared.wire import (
     wrong,
 )
 from bunzai_codecs.formats.tavern.character_book import CHARACTER_BOOK_COVERAGE
+from bunzai_codecs.formats.tavern.png import CARD_SPECS, SPEC_V2, SPEC_V3
 from bunzai_codecs.formats.tavern.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 
-SPEC_V2 = "chara_card_v2"
-SPEC_V3 = "chara_card_v3"
-CARD_SPECS = frozenset({SPEC_V2, SPEC_V3})
 
 #: ``data.extensions`` keys the shared mapping reads (never copied into ``body.extensions``)
 CLAIMED_EXTENSIONS: frozenset[str] = frozenset(

@@ -59,6 +59,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.detect import is_script
 from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 
 if TYPE_CHECKING:
@@ -108,16 +109,6 @@ def SCRIPT_KEY(item: Any) -> Any:
         v = item.get("id")
         return v if isinstance(v, str) and v else None
     return None
-
-
-def is_script(v: Any) -> bool:
-    """A dict that looks like an ST regex script: a string ``findRegex`` plus ``scriptName`` or
-    ``replaceString``."""
-    return (
-        isinstance(v, dict)
-        and isinstance(v.get("findRegex"), str)
-        and (isinstance(v.get("scriptName"), str) or isinstance(v.get("replaceString"), str))
-    )
 
 
 def split_find(find_regex: str) -> tuple[str, str]:

@@ -40,7 +40,6 @@ from bunzai_codecs.core.entity import (
     SCHEMA_VERSION,
     CanonicalEntity,
     Decoded,
-    EntityKind,
     Source,
 )
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, json_path
@@ -459,44 +458,11 @@ def _splice_in(
         raise Malformed(f"{prefix}blob is not a readable PNG splice", uri=uri, path=path) from None
 
 
-def _looks_like_entity(t: Any) -> bool:
-    return (
-        isinstance(t, dict)
-        and isinstance(t.get("schemaVersion"), int)
-        and t.get("kind") in ENTITY_KINDS
-        and isinstance(t.get("body"), dict)
-    )
-
-
 class VaudJsonCodec(Codec):
     id = "vaud-json"
-    label = "bunzai canonical (vaud-json)"
-    family = "vaud"
-    kind = "character"  # the kind of a fresh line's default; the format holds every kind
-    kinds = frozenset(ENTITY_KINDS)
     lossless = True
-    suffixes = (".vaud.json", ".jsonl")
-    extension = ".vaud.json"
     containers = (Container("json", (".vaud.json", ".jsonl", ".json"), "json", images=True),)
-    priority = 100
     coverage = Coverage.of("*")
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json
-        if t is None and s.json_error is not None and s.looks_like_json:
-            first = _first_line(s.data)
-            if first is None:
-                return 0.0
-            t = first
-        return 1.0 if _looks_like_entity(t) else 0.0
-
-    def kind_of(self, s: Sniff) -> EntityKind:
-        """The first line's kind: vaud-json holds every kind, and the file says which."""
-        t = s.json
-        if t is None and s.json_error is not None and s.looks_like_json:
-            t = _first_line(s.data)
-        kind = t.get("kind") if isinstance(t, dict) else None
-        return kind if kind in ENTITY_KINDS else self.kind
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.json
@@ -518,16 +484,6 @@ class VaudJsonCodec(Codec):
             lines.append(dumps(linked))
             ctx.embed(linked)
         return b"\n".join(lines) + b"\n"
-
-
-def _first_line(data: bytes) -> Any:
-    nl = data.find(b"\n")
-    if nl < 0:
-        return None
-    try:
-        return parse_json(data[:nl])
-    except Malformed:
-        return None
 
 
 __all__ = ["INLINE_MAX", "LINE_BOUND", "STORED", "Fetch", "VaudJsonCodec", "dumps", "from_tree", "to_tree"]

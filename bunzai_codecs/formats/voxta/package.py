@@ -56,6 +56,7 @@ from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.voxta.detect import CHARACTER
 from bunzai_codecs.formats.voxta.mapping import (
     MEMORY_BOOKS,
     book_body,
@@ -74,10 +75,7 @@ from bunzai_codecs.formats.voxta.mapping import (
 
 ID = "voxta"
 PACKAGE = "package.json"
-CHARACTER = re.compile(r"^Characters/([^/]+)/character\.json$")
 BOOK = re.compile(r"^Books/([^/]+)/book\.json$")
-#: root members of the other zip card formats (charx/Lumiverse ``card.json``, BYAF ``manifest.json``)
-FOREIGN = ("card.json", "manifest.json")
 #: ``EntryResource.Kind`` of a character
 KIND_CHARACTER = 1
 
@@ -205,12 +203,7 @@ def _twin(entity: CanonicalEntity) -> PackageTwin:
 
 class VoxtaCodec(Codec):
     id = ID
-    kind = "character"
     twin_type = PackageTwin
-    family = "voxta"
-    label = "Voxta package (.voxpkg)"
-    suffixes = (".voxpkg",)
-    extension = ".voxpkg"
     containers = (Container("voxpkg", (".voxpkg",), "zip", images=True),)
     coverage = Coverage.of(
         "identity.name",
@@ -251,18 +244,6 @@ class VoxtaCodec(Codec):
         reshapes=[Reshape(p, has_spaced_placeholder, _SPACED_NOTE) for p in _TEXT_PATHS],
     )
     embedded_coverage: ClassVar[Mapping[str, Coverage]] = {"lorebook": BOOK_COVERAGE}
-
-    def detect(self, s: Sniff) -> float:
-        if not s.is_zip:
-            return 0.0
-        z = s.zip
-        if z is None:
-            return 0.5 if s.suffix == ".voxpkg" else 0.0
-        if any(f in z for f in FOREIGN):
-            return 0.0
-        if any(CHARACTER.match(n) for n in z.names):
-            return 1.0
-        return 0.6 if s.suffix == ".voxpkg" else 0.0
 
     # -- decode -----------------------------------------------------------------------------------
 
