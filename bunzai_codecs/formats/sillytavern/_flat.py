@@ -209,7 +209,8 @@ def order_reshape(path: str, ids: dict[int, str], app: str) -> Reshape:
 class FlatPreset(Codec):
     """A SillyTavern preset kind stored as one flat object (see the module docstring).
 
-    A subclass gives its ``score`` (detection), ``read`` (tree -> body dict and a layout: what of
+    A subclass (detected by its row's detector, ``sillytavern/detect.py``, and listed after
+    ``sillytavern-preset`` by priority -1) gives its ``read`` (tree -> body dict and a layout: what of
     the file's own spelling a same-format export must follow) and ``write`` (body + layout ->
     tree); a preset that is its key table and nothing more declares the ``table`` instead. The name is the file name (sampler presets: SillyTavern keys them by file) or the
     ``name`` key (formatting templates, written last as SillyTavern does). A same-format export
