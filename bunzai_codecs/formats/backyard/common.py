@@ -1,4 +1,4 @@
-"""What Backyard's two formats share: placeholders, ISO dates, lore items, typed field reads.
+"""What Backyard's two formats share: placeholders, ISO dates, lore items.
 
 Backyard (and Faraday before it) writes single-brace placeholders, ``{character}`` (also ``{char}``)
 and ``{user}``; canonical text uses the Tavern macros ``{{char}}`` and ``{{user}}``, so text is
@@ -19,11 +19,10 @@ from typing import Any
 
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
-from bunzai_codecs.core.errors import Malformed, json_path
 from bunzai_codecs.entities.base import Num
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.wire import iso_to_seconds
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds
 
 _BY_CHAR = re.compile(r"(?<!\{)\{(?:character|char)\}(?!\})")
 _BY_USER = re.compile(r"(?<!\{)\{user\}(?!\})")
@@ -87,40 +86,25 @@ def opt_text(v: str | None) -> str | None:
     return v if v else None
 
 
-def get_str(obj: dict[str, Any], key: str, where: tuple[str | int, ...], *, null: bool = False) -> str | None:
-    """``obj[key]`` when it is a string (or absent / null where allowed); ``Malformed`` otherwise."""
+def opt_array(r: MapContext, obj: dict[str, Any], key: str) -> list[Any]:
+    """``obj[key]`` as an array read by ``r`` (the context of ``obj``); absent or null is ``[]``."""
     v = obj.get(key)
-    if v is None or isinstance(v, str):
-        if v is None and key in obj and not null:
-            raise Malformed(f"{key} must be a string, not null", path=json_path((*where, key)))
-        return v
-    raise Malformed(f"{key} must be a string, not {type(v).__name__}", path=json_path((*where, key)))
-
-
-def get_list(obj: dict[str, Any], key: str, where: tuple[str | int, ...]) -> list[Any]:
-    """``obj[key]`` when it is a list ([] when absent); ``Malformed`` otherwise."""
-    v = obj.get(key)
-    if v is None:
-        return []
-    if not isinstance(v, list):
-        raise Malformed(f"{key} must be an array", path=json_path((*where, key)))
-    return v
+    return [] if v is None else r.arr(v, (key,))
 
 
 def split_keywords(key: str) -> list[str]:
     return [k.strip() for k in key.split(",") if k.strip()]
 
 
-def lore_items_to_book(items: list[Any], where: tuple[str | int, ...]) -> dict[str, Any]:
-    """Lore items -> a canonical lorebook body (a dict, validated by the caller)."""
+def lore_items_to_book(items: list[Any], r: MapContext) -> dict[str, Any]:
+    """Lore items (read by ``r``, the context of their array) -> a canonical lorebook body (a dict,
+    validated by the caller)."""
     entries = []
     seen: set[str] = set()
-    for i, item in enumerate(items):
-        at = (*where, i)
-        if not isinstance(item, dict):
-            raise Malformed("a lore item must be an object", path=json_path(at))
-        key = get_str(item, "key", at) or ""
-        value = get_str(item, "value", at) or ""
+    for i, raw in enumerate(items):
+        item = r.obj(raw, (i,))
+        key = r.text(item.get("key"), (i, "key"), "")
+        value = r.text(item.get("value"), (i, "value"), "")
         raw_id = item.get("id")
         eid = raw_id if isinstance(raw_id, str) and raw_id else str(i)
         base, n = eid, 2
