@@ -49,8 +49,8 @@ from bunzai_codecs.formats.backyard.common import (
     book_to_lore_items,
     card_date,
     from_backyard,
-    lore_fallback,
-    lore_items_to_book,
+    lore_book,
+    lore_to_write,
     opt_array,
     opt_text,
     to_backyard,
@@ -455,19 +455,10 @@ class ByafCodec(Codec):
         primary.warnings.extend(warnings + r.warnings)
         entities = [primary]
         if lore:
-            book_r = MapContext("$.loreItems")
             try:
-                book_body = lore_items_to_book(lore, book_r)
+                book = lore_book(self, s, lore, "$.loreItems")
             except Malformed as exc:
                 raise _within(exc, cpath) from None
-            book = self.entity(
-                s,
-                book_body,
-                raw=lore,
-                part=("lorebook", "loreItems"),
-                kind="lorebook",
-                warnings=book_r.warnings,
-            )
             primary.links = {KNOWLEDGE_REFS: [book.id]}
             entities.append(book)
         return Decoded(entities)
@@ -587,18 +578,7 @@ class ByafCodec(Codec):
 
     def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
         """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
-        refs = ctx.refs(entity, "lorebook")
-        if refs:
-            book = refs[0]
-            ctx.embed(book)
-            fresh = byaf_lore_items(cast(LorebookBody, book.body))
-            twin = book.twin(self.id)
-            items = twin.raw if twin else None
-            if isinstance(items, list):
-                old = LorebookBody.model_validate(lore_items_to_book(items, MapContext()))
-                return list(merge3(items, byaf_lore_items(old), fresh))
-            return fresh
-        return lore_fallback(entity, ctx, kept)
+        return lore_to_write(self.id, entity, ctx, kept, byaf_lore_items)
 
 
 def _read_json(z: archive.ZipReader, name: str) -> dict[str, Any]:

@@ -14,11 +14,14 @@ lore just before the last two, within a 384-token budget; the book says so in ca
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from bunzai_codecs.core.codec import EmitContext
+from bunzai_codecs.core.codec import Codec, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
+from bunzai_codecs.core.overlay import ListKey, merge3
+from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import Num
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
@@ -146,6 +149,41 @@ def lore_fallback(entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[
     if not isinstance(kept, list):
         return []
     return kept if keep_or_drop(entity, ctx, "lorebook", kept) is KEEP else []
+
+
+def lore_book(codec: Codec, s: Sniff, items: list[Any], at: str) -> CanonicalEntity:
+    """The linked lorebook entity of a character's lore ``items`` (the array at JSON path ``at``),
+    with the notes its reader made."""
+    r = MapContext(at)
+    body = lore_items_to_book(items, r)
+    return codec.entity(
+        s, body, raw=items, part=("lorebook", "loreItems"), kind="lorebook", warnings=r.warnings
+    )
+
+
+def lore_to_write(
+    codec_id: str,
+    entity: CanonicalEntity,
+    ctx: EmitContext,
+    kept: Any,
+    to_items: Callable[[LorebookBody], list[dict[str, Any]]],
+    list_key: ListKey | None = None,
+) -> list[Any]:
+    """The lore items to write for ``entity``: its linked lorebook re-embedded as ``to_items`` writes
+    it, merged into the items the book was read from (``list_key`` pairs them), so an unedited item
+    keeps its form; without a linked book, the twin's copy ``kept`` or none (:func:`lore_fallback`)."""
+    refs = ctx.refs(entity, "lorebook")
+    if not refs:
+        return lore_fallback(entity, ctx, kept)
+    book = refs[0]
+    ctx.embed(book)
+    fresh = to_items(cast(LorebookBody, book.body))
+    twin = book.twin(codec_id)
+    items = twin.raw if twin else None
+    if not isinstance(items, list):
+        return fresh
+    old = LorebookBody.model_validate(lore_items_to_book(items, MapContext()))
+    return list(merge3(items, to_items(old), fresh, list_key=list_key))
 
 
 def item_id(item: Any) -> str | None:

@@ -45,8 +45,8 @@ from bunzai_codecs.formats.backyard.common import (
     dialogue_to_backyard,
     from_backyard,
     item_id,
-    lore_fallback,
-    lore_items_to_book,
+    lore_book,
+    lore_to_write,
     opt_array,
     opt_text,
     to_backyard,
@@ -276,15 +276,7 @@ class BackyardCodec(Codec):
         )
         entities = [primary]
         if lore:
-            book_r = MapContext("$.character.loreItems")
-            book = self.entity(
-                s,
-                lore_items_to_book(lore, book_r),
-                raw=lore,
-                part=("lorebook", "loreItems"),
-                kind="lorebook",
-                warnings=book_r.warnings,
-            )
+            book = lore_book(self, s, lore, "$.character.loreItems")
             primary.links = {KNOWLEDGE_REFS: [book.id]}
             entities.append(book)
         return Decoded(entities)
@@ -328,18 +320,11 @@ class BackyardCodec(Codec):
 
     def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
         """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
-        refs = ctx.refs(entity, "lorebook")
-        if refs:
-            book = refs[0]
-            ctx.embed(book)
-            fresh = book_to_lore_items(cast(LorebookBody, book.body), with_ids=True)
-            twin = book.twin(self.id)
-            items = twin.raw if twin else None
-            if isinstance(items, list):
-                old = LorebookBody.model_validate(lore_items_to_book(items, MapContext()))
-                return list(merge3(items, book_to_lore_items(old, with_ids=True), fresh, list_key=item_id))
-            return fresh
-        return lore_fallback(entity, ctx, kept)
+        return lore_to_write(self.id, entity, ctx, kept, _items_with_ids, list_key=item_id)
+
+
+def _items_with_ids(book: LorebookBody) -> list[dict[str, Any]]:
+    return book_to_lore_items(book, with_ids=True)
 
 
 __all__ = ["BackyardCodec"]
