@@ -16,7 +16,7 @@ export, so coercion here never changes a file that is written back.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -288,6 +288,17 @@ def parse_number(s: str) -> int | float | None:
     return f if math.isfinite(f) else None
 
 
+def first_text(obj: Any, keys: Iterable[str]) -> str | None:
+    """The first non-empty string among ``obj``'s ``keys``; ``None`` when there is none or ``obj``
+    is not an object (a lookup that never raises, for ids and refs with several spellings)."""
+    if isinstance(obj, Mapping):
+        for k in keys:
+            v = obj.get(k)
+            if isinstance(v, str) and v:
+                return v
+    return None
+
+
 def file_stem(name: str, suffixes: tuple[str, ...] = ()) -> str:
     """A file name without its folders (``/`` or ``\\``) and its extension: the name an app gives
     what it saved under that name (``worlds/Eldoria.json`` -> ``Eldoria``). With ``suffixes``, only
@@ -427,6 +438,7 @@ __all__ = [
     "bool_at",
     "coerced",
     "file_stem",
+    "first_text",
     "found",
     "get_obj",
     "id_text",

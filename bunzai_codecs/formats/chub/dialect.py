@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, first_text
 from bunzai_codecs.formats.tavern.fields import TavernDialect, _assets
 
 if TYPE_CHECKING:
@@ -63,12 +63,7 @@ def derived_media(bag: Any) -> list[dict[str, Any]]:
 def _sprite_ref(v: Any) -> str | None:
     if isinstance(v, str):
         return v
-    if isinstance(v, Mapping):
-        for k in _REF_KEYS:
-            r = v.get(k)
-            if isinstance(r, str) and r:
-                return r
-    return None
+    return first_text(v, _REF_KEYS)
 
 
 class ChubDialect(TavernDialect):
