@@ -484,26 +484,15 @@ class MarinaraLorebookCodec(EnvelopeCodec):
             out = replace_key(out, "lorebook", merge_row(data["lorebook"], b_book, n_book, tr.book_style))
         elif n_book != b_book:
             out = replace_key(out, "lorebook", tr.book_style.row(n_book))
-        out = replace_key(
-            out,
-            "entries",
-            merge_rows(
-                tr.entries,
-                b_entries,
-                [e["id"] for e in base["entries"]],
-                n_entries,
-                [e["id"] for e in new.get("entries", [])],
-                tr.entry_style,
-            ),
-        )
-        folders = merge_rows(
-            tr.folders,
-            b_folders,
-            [c["id"] for c in base["categories"]],
-            n_folders,
-            [c["id"] for c in new.get("categories", [])],
-            tr.folder_style,
-        )
+
+        def merged(rows: list[Any], b: list[Any], n: list[Any], field: str, style: Style) -> list[Any]:
+            """Rows merged by canonical id: the ids of the base's and the edit's ``field`` list."""
+            base_ids = [x["id"] for x in base.get(field, [])]
+            new_ids = [x["id"] for x in new.get(field, [])]
+            return merge_rows(rows, b, base_ids, n, new_ids, style)
+
+        out = replace_key(out, "entries", merged(tr.entries, b_entries, n_entries, "entries", tr.entry_style))
+        folders = merged(tr.folders, b_folders, n_folders, "categories", tr.folder_style)
         if "folders" in data or folders:
             out = replace_key(out, "folders", folders)
         return replace_key(raw, "data", out)
