@@ -79,8 +79,7 @@ class ChubDialect(TavernDialect):
     )
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
-        ext = data.get("extensions")
-        items = derived_media(ext.get(CHUB)) if isinstance(ext, Mapping) else []
+        items = derived_media(self.extension(data, CHUB))
         if not items:
             return
         media = body["media"]
