@@ -180,7 +180,7 @@ def fresh_native(entity: CanonicalEntity) -> dict[str, Any]:
 
 def with_exif(carrier: bytes, block: bytes) -> bytes:
     """``carrier`` with its eXIf chunks replaced by one holding ``block``, right after IHDR."""
-    pf = png.parse(carrier)
+    pf = png.parse(carrier, skip_crc=png.IMAGE_DATA)
     chunks = [c for c in pf.chunks if c.type != EXIF_CHUNK]
     chunks.insert(1, png.Chunk(EXIF_CHUNK, block))
     return png.build(chunks, pf.trailing)
@@ -308,7 +308,7 @@ class BackyardCodec(Codec):
         value = exif.user_comment_value(payload)
         if carrier.source != "twin" or source is None:
             return with_exif(carrier.image, exif.build_exif(value))
-        pf = png.parse(source)
+        pf = png.parse(source, skip_crc=png.IMAGE_DATA)
         chunks = list(pf.chunks)
         for i, c in enumerate(chunks):
             if c.type == EXIF_CHUNK:

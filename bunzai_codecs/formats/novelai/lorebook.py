@@ -402,7 +402,7 @@ class NovelAILorebookCodec(Codec):
 
 def _with_naidata(source: bytes, book: Any) -> bytes:
     """``source`` with its naidata chunk's value replaced, in the same position."""
-    pf = png.parse(source)
+    pf = png.parse(source, skip_crc=png.IMAGE_DATA)
     chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(book)))
     chunks = list(pf.chunks)
     for i, c in enumerate(chunks):

@@ -106,7 +106,7 @@ class _Pngs:
                 data = self.media[key]
                 if data[:8] == png.PNG_SIGNATURE:
                     try:
-                        self._parsed.append((key, png.parse(data)))
+                        self._parsed.append((key, png.parse(data, skip_crc=png.IMAGE_DATA)))
                     except BunzaiError:
                         continue
         return self._parsed
@@ -121,7 +121,7 @@ class _Pngs:
         if blob[:8] != png.PNG_SIGNATURE or not self.parsed():
             return None
         try:
-            whole = png.parse(blob)
+            whole = png.parse(blob, skip_crc=png.IMAGE_DATA)
         except BunzaiError:
             return None
         for key, pf in self.parsed():
@@ -446,7 +446,7 @@ def _splice_in(
         if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str) and item[1].startswith(_REF)
     }
     try:
-        pf = png.parse(base)
+        pf = png.parse(base, skip_crc=png.IMAGE_DATA)
         chunks = list(pf.chunks)
         for j, item in enumerate(insert):
             i, b64 = item
