@@ -504,6 +504,30 @@ SHAPES = [
         "expected a string, found a number",
     ),
     Shape("agnai/Pip.json", "agnai", ("voice",), "x", "$.voice", "expected an object, found a string"),
+    Shape(
+        "marinara/lorebook.saltmarsh.marinara.json",
+        "marinara-lorebook",
+        ("data", "entries", 0, "selectiveLogic"),
+        [],
+        "$.data.entries[0].selectiveLogic",
+        "expected a string, found an array",
+    ),
+    Shape(
+        "marinara/regex.single.json",
+        "marinara-regex",
+        ("findRegex",),
+        None,
+        "$.findRegex",
+        "expected a string, found null",
+    ),
+    Shape(
+        "marinara/story-bundle.lanternfall.marinara.json",
+        "marinara-story-bundle",
+        ("data", "characterIds"),
+        "c1",
+        "$.data.characterIds",
+        "expected an array of ids, found a string",
+    ),
 ]
 
 

@@ -170,6 +170,11 @@ def wrong(path: str, expected: str, value: Any) -> Malformed:
     return Malformed(f"expected {expected}, found {type_name(value)}", path=path)
 
 
+def wrong_at(parts: Path, expected: str, value: Any) -> Malformed:
+    """:func:`wrong` with the path given as parts below ``$``: ``("entries", 3, "keys")``."""
+    return wrong(join_path("$", *parts), expected, value)
+
+
 def found(v: Any) -> str:
     """What a wrong value is, for a note: its type, and a scalar's text (``the string '0.5'``)."""
     if isinstance(v, str):
@@ -462,4 +467,5 @@ __all__ = [
     "strs_at",
     "type_name",
     "wrong",
+    "wrong_at",
 ]

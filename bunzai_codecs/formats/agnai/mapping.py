@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, json_path
-from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong_at
 
 #: a JSON path under construction: ``("persona", "attributes", "text", 0)``
 Path = tuple[str | int, ...]
@@ -41,11 +41,6 @@ IMAGE_AFFIXES = ("prefix", "suffix", "negative", "template")
 
 def bad(what: str, path: Path) -> Malformed:
     return Malformed(what, path=json_path(path))
-
-
-def wrong_at(path: Path, expected: str, value: Any) -> Malformed:
-    """The one reader's error for a value of the wrong type at ``path``: ``expected X, found Y``."""
-    return wrong(json_path(path), expected, value)
 
 
 def is_num(v: Any) -> bool:

@@ -20,14 +20,13 @@ from typing import Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, wrong_at
 from bunzai_codecs.formats.marinara._rows import (
     EnvelopeCodec,
     Path,
     RowSpec,
     Style,
     arr,
-    bad,
     flag,
     json_col,
     merge_row,
@@ -184,7 +183,7 @@ def _position(v: Any, path: Path) -> str:
             return _position(int(s), path)
         return "world"  # Marinara's importer reads any other string as 0
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise bad("position must be a number or a position name", path)
+        raise wrong_at(path, "a number or a position name", v)
     n = int(v) if isinstance(v, float) and v.is_integer() else v
     return POSITIONS.get(n, str(n)) if isinstance(n, int) else str(n)
 
@@ -209,7 +208,7 @@ def entry_from(row: Any, eid: str, index: int, path: Path, ctx: MapContext) -> d
     logic = e.get("selectiveLogic")
     if logic is not None:
         if not isinstance(logic, str):
-            raise bad("selectiveLogic must be a string", (*path, "selectiveLogic"))
+            raise wrong_at((*path, "selectiveLogic"), "a string", logic)
         if logic in LOGIC:
             entry["selectiveLogic"] = LOGIC[logic]
         else:

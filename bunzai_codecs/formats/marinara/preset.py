@@ -28,7 +28,6 @@ from bunzai_codecs.formats.marinara._rows import (
     RowSpec,
     Style,
     arr,
-    bad,
     json_col,
     merge_row,
     merge_rows,
@@ -213,16 +212,12 @@ def body_from(raw: Any, ctx: MapContext) -> dict[str, Any]:
     ]
     gorder = _ordered(parts.groups, parts.group_ids, json_col(p, "groupOrder", pp), (*pp, "groupOrder"), ctx)
     body["groups"] = [_group(parts.groups[i], parts.group_ids[i], ("data", "groups", i), ctx) for i in gorder]
-    defaults = json_col(p, "defaultChoices", pp, {})
-    if not isinstance(defaults, dict):
-        raise bad("defaultChoices must be an object", (*pp, "defaultChoices"))
+    defaults = obj(json_col(p, "defaultChoices", pp, {}), (*pp, "defaultChoices"))
     body["choices"] = [
         _choice(r, parts.choice_ids[i], ("data", "choiceBlocks", i), defaults, ctx)
         for i, r in enumerate(parts.choices)
     ]
-    params = json_col(p, "parameters", pp, {})
-    if not isinstance(params, dict):
-        raise bad("parameters must be an object", (*pp, "parameters"))
+    params = obj(json_col(p, "parameters", pp, {}), (*pp, "parameters"))
     for key, (section, name, kind) in PARAMS.items():
         v = params.get(key)
         if v is None:
@@ -270,8 +265,7 @@ def _prompt(r: dict[str, Any], pid: str, path: Path, ctx: MapContext) -> dict[st
         prompt["role"] = role
     config = json_col(r, "markerConfig", path)
     if config is not None:
-        if not isinstance(config, dict):
-            raise bad("markerConfig must be an object", (*path, "markerConfig"))
+        config = obj(config, (*path, "markerConfig"))
         kind = config.get("type")
         if isinstance(kind, str) and kind:
             prompt["markerSlot"] = SLOTS.get(kind, kind)
