@@ -537,3 +537,22 @@ def test_a_wrong_structure_is_malformed_at_its_path_in_the_readers_words(case: S
     with pytest.raises(Malformed) as err:
         read(json.dumps(tree).encode(), case.sample.rsplit("/", 1)[-1], format=case.fmt)
     assert (err.value.path, err.value.message) == (case.path, case.message)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("id", 5, "expected a string, found a number"),
+        ("links", [], "expected an object, found an array"),
+        ("warnings", {}, "expected an array, found an object"),
+        ("media", "x", "expected an object, found a string"),
+    ],
+)
+def test_a_vaud_json_entity_of_the_wrong_shape_is_malformed_in_the_readers_words(
+    key: str, value: Any, message: str
+) -> None:
+    primary = read(sample("agnai/Pip.json"), "Pip.json").primary
+    tree = _put(json.loads(write(primary, "vaud-json").data), (key,), value)
+    with pytest.raises(Malformed) as err:
+        read(json.dumps(tree).encode(), "pip.vaud.json", format="vaud-json")
+    assert (err.value.path, err.value.message) == (f"$.{key}", message)
