@@ -39,6 +39,7 @@ class Case:
     found: str  # the reader's "found ..." words
     read_as: Any  # the canonical value
     got: Callable[[dict[str, Any]], Any]  # the canonical value, from the body's JSON form
+    kinds: tuple[str, ...] = ("lorebook", "regex")  # the kinds of the entity that carries the note
 
 
 def _entry(i: int, field: str) -> Callable[[dict[str, Any]], Any]:
@@ -197,6 +198,18 @@ CASES = [
         "7",
         _entry(0, "content"),
     ),
+    Case(
+        "pygmalion/oskar.pygmalion.json",
+        "pygmalion",
+        ("char_persona",),
+        7,
+        "$.char_persona",
+        STR,
+        "the number 7",
+        "7",
+        lambda b: b["identity"]["description"],
+        ("character",),
+    ),
     # 1 / "true" where a boolean belongs
     Case(
         "sillytavern/lighthouse-keeper.v2.json",
@@ -282,7 +295,7 @@ def test_a_coercible_value_is_read_noted_once_and_written_back(case: Case) -> No
     data = json.dumps(tree, ensure_ascii=False).encode()
     name = case.sample.rsplit("/", 1)[-1]
     decoded = read(data, name, format=case.fmt)
-    e = next(x for x in decoded.entities if x.kind in ("lorebook", "regex"))
+    e = next(x for x in decoded.entities if x.kind in case.kinds)
     assert case.got(e.body.dump()) == case.read_as
     note = f"{case.path}: expected {case.expected}, found {case.found}; read as {case.read_as!r}"
     assert [w for w in e.warnings if w.startswith(case.path + ":")] == [note]
