@@ -47,6 +47,7 @@ from bunzai_codecs.formats.agnai.mapping import (
     sprite_to_agnai,
     voice_from_agnai,
     voice_to_agnai,
+    wrong_at,
 )
 
 BOOK_KEY = "characterBook"
@@ -106,7 +107,7 @@ def card_to_body(t: Any, ctx: MapContext, path: Path = ()) -> dict[str, Any]:
     """A native Agnai character (at ``path`` below ``ctx``) -> canonical character body dict; notes
     go to ``ctx``. The embedded ``characterBook`` is not read here (it becomes a linked lorebook)."""
     if not isinstance(t, dict):
-        raise bad(f"an Agnai character must be an object, not {type(t).__name__}", path)
+        raise wrong_at(path, "an object", t)
     if "persona" not in t:
         raise bad("an Agnai character needs a persona", (*path, "persona"))
     structured, text = persona_from_agnai(t["persona"], (*path, "persona"))
@@ -144,7 +145,7 @@ def card_to_body(t: Any, ctx: MapContext, path: Path = ()) -> dict[str, Any]:
         if text:  # an empty prompt (the editor's default {prompt: "", depth: 3}) is no injection
             depth = num_at(insert.get("depth"), ctx, *path, "insert", "depth")
             if depth is None:
-                raise bad("insert.depth must be a number", (*path, "insert", "depth"))
+                raise wrong_at((*path, "insert", "depth"), "a number", depth)
             prompts["depthInjections"] = [{"text": text, "depth": depth}]
 
     greetings: dict[str, Any] = {}

@@ -22,7 +22,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.agnai import memory
 from bunzai_codecs.formats.agnai.detect import is_ccv3_book, is_native_book
-from bunzai_codecs.formats.agnai.mapping import bad
+from bunzai_codecs.formats.agnai.mapping import wrong_at
 from bunzai_codecs.formats.tavern.character_book import book_to_body
 
 #: JSON.stringify(book, null, 2), as Agnai's export button writes
@@ -72,7 +72,7 @@ class AgnaiLorebookCodec(Codec):
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
         if not isinstance(tree, dict):
-            raise bad(f"a memory book must be an object, not {type(tree).__name__}", ())
+            raise wrong_at((), "an object", tree)
         if tree.get("kind") != memory.MEMORY and not is_native_book(tree) and is_ccv3_book(tree):
             # the seed's soft-import path: the shared CCv3 book mapper, so the book canonicalises as
             # it does in a Tavern card; the twin is marked so export writes a real MemoryBook

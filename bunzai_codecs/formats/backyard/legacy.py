@@ -33,6 +33,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.backyard import exif
 from bunzai_codecs.formats.backyard.common import (
     CHARACTER_PATHS,
@@ -41,11 +42,10 @@ from bunzai_codecs.formats.backyard.common import (
     dialogue_from_backyard,
     dialogue_to_backyard,
     from_backyard,
-    get_list,
-    get_str,
     item_id,
-    lore_fallback,
-    lore_items_to_book,
+    lore_book,
+    lore_to_write,
+    opt_array,
     opt_text,
     to_backyard,
     unix_to_iso,
@@ -56,8 +56,6 @@ from bunzai_codecs.formats.backyard.detect import (
     parse_payload,
     read_comment,
 )
-
-_CHAR = ("character",)
 
 #: what a fresh export writes for the keys no canonical field maps (Backyard's own defaults)
 _FRESH_CHARACTER: dict[str, Any] = {
@@ -85,26 +83,27 @@ FRESH_VERSION = 4
 # -- native <-> canonical ----------------------------------------------------------------------
 
 
-def body_from_native(tree: dict[str, Any]) -> dict[str, Any]:
-    """The canonical character of a ``{character, version}`` export."""
+def body_from_native(tree: dict[str, Any], r: MapContext) -> dict[str, Any]:
+    """The canonical character of a ``{character, version}`` export (``r``: the context of its
+    ``character`` object)."""
     c = tree["character"]
-    display = get_str(c, "aiDisplayName", _CHAR) or ""
-    short = get_str(c, "aiName", _CHAR)
+
+    def text(key: str) -> str:
+        return r.text(c.get(key), (key,), "")
+
+    display = text("aiDisplayName")
+    short = r.text(c.get("aiName"), ("aiName",))
     name = display or short or ""
     return {
         "identity": {
             "name": name,
             "nickname": short if short is not None and short != name else None,
-            "description": opt_text(from_backyard(get_str(c, "aiPersona", _CHAR) or "")),
+            "description": opt_text(from_backyard(text("aiPersona"))),
         },
-        "persona": {"scenario": opt_text(from_backyard(get_str(c, "scenario", _CHAR) or ""))},
-        "prompts": {"systemPrompt": opt_text(from_backyard(get_str(c, "basePrompt", _CHAR) or ""))},
-        "greetings": {
-            "firstMessage": opt_text(from_backyard(get_str(c, "firstMessage", _CHAR, null=True) or ""))
-        },
-        "examples": {
-            "exampleMessages": opt_text(dialogue_from_backyard(get_str(c, "customDialogue", _CHAR) or ""))
-        },
+        "persona": {"scenario": opt_text(from_backyard(text("scenario")))},
+        "prompts": {"systemPrompt": opt_text(from_backyard(text("basePrompt")))},
+        "greetings": {"firstMessage": opt_text(from_backyard(text("firstMessage")))},
+        "examples": {"exampleMessages": opt_text(dialogue_from_backyard(text("customDialogue")))},
         "attribution": {
             "createdAt": card_date(c.get("createdAt")),
             "updatedAt": card_date(c.get("updatedAt")),
@@ -200,25 +199,21 @@ class BackyardCodec(Codec):
             raise Malformed("the EXIF UserComment JSON is not an object", path="$")
         if not isinstance(tree.get("character"), dict):
             raise Malformed("the export has no character object", path="$.character")
-        items = get_list(tree["character"], "loreItems", _CHAR)
+        r = MapContext("$.character")
+        lore = opt_array(r, tree["character"], "loreItems")
         image = picture(s.data, strip_types=(EXIF_CHUNK,), parsed=pf)
         primary = self.entity(
             s,
-            body_from_native(tree),
+            body_from_native(tree, r),
             raw=tree,
             media=portrait_resolver(image),
+            warnings=r.warnings,
             encoding=encoding,
             blobs={"png": s.data},
         )
         entities = [primary]
-        if items:
-            book = self.entity(
-                s,
-                lore_items_to_book(items, (*_CHAR, "loreItems")),
-                raw=items,
-                part=("lorebook", "loreItems"),
-                kind="lorebook",
-            )
+        if lore:
+            book = lore_book(self, s, lore, "$.character.loreItems")
             primary.links = {KNOWLEDGE_REFS: [book.id]}
             entities.append(book)
         return Decoded(entities)
@@ -234,7 +229,7 @@ class BackyardCodec(Codec):
             carrier = choose(entity, ctx, strip_types=(EXIF_CHUNK,))
             return with_exif(carrier.image, exif.build_exif(value))
 
-        base = mapped_native(CharacterBody.model_validate(body_from_native(raw)))
+        base = mapped_native(CharacterBody.model_validate(body_from_native(raw, MapContext())))
         merged = merge3(raw, base, mapped_native(body))
         char = merged["character"]
         lore = self._lore(entity, ctx, raw["character"].get("loreItems", []))
@@ -262,18 +257,11 @@ class BackyardCodec(Codec):
 
     def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
         """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
-        refs = ctx.refs(entity, "lorebook")
-        if refs:
-            book = refs[0]
-            ctx.embed(book)
-            fresh = book_to_lore_items(cast(LorebookBody, book.body), with_ids=True)
-            twin = book.twin(self.id)
-            items = twin.raw if twin else None
-            if isinstance(items, list):
-                old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
-                return list(merge3(items, book_to_lore_items(old, with_ids=True), fresh, list_key=item_id))
-            return fresh
-        return lore_fallback(entity, ctx, kept)
+        return lore_to_write(self.id, entity, ctx, kept, _items_with_ids, list_key=item_id)
+
+
+def _items_with_ids(book: LorebookBody) -> list[dict[str, Any]]:
+    return book_to_lore_items(book, with_ids=True)
 
 
 __all__ = ["BackyardCodec"]

@@ -20,14 +20,13 @@ from typing import Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, wrong_at
 from bunzai_codecs.formats.marinara._rows import (
     EnvelopeCodec,
     Path,
     RowSpec,
     Style,
     arr,
-    bad,
     flag,
     json_col,
     merge_row,
@@ -175,7 +174,7 @@ def _position(v: Any, path: Path) -> str:
             return _position(int(s), path)
         return "world"  # Marinara's importer reads any other string as 0
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise bad("position must be a number or a position name", path)
+        raise wrong_at(path, "a number or a position name", v)
     n = int(v) if isinstance(v, float) and v.is_integer() else v
     return POSITIONS.get(n, str(n)) if isinstance(n, int) else str(n)
 
@@ -200,7 +199,7 @@ def entry_from(row: Any, eid: str, index: int, path: Path, ctx: MapContext) -> d
     logic = e.get("selectiveLogic")
     if logic is not None:
         if not isinstance(logic, str):
-            raise bad("selectiveLogic must be a string", (*path, "selectiveLogic"))
+            raise wrong_at((*path, "selectiveLogic"), "a string", logic)
         if logic in LOGIC:
             entry["selectiveLogic"] = LOGIC[logic]
         else:
@@ -469,26 +468,15 @@ class MarinaraLorebookCodec(EnvelopeCodec):
             out = replace_key(out, "lorebook", merge_row(data["lorebook"], b_book, n_book, tr.book_style))
         elif n_book != b_book:
             out = replace_key(out, "lorebook", tr.book_style.row(n_book))
-        out = replace_key(
-            out,
-            "entries",
-            merge_rows(
-                tr.entries,
-                b_entries,
-                [e["id"] for e in base["entries"]],
-                n_entries,
-                [e["id"] for e in new.get("entries", [])],
-                tr.entry_style,
-            ),
-        )
-        folders = merge_rows(
-            tr.folders,
-            b_folders,
-            [c["id"] for c in base["categories"]],
-            n_folders,
-            [c["id"] for c in new.get("categories", [])],
-            tr.folder_style,
-        )
+
+        def merged(rows: list[Any], b: list[Any], n: list[Any], field: str, style: Style) -> list[Any]:
+            """Rows merged by canonical id: the ids of the base's and the edit's ``field`` list."""
+            base_ids = [x["id"] for x in base.get(field, [])]
+            new_ids = [x["id"] for x in new.get(field, [])]
+            return merge_rows(rows, b, base_ids, n, new_ids, style)
+
+        out = replace_key(out, "entries", merged(tr.entries, b_entries, n_entries, "entries", tr.entry_style))
+        folders = merged(tr.folders, b_folders, n_folders, "categories", tr.folder_style)
         if "folders" in data or folders:
             out = replace_key(out, "folders", folders)
         return replace_key(raw, "data", out)

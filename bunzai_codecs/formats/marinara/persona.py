@@ -28,6 +28,7 @@ from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.base import Body
+from bunzai_codecs.entities.persona import SECTION_PATHS
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.marinara._rows import EPOCH, EnvelopeCodec, Path, obj, opt_text, text
 from bunzai_codecs.formats.marinara.detect import PERSONA_TYPE as TYPE
@@ -147,9 +148,7 @@ class MarinaraPersonaCodec(EnvelopeCodec):
         "name",
         "content",
         "brief",
-        "sections.appearance",
-        "sections.personality",
-        "sections.history",
+        *SECTION_PATHS,
         "presentation.imageUrl",
         "attribution.creator",
         "attribution.version",

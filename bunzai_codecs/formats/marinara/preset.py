@@ -21,14 +21,13 @@ from typing import Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, first_text
 from bunzai_codecs.formats.marinara._rows import (
     EnvelopeCodec,
     Path,
     RowSpec,
     Style,
     arr,
-    bad,
     json_col,
     merge_row,
     merge_rows,
@@ -136,39 +135,30 @@ class _Parts:
         self.preset_id = pid if isinstance(pid, str) else None
         # canonical prompt id = identifier (else the row id); rows keep their own id and identifier
         self.prompt_ids = unique_ids(
-            _first_str(r, ("identifier", "id"), f"section-{i}") for i, r in enumerate(self.sections)
+            first_text(r, ("identifier", "id")) or f"section-{i}" for i, r in enumerate(self.sections)
         )
-        self.group_ids = unique_ids(_first_str(r, ("id",), f"group-{i}") for i, r in enumerate(self.groups))
+        self.group_ids = unique_ids(first_text(r, ("id",)) or f"group-{i}" for i, r in enumerate(self.groups))
         self.choice_ids = unique_ids(
-            _first_str(r, ("id",), f"choice-{i}") for i, r in enumerate(self.choices)
+            first_text(r, ("id",)) or f"choice-{i}" for i, r in enumerate(self.choices)
         )
         self.section_wire = {
             cid: (
-                _first_str(r, ("id",), cid),
+                first_text(r, ("id",)) or cid,
                 r.get("identifier") if isinstance(r.get("identifier"), str) else cid,
             )
             for cid, r in zip(self.prompt_ids, self.sections, strict=True)
         }
         self.group_wire = {
-            cid: _first_str(r, ("id",), cid) for cid, r in zip(self.group_ids, self.groups, strict=True)
+            cid: first_text(r, ("id",)) or cid for cid, r in zip(self.group_ids, self.groups, strict=True)
         }
         self.choice_wire = {
-            cid: _first_str(r, ("id",), cid) for cid, r in zip(self.choice_ids, self.choices, strict=True)
+            cid: first_text(r, ("id",)) or cid for cid, r in zip(self.choice_ids, self.choices, strict=True)
         }
 
 
 def _opt_arr(data: dict[str, Any], key: str) -> list[Any]:
     v = data.get(key)
     return [] if v is None else arr(v, ("data", key), f"an array of {key}")
-
-
-def _first_str(row: Any, keys: tuple[str, ...], default: str) -> str:
-    if isinstance(row, dict):
-        for k in keys:
-            v = row.get(k)
-            if isinstance(v, str) and v:
-                return v
-    return default
 
 
 # -- native -> canonical -----------------------------------------------------------------------
@@ -209,16 +199,12 @@ def body_from(raw: Any, ctx: MapContext) -> dict[str, Any]:
     ]
     gorder = _ordered(parts.groups, parts.group_ids, json_col(p, "groupOrder", pp), (*pp, "groupOrder"), ctx)
     body["groups"] = [_group(parts.groups[i], parts.group_ids[i], ("data", "groups", i), ctx) for i in gorder]
-    defaults = json_col(p, "defaultChoices", pp, {})
-    if not isinstance(defaults, dict):
-        raise bad("defaultChoices must be an object", (*pp, "defaultChoices"))
+    defaults = obj(json_col(p, "defaultChoices", pp, {}), (*pp, "defaultChoices"))
     body["choices"] = [
         _choice(r, parts.choice_ids[i], ("data", "choiceBlocks", i), defaults, ctx)
         for i, r in enumerate(parts.choices)
     ]
-    params = json_col(p, "parameters", pp, {})
-    if not isinstance(params, dict):
-        raise bad("parameters must be an object", (*pp, "parameters"))
+    params = obj(json_col(p, "parameters", pp, {}), (*pp, "parameters"))
     for key, (section, name, kind) in PARAMS.items():
         v = params.get(key)
         if v is None:
@@ -266,8 +252,7 @@ def _prompt(r: dict[str, Any], pid: str, path: Path, ctx: MapContext) -> dict[st
         prompt["role"] = role
     config = json_col(r, "markerConfig", path)
     if config is not None:
-        if not isinstance(config, dict):
-            raise bad("markerConfig must be an object", (*path, "markerConfig"))
+        config = obj(config, (*path, "markerConfig"))
         kind = config.get("type")
         if isinstance(kind, str) and kind:
             prompt["markerSlot"] = SLOTS.get(kind, kind)

@@ -26,7 +26,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, wrong_at
 from bunzai_codecs.formats.marinara._rows import (
     MARINARA_SUFFIXES,
     Path,
@@ -105,7 +105,7 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path, ctx: MapContext) -
             path=_p((*path, "scriptName")),
         )
     if not isinstance(r.get("findRegex"), str):
-        raise Malformed("findRegex must be a string", path=_p((*path, "findRegex")))
+        raise wrong_at((*path, "findRegex"), "a string", r.get("findRegex"))
     rule: dict[str, Any] = {
         "id": rid,
         "label": text(ctx, r, "name", path),
@@ -123,7 +123,7 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path, ctx: MapContext) -
     for i, p in enumerate(placement):
         if not isinstance(p, str):
             # a number is SillyTavern's placement, never Marinara's
-            raise Malformed("placement entries must be strings", path=_p((*path, "placement", i)))
+            raise wrong_at((*path, "placement", i), "a string", p)
         ph = PHASES.get(p, p)
         if ph not in phases:
             phases.append(ph)
@@ -156,14 +156,18 @@ def _targets(r: dict[str, Any], path: Path, ctx: MapContext) -> list[str]:
         # null applyMode is derived from the legacy promptOnly: false means display only
         return ["prompt"] if flag(ctx, r, "promptOnly", path, False) else ["display"]
     if not isinstance(mode, str):
-        raise Malformed("applyMode must be a string or null", path=_p((*path, "applyMode")))
+        raise wrong_at((*path, "applyMode"), "a string or null", mode)
     return list(APPLY_TARGETS.get(mode, [mode]))
 
 
 def body_from(t: Any, ctx: MapContext, name: str = "") -> dict[str, Any]:
     shape, rows, path = _shape(t)
     ids = _ids(rows, shape)
-    rules = [rule_from_row(r, i, ids[i], (*path, i), ctx) for i, r in enumerate(rows)]
+    # a single-script file's row is the file itself: its paths start at the root
+    rules = [
+        rule_from_row(r, i, ids[i], path if shape == "single" else (*path, i), ctx)
+        for i, r in enumerate(rows)
+    ]
     if shape == "single":
         name = rules[0]["label"]
     return {"name": name, "rules": rules}

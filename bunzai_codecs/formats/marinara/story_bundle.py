@@ -20,6 +20,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.wire import wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
 from bunzai_codecs.formats.marinara.detect import STORY_BUNDLE_TYPE as TYPE
 
@@ -32,18 +33,18 @@ def body_from(tree: Any) -> dict[str, Any]:
         raise Malformed(f"not a {TYPE} envelope", path="$.type")
     data = tree.get("data")
     if not isinstance(data, dict):
-        raise Malformed("data must be an object", path="$.data")
+        raise wrong("$.data", "an object", data)
     out: dict[str, Any] = {"lorebookType": BUNDLE_TYPE}
     for key in ("name", "description"):
         v = data.get(key)
         if v is not None and not isinstance(v, str):
-            raise Malformed(f"{key} must be a string", path=f"$.data.{key}")
+            raise wrong(f"$.data.{key}", "a string", v)
         if v is not None:
             out[key] = v
     for key in ID_LISTS:
         v = data.get(key)
         if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-            raise Malformed(f"{key} must be a list of ids", path=f"$.data.{key}")
+            raise wrong(f"$.data.{key}", "an array of ids", v)
     return out
 
 

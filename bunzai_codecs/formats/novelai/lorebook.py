@@ -104,8 +104,7 @@ def body_from_book(book: dict[str, Any], ctx: MapContext) -> dict[str, Any]:
     seen: set[str] = set()
     for i, e in enumerate(book["entries"]):
         ec = ctx.child("entries", i)
-        if not isinstance(e, dict):
-            raise Malformed("a lorebook entry must be an object", path=ec.path)
+        e = ctx.obj(e, ("entries", i))
         raw_keys = e.get("keys")
         keys = None if raw_keys is None else ec.str_list(raw_keys, ("keys",))
         cc = ec.opaque(e.get("contextConfig"), ("contextConfig",)) or {}
@@ -130,12 +129,9 @@ def body_from_book(book: dict[str, Any], ctx: MapContext) -> dict[str, Any]:
         )
     categories = []
     cats = book.get("categories")
-    if cats is not None and not isinstance(cats, list):
-        raise Malformed("categories must be an array", path=ctx.at("categories"))
-    for j, c in enumerate(cats or []):
+    for j, c in enumerate([] if cats is None else ctx.arr(cats, ("categories",))):
         cctx = ctx.child("categories", j)
-        if not isinstance(c, dict):
-            raise Malformed("a category must be an object", path=cctx.path)
+        c = ctx.obj(c, ("categories", j))
         categories.append(
             {
                 "id": cctx.text(c.get("id"), ("id",)) or str(j),

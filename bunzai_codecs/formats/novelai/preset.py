@@ -48,6 +48,7 @@ from bunzai_codecs.formats.sillytavern._flat import (
     write_order,
 )
 from bunzai_codecs.formats.sillytavern._wire import Path, dumps
+from bunzai_codecs.formats.sillytavern.samplers import NOVEL_SAMPLING_ROWS, NOVEL_UNIFIED_ROWS
 
 PRESET_VERSION = 3
 #: the parameters version and model a fresh export names (NovelAI's current text model's presets)
@@ -60,27 +61,14 @@ PARAMETERS = keys(
     (
         ("temperature", "temperature", "num", 1),
         ("max_length", "maxTokens", "num", 150),
-        ("min_length", "minTokens", "num", 1),
-        ("top_k", "topK", "num", 0),
-        ("top_p", "topP", "num", 1),
-        ("top_a", "topA", "num", 0),
-        ("typical_p", "typicalP", "num", 1),
-        ("tail_free_sampling", "tailFreeSampling", "num", 1),
-        ("repetition_penalty", "repetitionPenalty", "num", 1),
-        ("repetition_penalty_range", "repetitionPenaltyRange", "num", 0),
-        ("repetition_penalty_slope", "repetitionPenaltySlope", "num", 0),
-        ("repetition_penalty_frequency", "frequencyPenalty", "num", 0),
-        ("repetition_penalty_presence", "presencePenalty", "num", 0),
+        *NOVEL_SAMPLING_ROWS,
         ("cfg_scale", "cfgScale", "num", 1),
         ("cfg_uc", "negativePrompt", "str", ""),
         ("phrase_rep_pen", "phraseRepetitionPenalty", "str", "off"),
         ("top_g", "topG", "num", 0),
         ("mirostat_tau", "mirostatTau", "num", 0),
         ("mirostat_lr", "mirostatEta", "num", 1),
-        ("math1_temp", "unifiedLinear", "num", 1),
-        ("math1_quad", "unifiedQuad", "num", 0),
-        ("math1_quad_entropy_scale", "unifiedConf", "num", 0),
-        ("min_p", "minP", "num", 0),
+        *NOVEL_UNIFIED_ROWS,
     ),
 )
 

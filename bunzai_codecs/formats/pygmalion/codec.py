@@ -27,11 +27,12 @@ import orjson
 from bunzai_codecs.core import media, png
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported, json_path
+from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
+from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.pygmalion.detect import (
     PNG_KEYWORD,
     png_payload,
@@ -41,24 +42,16 @@ from bunzai_codecs.formats.tavern.png import encode_payload
 _TEXT_KEYS = ("char_name", "name", "char_persona", "char_greeting", "world_scenario", "example_dialogue")
 
 
-def _text(tree: dict[str, Any], key: str) -> str | None:
-    v = tree.get(key)
-    if v is None or isinstance(v, str):
-        return v
-    raise Malformed(f"{key} must be a string, not {type(v).__name__}", path=json_path((key,)))
-
-
-def body_from_native(tree: dict[str, Any]) -> dict[str, Any]:
-    for k in _TEXT_KEYS:
-        _text(tree, k)
-    name = tree.get("char_name")
-    if not isinstance(name, str):
-        name = tree.get("name") if isinstance(tree.get("name"), str) else ""
+def body_from_native(tree: dict[str, Any], r: MapContext) -> dict[str, Any]:
+    """The canonical character of a classic character object, its text keys read by ``r`` (the
+    context of the object)."""
+    t = {k: r.text(tree.get(k), (k,)) for k in _TEXT_KEYS}
+    name = t["char_name"] if t["char_name"] is not None else t["name"] or ""
     return {
-        "identity": {"name": name, "description": tree.get("char_persona") or None},
-        "persona": {"scenario": tree.get("world_scenario") or None},
-        "greetings": {"firstMessage": tree.get("char_greeting") or None},
-        "examples": {"exampleMessages": tree.get("example_dialogue") or None},
+        "identity": {"name": name, "description": t["char_persona"] or None},
+        "persona": {"scenario": t["world_scenario"] or None},
+        "greetings": {"firstMessage": t["char_greeting"] or None},
+        "examples": {"exampleMessages": t["example_dialogue"] or None},
     }
 
 
@@ -110,13 +103,14 @@ class PygmalionCodec(Codec):
         if not isinstance(tree, dict):
             raise Malformed("a Pygmalion character is a JSON object", path="$")
         escrow: dict[str, Any] = {"container": container}
-        body = body_from_native(tree)
+        r = MapContext()
+        body = body_from_native(tree, r)
         resolve = None
         if container == "png":
             escrow["blobs"] = {"png": s.data}
             body["media"] = {"portrait": card_image_portrait()}  # the PNG is the picture
             resolve = portrait_resolver(picture(s.data, (PNG_KEYWORD,), parsed=s.png))
-        return Decoded([self.entity(s, body, raw=tree, media=resolve, **escrow)])
+        return Decoded([self.entity(s, body, raw=tree, media=resolve, warnings=r.warnings, **escrow)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = body_as(entity, CharacterBody)
@@ -124,7 +118,9 @@ class PygmalionCodec(Codec):
         raw = twin.raw if twin else None
         if isinstance(raw, dict):
             with_name = "name" in raw
-            base = mapped_native(CharacterBody.model_validate(body_from_native(raw)), with_name=with_name)
+            base = mapped_native(
+                CharacterBody.model_validate(body_from_native(raw, MapContext())), with_name=with_name
+            )
             tree = merge3(raw, base, mapped_native(body, with_name=with_name))
         else:
             twin, tree = None, mapped_native(body)

@@ -27,6 +27,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.carrier import PORTRAIT, choose, picture
+from bunzai_codecs.formats._shared.wire import wrong
 from bunzai_codecs.formats.risu.detect import KEYWORD
 
 PORTRAIT_REF = "png:image"
@@ -46,10 +47,10 @@ def to_native(body: PersonaBody) -> dict[str, Any]:
 def persona_body(tree: dict[str, Any]) -> dict[str, Any]:
     for key in ("name", "personaPrompt"):
         if not isinstance(tree.get(key), str):
-            raise Malformed(f"a Risu persona needs a string {key}", path=f"$.{key}")
+            raise wrong(f"$.{key}", "a string", tree.get(key))
     note = tree.get("note")
     if note is not None and not isinstance(note, str):
-        raise Malformed("note must be a string", path="$.note")
+        raise wrong("$.note", "a string", note)
     body: dict[str, Any] = {
         "name": tree["name"],
         "content": tree["personaPrompt"],
@@ -88,7 +89,7 @@ class RisuPersonaCodec(Codec):
             raise Malformed("persona chunk is not base64", path="persona") from None
         tree = parse_json(text, what="persona JSON")
         if not isinstance(tree, dict):
-            raise Malformed("persona JSON must be an object", path="$")
+            raise wrong("$", "an object", tree)
         body = persona_body(tree)
         image = picture(s.data, (KEYWORD,), parsed=s.png)
         return Decoded(

@@ -74,8 +74,7 @@ class RoleCallDialect(TavernDialect):
     )
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
-        ext = data.get("extensions")
-        raw = ext.get(ROLECALL) if isinstance(ext, Mapping) else None
+        raw = self.extension(data, ROLECALL)
         if raw is None:
             return
         path = ("extensions", ROLECALL)

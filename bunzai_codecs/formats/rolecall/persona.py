@@ -68,7 +68,7 @@ from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Uns
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.entities.persona import SECTION_PATHS, PersonaBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
@@ -266,9 +266,7 @@ class RoleCallPersona(Codec):
         "name",
         "content",
         "brief",
-        "sections.appearance",
-        "sections.personality",
-        "sections.history",
+        *SECTION_PATHS,
         "attribution.creator",
         "attribution.version",
         *media_mod.PORTRAIT_BYTES,

@@ -117,29 +117,40 @@ KOBOLD = (
     + SEED
 )
 
+#: NovelAI's own parameter names (and fresh values) shared by a NovelAI preset file's ``parameters``
+#: and SillyTavern's copy of a NovelAI preset, in NovelAI's order: the length floor, the samplers and
+#: the repetition penalties...
+NOVEL_SAMPLING_ROWS: tuple[tuple[str, str, str, Any], ...] = (
+    ("min_length", "minTokens", "num", 1),
+    ("top_k", "topK", "num", 0),
+    ("top_p", "topP", "num", 1),
+    ("top_a", "topA", "num", 0),
+    ("typical_p", "typicalP", "num", 1),
+    ("tail_free_sampling", "tailFreeSampling", "num", 1),
+    ("repetition_penalty", "repetitionPenalty", "num", 1),
+    ("repetition_penalty_range", "repetitionPenaltyRange", "num", 0),
+    ("repetition_penalty_slope", "repetitionPenaltySlope", "num", 0),
+    ("repetition_penalty_frequency", "frequencyPenalty", "num", 0),
+    ("repetition_penalty_presence", "presencePenalty", "num", 0),
+)
+#: ... and the unified sampler (``math1``) and min-p
+NOVEL_UNIFIED_ROWS: tuple[tuple[str, str, str, Any], ...] = (
+    ("math1_temp", "unifiedLinear", "num", 1),
+    ("math1_quad", "unifiedQuad", "num", 0),
+    ("math1_quad_entropy_scale", "unifiedConf", "num", 0),
+    ("min_p", "minP", "num", 0),
+)
+
 #: the NovelAI preset's samplers (both layouts)
 NOVEL_SAMPLER_KEYS = keys(
     "samplers",
     (
         ("temperature", "temperature", "num", 1),
-        ("min_length", "minTokens", "num", 1),
-        ("top_k", "topK", "num", 0),
-        ("top_p", "topP", "num", 1),
-        ("top_a", "topA", "num", 0),
-        ("typical_p", "typicalP", "num", 1),
-        ("tail_free_sampling", "tailFreeSampling", "num", 1),
-        ("repetition_penalty", "repetitionPenalty", "num", 1),
-        ("repetition_penalty_range", "repetitionPenaltyRange", "num", 0),
-        ("repetition_penalty_slope", "repetitionPenaltySlope", "num", 0),
-        ("repetition_penalty_frequency", "frequencyPenalty", "num", 0),
-        ("repetition_penalty_presence", "presencePenalty", "num", 0),
+        *NOVEL_SAMPLING_ROWS,
         ("phrase_rep_pen", "phraseRepetitionPenalty", "str", "off"),
         ("mirostat_lr", "mirostatEta", "num", 1),
         ("mirostat_tau", "mirostatTau", "num", 0),
-        ("math1_temp", "unifiedLinear", "num", 1),
-        ("math1_quad", "unifiedQuad", "num", 0),
-        ("math1_quad_entropy_scale", "unifiedConf", "num", 0),
-        ("min_p", "minP", "num", 0),
+        *NOVEL_UNIFIED_ROWS,
         ("order", "samplerOrder", "novel_order", [1, 5, 0, 2, 3, 4]),
         ("banned_tokens", "bannedTokens", "str", None),
     ),
@@ -232,6 +243,8 @@ class SillyTavernNovelCodec(FlatPreset):
 __all__ = [
     "KOBOLD",
     "NOVEL_SAMPLER_KEYS",
+    "NOVEL_SAMPLING_ROWS",
+    "NOVEL_UNIFIED_ROWS",
     "TEXTGEN",
     "SillyTavernKoboldCodec",
     "SillyTavernNovelCodec",

@@ -122,8 +122,9 @@ class TavernDialect:
 
     - ``read(data, body, ctx)`` runs after the shared decode; ``data`` is the card's ``data`` object
       (read-only), ``body`` the body dict being built (every section is already a dict, e.g.
-      ``body["settings"]["risu"]``); set or override canonical fields there. Raise ``Malformed`` with
-      ``ctx.at(...)`` paths for wrong types; ``ctx.warn`` for notes.
+      ``body["settings"]["risu"]``); set or override canonical fields there (``self.extension(data,
+      key)`` is the block the dialect owns). Raise ``Malformed`` with ``ctx.at(...)`` paths for wrong
+      types; ``ctx.warn`` for notes.
     - ``write(body, data)`` runs after the shared encode; ``body`` is the ``CharacterBody`` model,
       ``data`` the fresh ``data`` dict (``data["extensions"]`` exists); write your keys into it.
 
@@ -141,6 +142,13 @@ class TavernDialect:
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
         """Map this app's keys of ``data`` into ``body`` (see the class docstring)."""
+
+    @staticmethod
+    def extension(data: Mapping[str, Any], key: str) -> Any:
+        """``data.extensions[key]``, the block a dialect owns; ``None`` when the card has no such key
+        (or no ``extensions`` object). Its type is the dialect's to check."""
+        ext = data.get("extensions")
+        return ext.get(key) if isinstance(ext, Mapping) else None
 
     def write(self, body: CharacterBody, data: dict[str, Any]) -> None:
         """Write this app's keys for ``body`` into the fresh ``data`` (see the class docstring)."""
