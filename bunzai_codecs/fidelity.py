@@ -367,10 +367,7 @@ def _leaf_paths(value: Any, path: str, out: list[str]) -> None:
     if isinstance(value, dict):
         for k in sorted(value, key=str):
             v = value[k]
-            if k.__class__ is str and k.isidentifier():
-                p = f"{path}.{k}" if path else k
-            else:
-                p = join(path, k)
+            p = (f"{path}.{k}" if path else k) if k.__class__ is str and k.isidentifier() else join(path, k)
             if v is None or v.__class__ is str:
                 if v:
                     out.append(p)
