@@ -84,6 +84,9 @@ def holds_mapped(body: Any, mapped: Any) -> bool:
             for x, y in zip(v, m, strict=True):
                 if not holds_mapped(x, y):
                     return False
+        elif m.__class__ is not dict:  # the field's default (a model), the dict having none
+            if v.__class__ is not m.__class__ or v != m:
+                return False
         elif not holds_mapped(v, m):
             return False
         want[k] = v  # compared: the whole-dict comparison below takes it as is
