@@ -17,6 +17,7 @@ copied, and ``raw`` is never mutated.
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Callable, Hashable
@@ -117,9 +118,18 @@ def _plan(cls: type) -> Any:
             defaults[name] = f.default
         elif f.default_factory is not None:
             defaults[name] = f.default_factory()  # type: ignore[call-arg]
-    if cls.__pydantic_decorators__.field_validators or cls.__pydantic_decorators__.model_validators:
-        return False
+    if _TRANSFORMS & {k for k, v in cls.model_config.items() if v} or _FUNCTION.search(
+        repr(cls.__pydantic_core_schema__)
+    ):
+        return False  # a validator of any kind, or a config that rewrites strings: validate instead
     return defaults, tuple(nested)
+
+
+#: config flags under which validation rewrites an accepted value
+_TRANSFORMS = frozenset({"str_strip_whitespace", "str_to_lower", "str_to_upper", "coerce_numbers_to_str"})
+#: a function in a core schema: a field or model validator, an ``Annotated`` before/after/wrap/plain
+#: validator anywhere in the model's fields (nested models' schemas are part of it)
+_FUNCTION = re.compile(r"'type': 'function-")
 
 
 def _models_in(ann: Any) -> str | None:

@@ -92,6 +92,27 @@ def test_a_mapped_dict_validation_converts_is_left_to_validation() -> None:
     assert not holds_mapped(e2, {"id": "1", "title": "t", "content": "c", "triggers": ({"text": "a"},)})
 
 
+def test_a_model_with_a_validator_is_left_to_validation() -> None:
+    from typing import Annotated
+
+    from pydantic import AfterValidator, field_validator
+
+    class Stripped(Body):
+        name: Annotated[str, AfterValidator(str.strip)] = ""
+
+    class Checked(Body):
+        name: str = ""
+
+        @field_validator("name")
+        @classmethod
+        def _lower(cls, v: str) -> str:
+            return v.lower()
+
+    for model in (Stripped, Checked):
+        body = model.model_validate({"name": "X"})
+        assert not holds_mapped(body, {"name": body.name})  # never answered without validating
+
+
 def test_overlay_twin_checks_the_short_cut_under_check(monkeypatch: pytest.MonkeyPatch) -> None:
     body = LorebookBody.model_validate({"name": "b", "entries": [{"id": "1", "title": "t", "content": "c"}]})
     mapped = {"name": "b", "entries": [{"id": "1", "title": "t", "content": "c"}]}
