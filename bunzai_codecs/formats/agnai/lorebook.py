@@ -23,7 +23,7 @@ from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.agnai import memory
 from bunzai_codecs.formats.agnai.detect import is_ccv3_book, is_native_book
 from bunzai_codecs.formats.agnai.mapping import wrong_at
-from bunzai_codecs.formats.tavern.character_book import book_to_body
+from bunzai_codecs.formats.tavern.character_book import BASIC_ENTRY_PATHS, book_to_body
 
 #: JSON.stringify(book, null, 2), as Agnai's export button writes
 JSON_OPTIONS = orjson.OPT_INDENT_2
@@ -39,12 +39,8 @@ LOREBOOK_COVERAGE = Coverage.of(
     "globalRecursion",
     "extensions",
     "entries[].id",
-    "entries[].title",
     "entries[].comment",
-    "entries[].content",
-    "entries[].enabled",
-    "entries[].constant",
-    "entries[].triggers[].text",
+    *BASIC_ENTRY_PATHS,
     "entries[].secondaryTriggers[].text",
     "entries[].selective",
     "entries[].sortOrder",

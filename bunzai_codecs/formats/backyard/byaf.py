@@ -44,18 +44,7 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.backyard.common import (
-    CHARACTER_PATHS,
-    book_to_lore_items,
-    card_date,
-    from_backyard,
-    lore_book,
-    lore_to_write,
-    opt_array,
-    opt_text,
-    to_backyard,
-    unix_to_iso,
-)
+from bunzai_codecs.formats.backyard import common
 from bunzai_codecs.formats.backyard.detect import _CHARACTER_PATH, MANIFEST
 
 _SCENARIO_PATH = re.compile(r"^scenarios/[^/]+\.json$")
@@ -143,7 +132,7 @@ def _texts(r: MapContext, sc: dict[str, Any], key: str) -> list[str]:
     """The ``text`` of each ``{text}`` object in ``sc[key]`` (``r``: the context of ``sc``)."""
     return [
         r.text(r.obj(m, (key, i)).get("text"), (key, i, "text"), "")
-        for i, m in enumerate(opt_array(r, sc, key))
+        for i, m in enumerate(common.opt_array(r, sc, key))
     ]
 
 
@@ -160,7 +149,7 @@ def body_from_archive(raw: dict[str, Any], r: MapContext) -> dict[str, Any]:
     creator = author.get("name") if isinstance(author, dict) else None
 
     images: list[dict[str, Any]] = []
-    for i, raw_img in enumerate(opt_array(r, c, "images")):
+    for i, raw_img in enumerate(common.opt_array(r, c, "images")):
         img = r.obj(raw_img, ("images", i))
         path = r.text(img.get("path"), ("images", i, "path"), "")
         label = r.text(img.get("label"), ("images", i, "label"))
@@ -193,28 +182,30 @@ def body_from_archive(raw: dict[str, Any], r: MapContext) -> dict[str, Any]:
         "identity": {
             "name": name,
             "nickname": short if short is not None and short != name else None,
-            "description": opt_text(from_backyard(r.text(c.get("persona"), ("persona",), ""))),
+            "description": common.opt_text(common.from_backyard(r.text(c.get("persona"), ("persona",), ""))),
         },
         "media": {"portrait": portrait, "assets": [a for a in images if a is not portrait] or None},
         "attribution": {
             "creator": creator if isinstance(creator, str) and creator else None,
-            "createdAt": card_date(c.get("createdAt")),
-            "updatedAt": card_date(c.get("updatedAt")),
+            "createdAt": common.card_date(c.get("createdAt")),
+            "updatedAt": common.card_date(c.get("updatedAt")),
         },
     }
     if scenarios:
         first = scenarios[0]
         greeting = _texts(sr, first, "firstMessages")
         instructions = sr.text(first.get("formattingInstructions"), ("formattingInstructions",), "")
-        body["prompts"] = {"systemPrompt": opt_text(from_backyard(instructions))}
+        body["prompts"] = {"systemPrompt": common.opt_text(common.from_backyard(instructions))}
         body["persona"] = {
-            "scenario": opt_text(from_backyard(sr.text(first.get("narrative"), ("narrative",), "")))
+            "scenario": common.opt_text(
+                common.from_backyard(sr.text(first.get("narrative"), ("narrative",), ""))
+            )
         }
         body["greetings"] = {
-            "firstMessage": from_backyard(greeting[0]) if greeting else None,
+            "firstMessage": common.from_backyard(greeting[0]) if greeting else None,
             "alternateGreetings": [
                 {
-                    "text": from_backyard(next(iter(_texts(sr, sc, "firstMessages")), "")),
+                    "text": common.from_backyard(next(iter(_texts(sr, sc, "firstMessages")), "")),
                     "title": sr.text(sc.get("title"), ("title",)),
                 }
                 for sc in scenarios[1:]
@@ -223,7 +214,7 @@ def body_from_archive(raw: dict[str, Any], r: MapContext) -> dict[str, Any]:
         }
         body["examples"] = {
             "exampleMessages": examples_from_messages(
-                [from_backyard(t) for t in _texts(sr, first, "exampleMessages")]
+                [common.from_backyard(t) for t in _texts(sr, first, "exampleMessages")]
             )
         }
     return body
@@ -242,18 +233,18 @@ def mapped_archive(body: CharacterBody, char_id: str) -> dict[str, Any]:
     background = next((a.ref for a in media.assets or [] if a.role == BACKGROUND), None)
 
     def said(text: str) -> list[dict[str, Any]]:
-        return [{"characterID": char_id, "text": to_backyard(text)}]
+        return [{"characterID": char_id, "text": common.to_backyard(text)}]
 
     first = body.greetings.firstMessage
     scenarios: list[dict[str, Any]] = [
         {
             **({"backgroundImage": background} if background is not None else {}),
-            "formattingInstructions": to_backyard(body.prompts.systemPrompt or ""),
+            "formattingInstructions": common.to_backyard(body.prompts.systemPrompt or ""),
             "exampleMessages": [
                 m for t in examples_to_messages(body.examples.exampleMessages) for m in said(t)
             ],
             "firstMessages": said(first) if first is not None else [],
-            "narrative": to_backyard(body.persona.scenario or ""),
+            "narrative": common.to_backyard(body.persona.scenario or ""),
         }
     ]
     for g in body.greetings.alternateGreetings or []:
@@ -267,9 +258,9 @@ def mapped_archive(body: CharacterBody, char_id: str) -> dict[str, Any]:
         "character": {
             "name": ident.nickname if ident.nickname is not None else ident.name,
             "displayName": ident.name,
-            "persona": to_backyard(ident.description or ""),
-            "createdAt": unix_to_iso(body.attribution.createdAt),
-            "updatedAt": unix_to_iso(body.attribution.updatedAt),
+            "persona": common.to_backyard(ident.description or ""),
+            "createdAt": common.unix_to_iso(body.attribution.createdAt),
+            "updatedAt": common.unix_to_iso(body.attribution.updatedAt),
             "images": images,
         },
         "scenarios": scenarios,
@@ -300,7 +291,7 @@ def byaf_lore_items(book: LorebookBody) -> list[dict[str, Any]]:
     is appended to the first item with that key)."""
     out: list[dict[str, Any]] = []
     by_key: dict[str, dict[str, Any]] = {}
-    for item in book_to_lore_items(book, with_ids=False):
+    for item in common.book_to_lore_items(book, with_ids=False):
         first = by_key.get(item["key"])
         if first is None:
             by_key[item["key"]] = item
@@ -343,7 +334,7 @@ class ByafCodec(Codec):
     twin_type = ArchiveTwin
     containers = (Container("byaf", (".byaf",), "zip", images=True),)
     coverage = Coverage.of(
-        *CHARACTER_PATHS,
+        *common.CHARACTER_PATHS,
         "greetings.alternateGreetings",
         "attribution.creator",
         *media_mod.PORTRAIT_BYTES,
@@ -404,7 +395,10 @@ class ByafCodec(Codec):
         cdir = posixpath.dirname(cpath)
         r = MapContext("$")
         try:
-            images, lore = opt_array(r, character, "images"), opt_array(r, character, "loreItems")
+            images, lore = (
+                common.opt_array(r, character, "images"),
+                common.opt_array(r, character, "loreItems"),
+            )
         except Malformed as exc:
             raise _within(exc, cpath) from None
         for i, img in enumerate(images):
@@ -438,7 +432,7 @@ class ByafCodec(Codec):
         entities = [primary]
         if lore:
             try:
-                book = lore_book(self, s, lore, "$.loreItems")
+                book = common.lore_book(self, s, lore, "$.loreItems")
             except Malformed as exc:
                 raise _within(exc, cpath) from None
             primary.links = {KNOWLEDGE_REFS: [book.id]}
@@ -540,7 +534,7 @@ class ByafCodec(Codec):
         paths = [f"scenarios/scenario{i + 1}.json" for i in range(len(scenarios))]
         manifest: dict[str, Any] = {
             "schemaVersion": 1,
-            "createdAt": unix_to_iso(body.attribution.updatedAt or body.attribution.createdAt),
+            "createdAt": common.unix_to_iso(body.attribution.updatedAt or body.attribution.createdAt),
             **mapped["manifest"],
             "characters": [f"{cdir}/character.json"],
             "scenarios": paths,
@@ -560,7 +554,7 @@ class ByafCodec(Codec):
 
     def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
         """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
-        return lore_to_write(self.id, entity, ctx, kept, byaf_lore_items)
+        return common.lore_to_write(self.id, entity, ctx, kept, byaf_lore_items)
 
 
 def _read_json(z: archive.ZipReader, name: str) -> dict[str, Any]:

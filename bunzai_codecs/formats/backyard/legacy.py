@@ -34,22 +34,7 @@ from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.backyard import exif
-from bunzai_codecs.formats.backyard.common import (
-    CHARACTER_PATHS,
-    book_to_lore_items,
-    card_date,
-    dialogue_from_backyard,
-    dialogue_to_backyard,
-    from_backyard,
-    item_id,
-    lore_book,
-    lore_to_write,
-    opt_array,
-    opt_text,
-    to_backyard,
-    unix_to_iso,
-)
+from bunzai_codecs.formats.backyard import common, exif
 from bunzai_codecs.formats.backyard.detect import (
     EXIF_CHUNK,
     exif_chunk,
@@ -98,15 +83,17 @@ def body_from_native(tree: dict[str, Any], r: MapContext) -> dict[str, Any]:
         "identity": {
             "name": name,
             "nickname": short if short is not None and short != name else None,
-            "description": opt_text(from_backyard(text("aiPersona"))),
+            "description": common.opt_text(common.from_backyard(text("aiPersona"))),
         },
-        "persona": {"scenario": opt_text(from_backyard(text("scenario")))},
-        "prompts": {"systemPrompt": opt_text(from_backyard(text("basePrompt")))},
-        "greetings": {"firstMessage": opt_text(from_backyard(text("firstMessage")))},
-        "examples": {"exampleMessages": opt_text(dialogue_from_backyard(text("customDialogue")))},
+        "persona": {"scenario": common.opt_text(common.from_backyard(text("scenario")))},
+        "prompts": {"systemPrompt": common.opt_text(common.from_backyard(text("basePrompt")))},
+        "greetings": {"firstMessage": common.opt_text(common.from_backyard(text("firstMessage")))},
+        "examples": {
+            "exampleMessages": common.opt_text(common.dialogue_from_backyard(text("customDialogue")))
+        },
         "attribution": {
-            "createdAt": card_date(c.get("createdAt")),
-            "updatedAt": card_date(c.get("updatedAt")),
+            "createdAt": common.card_date(c.get("createdAt")),
+            "updatedAt": common.card_date(c.get("updatedAt")),
         },
         # the PNG the export lives in is the character's picture
         "media": {"portrait": card_image_portrait()},
@@ -121,13 +108,13 @@ def mapped_native(body: CharacterBody) -> dict[str, Any]:
         "character": {
             "aiDisplayName": ident.name,
             "aiName": ident.nickname if ident.nickname is not None else ident.name,
-            "aiPersona": to_backyard(ident.description or ""),
-            "basePrompt": to_backyard(body.prompts.systemPrompt or ""),
-            "scenario": to_backyard(body.persona.scenario or ""),
-            "firstMessage": None if first is None else to_backyard(first),
-            "customDialogue": dialogue_to_backyard(body.examples.exampleMessages or ""),
-            "createdAt": unix_to_iso(body.attribution.createdAt),
-            "updatedAt": unix_to_iso(body.attribution.updatedAt),
+            "aiPersona": common.to_backyard(ident.description or ""),
+            "basePrompt": common.to_backyard(body.prompts.systemPrompt or ""),
+            "scenario": common.to_backyard(body.persona.scenario or ""),
+            "firstMessage": None if first is None else common.to_backyard(first),
+            "customDialogue": common.dialogue_to_backyard(body.examples.exampleMessages or ""),
+            "createdAt": common.unix_to_iso(body.attribution.createdAt),
+            "updatedAt": common.unix_to_iso(body.attribution.updatedAt),
         }
     }
 
@@ -166,7 +153,7 @@ class BackyardCodec(Codec):
     twin_type = ExifTwin
     containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
-        *CHARACTER_PATHS,
+        *common.CHARACTER_PATHS,
         *media.PORTRAIT_BYTES,
         notes=[
             "`aiName` is `identity.nickname` when it differs from `aiDisplayName`",
@@ -200,7 +187,7 @@ class BackyardCodec(Codec):
         if not isinstance(tree.get("character"), dict):
             raise Malformed("the export has no character object", path="$.character")
         r = MapContext("$.character")
-        lore = opt_array(r, tree["character"], "loreItems")
+        lore = common.opt_array(r, tree["character"], "loreItems")
         image = picture(s.data, strip_types=(EXIF_CHUNK,), parsed=pf)
         primary = self.entity(
             s,
@@ -213,7 +200,7 @@ class BackyardCodec(Codec):
         )
         entities = [primary]
         if lore:
-            book = lore_book(self, s, lore, "$.character.loreItems")
+            book = common.lore_book(self, s, lore, "$.character.loreItems")
             primary.links = {KNOWLEDGE_REFS: [book.id]}
             entities.append(book)
         return Decoded(entities)
@@ -257,11 +244,11 @@ class BackyardCodec(Codec):
 
     def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
         """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
-        return lore_to_write(self.id, entity, ctx, kept, _items_with_ids, list_key=item_id)
+        return common.lore_to_write(self.id, entity, ctx, kept, _items_with_ids, list_key=common.item_id)
 
 
 def _items_with_ids(book: LorebookBody) -> list[dict[str, Any]]:
-    return book_to_lore_items(book, with_ids=True)
+    return common.book_to_lore_items(book, with_ids=True)
 
 
 __all__ = ["BackyardCodec"]

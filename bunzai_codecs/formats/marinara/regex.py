@@ -27,24 +27,8 @@ from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem, wrong_at
-from bunzai_codecs.formats.marinara._rows import (
-    MARINARA_SUFFIXES,
-    Path,
-    RowSpec,
-    Style,
-    arr,
-    decode_tree,
-    flag,
-    json_col,
-    merge_row,
-    merge_rows,
-    number,
-    obj,
-    replace_key,
-    str_list,
-    text,
-    unique_ids,
-)
+from bunzai_codecs.formats.marinara import _rows
+from bunzai_codecs.formats.marinara._rows import MARINARA_SUFFIXES, Path, RowSpec, Style
 from bunzai_codecs.formats.marinara.detect import BULK, SINGLE
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
@@ -79,7 +63,7 @@ def _shape(t: Any) -> tuple[str, list[Any], Path]:
         if kind == BULK:
             return (
                 "bulk",
-                arr(t.get("regexScripts"), ("regexScripts",), "an array of scripts"),
+                _rows.arr(t.get("regexScripts"), ("regexScripts",), "an array of scripts"),
                 ("regexScripts",),
             )
         if kind == SINGLE:
@@ -94,11 +78,11 @@ def _ids(rows: list[Any], shape: str) -> list[str]:
     for i, r in enumerate(rows):
         rid = r.get("id") if isinstance(r, dict) and shape == "array" else None
         raw.append(rid if isinstance(rid, str) and rid else str(i))
-    return unique_ids(raw)
+    return _rows.unique_ids(raw)
 
 
 def rule_from_row(row: Any, index: int, rid: str, path: Path, ctx: MapContext) -> dict[str, Any]:
-    r = obj(row, path, "a regex script object")
+    r = _rows.obj(row, path, "a regex script object")
     if "scriptName" in r:
         raise Malformed(
             "this row is a SillyTavern regex script (scriptName): read it with sillytavern-regex",
@@ -108,18 +92,18 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path, ctx: MapContext) -
         raise wrong_at((*path, "findRegex"), "a string", r.get("findRegex"))
     rule: dict[str, Any] = {
         "id": rid,
-        "label": text(ctx, r, "name", path),
+        "label": _rows.text(ctx, r, "name", path),
         "find": r["findRegex"],
-        "flags": text(ctx, r, "flags", path, "gi"),
-        "replace": text(ctx, r, "replaceString", path),
-        "enabled": flag(ctx, r, "enabled", path, True),
-        "sortOrder": number(ctx, r, "order", path, index),
+        "flags": _rows.text(ctx, r, "flags", path, "gi"),
+        "replace": _rows.text(ctx, r, "replaceString", path),
+        "enabled": _rows.flag(ctx, r, "enabled", path, True),
+        "sortOrder": _rows.number(ctx, r, "order", path, index),
     }
-    trim = str_list(ctx, json_col(r, "trimStrings", path, []), (*path, "trimStrings"))
+    trim = _rows.str_list(ctx, _rows.json_col(r, "trimStrings", path, []), (*path, "trimStrings"))
     if trim:
         rule["trimStrings"] = trim
     phases: list[str] = []
-    placement = arr(json_col(r, "placement", path, []), (*path, "placement"))
+    placement = _rows.arr(_rows.json_col(r, "placement", path, []), (*path, "placement"))
     for i, p in enumerate(placement):
         if not isinstance(p, str):
             # a number is SillyTavern's placement, never Marinara's
@@ -130,15 +114,19 @@ def rule_from_row(row: Any, index: int, rid: str, path: Path, ctx: MapContext) -
     rule["phases"] = phases
     rule["targets"] = _targets(r, path, ctx)
     for key in ("minDepth", "maxDepth"):
-        v = number(ctx, r, key, path)
+        v = _rows.number(ctx, r, key, path)
         if v is not None:
             rule[key] = v
-    chars = str_list(ctx, json_col(r, "targetCharacterIds", path, []), (*path, "targetCharacterIds"))
+    chars = _rows.str_list(
+        ctx, _rows.json_col(r, "targetCharacterIds", path, []), (*path, "targetCharacterIds")
+    )
     if not chars and isinstance(r.get("characterId"), str) and r["characterId"]:
         chars = [r["characterId"]]  # the older nullable single-character column (null = global)
     if chars:
         rule["characterIds"] = chars
-    presets = str_list(ctx, json_col(r, "targetPromptPresetIds", path, []), (*path, "targetPromptPresetIds"))
+    presets = _rows.str_list(
+        ctx, _rows.json_col(r, "targetPromptPresetIds", path, []), (*path, "targetPromptPresetIds")
+    )
     if presets:
         rule["presetIds"] = presets
     extras = {}
@@ -154,7 +142,7 @@ def _targets(r: dict[str, Any], path: Path, ctx: MapContext) -> list[str]:
     mode = r.get("applyMode")
     if mode is None:
         # null applyMode is derived from the legacy promptOnly: false means display only
-        return ["prompt"] if flag(ctx, r, "promptOnly", path, False) else ["display"]
+        return ["prompt"] if _rows.flag(ctx, r, "promptOnly", path, False) else ["display"]
     if not isinstance(mode, str):
         raise wrong_at((*path, "applyMode"), "a string or null", mode)
     return list(APPLY_TARGETS.get(mode, [mode]))
@@ -261,7 +249,7 @@ class MarinaraRegexCodec(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         name = file_stem(s.name or s.uri or "", MARINARA_SUFFIXES)
-        return decode_tree(self, s, lambda t, ctx: body_from(t, ctx, name))
+        return _rows.decode_tree(self, s, lambda t, ctx: body_from(t, ctx, name))
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         import orjson
@@ -291,10 +279,10 @@ class MarinaraRegexCodec(Codec):
         base_rows = [row_from_rule(r, style, with_id=with_id) for r in base["rules"]]
         new_rows = [row_from_rule(r, style, with_id=with_id) for r in new_rules]
         if shape == "single" and len(new_rules) == 1:
-            return merge_row(raw, base_rows[0], new_rows[0], style)
+            return _rows.merge_row(raw, base_rows[0], new_rows[0], style)
         if shape == "single":
             raw_rows = [{k: v for k, v in raw.items() if k not in ENVELOPE_KEYS}]
-        rows = merge_rows(
+        rows = _rows.merge_rows(
             raw_rows,
             base_rows,
             [r["id"] for r in base["rules"]],
@@ -305,7 +293,7 @@ class MarinaraRegexCodec(Codec):
         if shape == "array" and rows:
             return rows
         if shape == "bulk":
-            return replace_key(raw, "regexScripts", rows)
+            return _rows.replace_key(raw, "regexScripts", rows)
         # a single-script file that now holds several rules (or none) becomes a bulk export
         env = {k: raw[k] for k in ("kind", "version", "exportedAt") if k in raw}
         return {**env, "kind": BULK, "version": env.get("version", 1), "regexScripts": rows}

@@ -44,6 +44,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.novelai.detect import PNG_KEYWORD, is_book, is_scenario
+from bunzai_codecs.formats.tavern.character_book import BASIC_ENTRY_PATHS
 
 FRESH_VERSION = 6
 #: lore entries' default insertion order in NovelAI
@@ -253,11 +254,7 @@ class NovelAILorebookCodec(Codec):
         Container("scenario", (".scenario",), "json"),
     )
     coverage = Coverage.of(
-        "entries[].title",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
+        *BASIC_ENTRY_PATHS,
         "entries[].triggers[].isRegex",
         "entries[].triggers[].flags",
         "entries[].sortOrder",

@@ -40,6 +40,7 @@ from bunzai_codecs.formats.sillytavern.detect import (
     LOREBOOK_V3,
     book_shape,
 )
+from bunzai_codecs.formats.tavern import lore
 from bunzai_codecs.formats.tavern.character_book import (
     ENTRY_KEY,
     ST_ENTRY_PATHS,
@@ -47,20 +48,9 @@ from bunzai_codecs.formats.tavern.character_book import (
     book_spelling,
     book_to_body,
 )
-from bunzai_codecs.formats.tavern.lore import (
-    LOGIC_INTS,
-    LOGIC_NAMES,
-    POSITION_NAMES,
-    ROLE_INTS,
-    ROLE_NAMES,
-    SCAN_SOURCES,
-    format_key,
-    parse_key,
-    position_int,
-)
 
 #: the six extra-scan-source flags, in SillyTavern's order, and their canonical ``scanSources`` value
-SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in SCAN_SOURCES)
+SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in lore.SCAN_SOURCES)
 
 WORLD = "world"
 
@@ -69,20 +59,20 @@ WORLD = "world"
 
 
 def write_key(t: Trigger) -> str:
-    return format_key(t.text, t.isRegex, t.flags)
+    return lore.format_key(t.text, t.isRegex, t.flags)
 
 
 def read_position(v: Any) -> str:
     n = int_like(v)
     if n is not None:
-        return POSITION_NAMES.get(n, str(n))
+        return lore.POSITION_NAMES.get(n, str(n))
     if v is None:
         return "world"
     return str(v)
 
 
 def write_position(p: str) -> int | str:
-    n = position_int(p)
+    n = lore.position_int(p)
     return p if n is None else n  # an unknown spelling goes back verbatim
 
 
@@ -99,11 +89,11 @@ def _read_named(v: Any, r: MapContext, path: Path, names: Mapping[int, str], def
 
 
 def read_role(v: Any, r: MapContext, path: Path) -> str:
-    return _read_named(v, r, path, ROLE_NAMES, "system", f"role {v!r} is not 0, 1 or 2")
+    return _read_named(v, r, path, lore.ROLE_NAMES, "system", f"role {v!r} is not 0, 1 or 2")
 
 
 def read_selective_logic(v: Any, r: MapContext, path: Path) -> str:
-    return _read_named(v, r, path, LOGIC_NAMES, "and_any", f"selectiveLogic {v!r} is not 0..3")
+    return _read_named(v, r, path, lore.LOGIC_NAMES, "and_any", f"selectiveLogic {v!r} is not 0..3")
 
 
 def read_delay_until_recursion(v: Any, r: MapContext, path: Path) -> Any:
@@ -126,10 +116,10 @@ def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: MapContext, a
     out["enabled"] = not r.boolean(e.get("disable"), (*at, "disable"), False)
     out["constant"] = r.boolean(e.get("constant"), (*at, "constant"), False)
     if e.get("key") is not None:
-        out["triggers"] = [parse_key(k) for k in r.str_list(e["key"], (*at, "key"))]
+        out["triggers"] = [lore.parse_key(k) for k in r.str_list(e["key"], (*at, "key"))]
     if e.get("keysecondary") is not None:
         out["secondaryTriggers"] = [
-            parse_key(k) for k in r.str_list(e["keysecondary"], (*at, "keysecondary"))
+            lore.parse_key(k) for k in r.str_list(e["keysecondary"], (*at, "keysecondary"))
         ]
     if "selective" in e:
         out["selective"] = r.boolean(e["selective"], (*at, "selective"), None)
@@ -258,7 +248,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     }
     _put(out, "vectorized", e.vectorized)
     _put(out, "selective", e.selective)
-    out["selectiveLogic"] = LOGIC_INTS[e.selectiveLogic]
+    out["selectiveLogic"] = lore.LOGIC_INTS[e.selectiveLogic]
     out["addMemo"] = True
     out["order"] = e.sortOrder
     out["position"] = write_position(e.position)
@@ -282,7 +272,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     out["matchWholeWords"] = e.matchWholeWords
     out["useGroupScoring"] = e.useGroupScoring
     _put(out, "automationId", e.automationId)
-    out["role"] = ROLE_INTS[e.role]
+    out["role"] = lore.ROLE_INTS[e.role]
     out["sticky"] = e.sticky
     out["cooldown"] = e.cooldown
     out["delay"] = e.delay

@@ -647,17 +647,23 @@ def require_book(v: Any, path: str) -> dict[str, Any]:
     return v
 
 
+#: the basic canonical paths of a lore entry: its title, text, on and always-on switches and plain
+#: trigger words; the books of apps that import SillyTavern lore (Agnai, NovelAI) hold these too
+BASIC_ENTRY_PATHS: tuple[str, ...] = (
+    "entries[].title",
+    "entries[].content",
+    "entries[].enabled",
+    "entries[].constant",
+    "entries[].triggers[].text",
+)
+
 #: the canonical paths of a SillyTavern lore entry: what a card book's entry holds; a world's, and
 #: the entries of apps that import ST lore, hold these less a few (their coverage says which)
 ST_ENTRY_PATHS: frozenset[str] = frozenset(
     {
         "entries[].id",
-        "entries[].title",
         "entries[].comment",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
+        *BASIC_ENTRY_PATHS,
         "entries[].triggers[].isRegex",
         "entries[].triggers[].flags",
         "entries[].secondaryTriggers[].text",
@@ -729,6 +735,7 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
 
 
 __all__ = [
+    "BASIC_ENTRY_PATHS",
     "BOOK_TAG",
     "CATEGORY_PATHS",
     "CHARACTER_BOOK_COVERAGE",
