@@ -98,7 +98,7 @@ def cmd_formats(args: argparse.Namespace) -> int:
         sys.stdout.write(format_support_markdown())
         return EXIT_OK
     rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
-    for c in sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id)):
+    for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):
         rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
     _table(rows)
     return EXIT_OK
@@ -122,7 +122,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         d = registry.detect_all(s)
         best = d.best
         if args.json:
-            kind = registry.get(best.id).kind_of(s) if best else None
+            kind = registry.kind_of(best.id, s) if best else None
             line = {
                 "file": str(path),
                 "format": best.id if best else None,
@@ -137,7 +137,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 (
                     str(path),
                     best.id if best else "-",
-                    registry.get(best.id).kind_of(s) if best else "-",
+                    registry.kind_of(best.id, s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
                     f"{ru.id} ({ru.score:.2f})" if ru else "-",
                 )
@@ -432,39 +432,22 @@ def _version() -> str:
     return f"bunzai {__version__}"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="bunzai", description="Convert AI-roleplay cards, lorebooks, regex, personas and presets."
-    )
-    p.add_argument("--version", action="version", version=_version())
-    p.add_argument("--debug", action="store_true", help="a failure shows its traceback")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    f = sub.add_parser("formats", help="list the formats bunzai reads and writes")
+def _formats_args(f: argparse.ArgumentParser) -> None:
     f.add_argument("--markdown", action="store_true", help="print docs/FORMAT-SUPPORT.md")
-    f.set_defaults(fn=cmd_formats)
 
-    d = sub.add_parser("detect", help="name the format of each file (directories are walked)")
+
+def _detect_args(d: argparse.ArgumentParser) -> None:
     d.add_argument("files", nargs="+", metavar="FILE")
     d.add_argument("--json", action="store_true", help="one JSON object per file")
-    d.set_defaults(fn=cmd_detect)
 
-    i = sub.add_parser("inspect", help="print a file's canonical entities as vaud-json lines")
+
+def _inspect_args(i: argparse.ArgumentParser) -> None:
     i.add_argument("file", metavar="FILE")
     i.add_argument("--format", help="decode as this format instead of detecting")
     i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
-    i.set_defaults(fn=cmd_inspect)
 
-    c = sub.add_parser(
-        "convert",
-        help="export a file (or every file below folders and globs) to another format",
-        description="Writes every entity of IN as FORMAT (linked ones the format cannot embed beside "
-        "it), then reads the files back and says on stderr what was lost or changed, expected (the "
-        "format has no place for it) or unexpected. OUT's suffix picks the container (card.png, "
-        "card.json); OUT/ or no -o names each file after its entity, keeping the input's container. "
-        "Several INs, a folder or a glob: a batch into -o OUTDIR, each file named after its input "
-        "(sub-folders kept), on -j processes, with a failure line per bad input (exit 3).",
-    )
+
+def _convert_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("input", nargs="+", metavar="IN")
     c.add_argument("--to", required=True, metavar="FORMAT")
     c.add_argument("-o", "--output", metavar="OUT", help="output file, or folder (OUT/); default: .")
@@ -485,16 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="a batch's processes (default: one per core; 1: in this process)",
     )
-    c.set_defaults(fn=cmd_convert)
 
-    fi = sub.add_parser(
-        "fidelity",
-        help="round-trip fidelity checks over files: rows, report.json and report.html in DIR",
-        description="Runs the three fidelity checks (native round trip, canonical stability, "
-        "cross-format to every format of the same kind) on every file below each PATH and writes "
-        "DIR/rows-*.jsonl, DIR/report.json and DIR/report.html. LABEL=PATH names a root in input "
-        "keys (default: the folder's name), so reports from different machines compare.",
-    )
+
+def _fidelity_args(fi: argparse.ArgumentParser) -> None:
     fi.add_argument("paths", nargs="+", metavar="[LABEL=]PATH")
     fi.add_argument("-o", "--output", required=True, metavar="DIR")
     fi.add_argument("--to", action="append", metavar="FORMAT", help="limit cross-format targets (repeatable)")
@@ -503,16 +479,70 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fi.add_argument("-q", "--quiet", action="store_true", help="no progress display and no summary line")
     fi.add_argument("-v", "--verbose", action="store_true", help="one line per input on stderr")
-    fi.set_defaults(fn=cmd_fidelity)
 
-    s = sub.add_parser("schema", help="write the JSON Schema of each entity kind")
+
+def _schema_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("dir", nargs="?", default="docs/schema")
     s.add_argument(
         "--markdown", action="store_true", help="print docs/canonical-model.md instead (writes no files)"
     )
-    s.set_defaults(fn=cmd_schema)
 
-    _add_plugins(sub)
+
+#: the codec library's commands: name, one-line help, description (or None), arguments, and the
+#: name of the function that runs it (looked up when the parser is built)
+_COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
+    ("formats", "list the formats bunzai reads and writes", None, _formats_args, "cmd_formats"),
+    ("detect", "name the format of each file (directories are walked)", None, _detect_args, "cmd_detect"),
+    ("inspect", "print a file's canonical entities as vaud-json lines", None, _inspect_args, "cmd_inspect"),
+    (
+        "convert",
+        "export a file (or every file below folders and globs) to another format",
+        "Writes every entity of IN as FORMAT (linked ones the format cannot embed beside "
+        "it), then reads the files back and says on stderr what was lost or changed, expected (the "
+        "format has no place for it) or unexpected. OUT's suffix picks the container (card.png, "
+        "card.json); OUT/ or no -o names each file after its entity, keeping the input's container. "
+        "Several INs, a folder or a glob: a batch into -o OUTDIR, each file named after its input "
+        "(sub-folders kept), on -j processes, with a failure line per bad input (exit 3).",
+        _convert_args,
+        "cmd_convert",
+    ),
+    (
+        "fidelity",
+        "round-trip fidelity checks over files: rows, report.json and report.html in DIR",
+        "Runs the three fidelity checks (native round trip, canonical stability, "
+        "cross-format to every format of the same kind) on every file below each PATH and writes "
+        "DIR/rows-*.jsonl, DIR/report.json and DIR/report.html. LABEL=PATH names a root in input "
+        "keys (default: the folder's name), so reports from different machines compare.",
+        _fidelity_args,
+        "cmd_fidelity",
+    ),
+    ("schema", "write the JSON Schema of each entity kind", None, _schema_args, "cmd_schema"),
+)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``bunzai`` parser. Given the arguments it will parse, a command of the codec library
+    (``detect``...) gets a parser of that command alone: building the others' parsers, and importing
+    the plugins' commands (the pipeline's jobs), is start-up time a one-file command does not need.
+    Without a known command (``bunzai --help``, a mistyped or a plugin command) every command is
+    built, so the usage lists them all."""
+    p = _Parser(
+        prog="bunzai", description="Convert AI-roleplay cards, lorebooks, regex, personas and presets."
+    )
+    p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--debug", action="store_true", help="a failure shows its traceback")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    command = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    known = {name for name, *_ in _COMMANDS}
+    for name, help, description, arguments, fn in _COMMANDS:
+        if command in known and command != name:
+            continue  # each parser costs argparse's message look-ups: only the one to run is built
+        sp = sub.add_parser(name, help=help, description=description)
+        arguments(sp)
+        sp.set_defaults(fn=globals()[fn])
+    if command not in known:
+        _add_plugins(sub)
     for name, sp in sub.choices.items():
         sp.set_defaults(_parser=sp)  # main() reports a usage error with the subcommand's usage
         if name not in ("normalize", "export"):  # the jobs take every argument as is (--debug too)
@@ -560,7 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.core.files import OutputError
 
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else argv)
     args, extras = parser.parse_known_args(argv)
     if extras:  # argparse would print the top-level usage: the subcommand's is the useful one
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")

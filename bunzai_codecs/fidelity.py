@@ -362,10 +362,17 @@ def _status(lost: list[PathLoss], changed: list[PathLoss], added: list[PathLoss]
 
 def _leaf_paths(value: Any, path: str, out: list[str]) -> None:
     """The path of every non-empty leaf below ``value`` (a removed entry becomes its fields),
-    appended to ``out``."""
+    appended to ``out``. (``join`` is inlined for string keys: this runs for every field of every
+    lore entry a target drops.)"""
     if isinstance(value, dict):
         for k in sorted(value, key=str):
-            _leaf_paths(value[k], join(path, k), out)
+            v = value[k]
+            p = (f"{path}.{k}" if path else k) if k.__class__ is str and k.isidentifier() else join(path, k)
+            if v is None or v.__class__ is str:
+                if v:
+                    out.append(p)
+            else:
+                _leaf_paths(v, p, out)
     elif isinstance(value, list):
         for i, v in enumerate(value):
             _leaf_paths(v, f"{path}[{i}]", out)
@@ -404,10 +411,9 @@ def _canonical_losses(
     classed on its own."""
     classed = _classer(coverage)
     info: LossClass = "info" if coverage is not None else "unexpected"
-
-    def pattern(path: str, own: str) -> str:
-        # the pattern of ``prefix + path``; ``own`` is ``path``'s
-        return own if not prefix else _pattern_of(prefix + path)
+    # the pattern of ``prefix + path`` is the prefix's pattern + the path's (a prefix is
+    # ``<kind>[i].``: no pattern step spans the seam); the path's own is what ``classed`` gives
+    pp = _pattern_of(prefix) if prefix else ""
 
     lost: list[tuple[str, str, LossClass]] = []
     changed: list[tuple[str, str, LossClass]] = []
@@ -416,7 +422,7 @@ def _canonical_losses(
     for ch in changes:
         if ch.kind == "changed":
             own, c = classed(ch.path)
-            changed.append((prefix + ch.path, pattern(ch.path, own), c))
+            changed.append((prefix + ch.path, pp + own, c))
             continue
         value = ch.before if ch.kind == "removed" else ch.after
         paths.clear()
@@ -427,10 +433,10 @@ def _canonical_losses(
         if ch.kind == "removed":
             for p in paths:
                 own, c = classed(p)
-                lost.append((prefix + p, pattern(p, own), c))
+                lost.append((prefix + p, pp + own, c))
         else:
             for p in paths:
-                added.append((prefix + p, _pattern_of(prefix + p), info))
+                added.append((prefix + p, pp + _pattern_of(p), info))
     return _group_patterns(lost), _group_patterns(changed), _group_patterns(added)
 
 
@@ -464,16 +470,47 @@ def content_weight(path: str, value: Any) -> int | None:
 
 def content_units(value: Any, path: str = "") -> Iterator[tuple[str, int]]:
     """``(concrete path, weight)`` of every populated unit of content in ``value`` (a body dump)."""
-    w = content_weight(path, value)
-    if w is not None:
-        if w > 0:
-            yield path, w
-    elif isinstance(value, dict):
+    out: list[tuple[str, int]] = []
+    _units_into(value, path, out)
+    return iter(out)
+
+
+def _units_into(value: Any, path: str, out: list[tuple[str, int]]) -> None:
+    """``content_units`` appended to ``out``, in its order: ``content_weight`` and ``join`` inlined
+    for the common value classes (it walks every value of every source body once per input);
+    ``tests/fidelity/test_kept.py`` holds it to ``content_weight`` value by value."""
+    c = value.__class__
+    if c is str:
+        if value:
+            out.append((path, len(value)))
+    elif c is dict:
+        size = value.get("size")
+        if isinstance(size, int) and size.__class__ is not bool and normalize_path(path) in MEDIA_UNITS:
+            if size > 0:
+                out.append((path, size))
+            return
         for k in sorted(value, key=str):
-            yield from content_units(value[k], join(path, k))
-    else:
+            if k.__class__ is str and k.isidentifier():
+                _units_into(value[k], f"{path}.{k}" if path else k, out)
+            else:
+                _units_into(value[k], join(path, k), out)
+    elif c is list:
         for i, v in enumerate(value):
-            yield from content_units(v, join(path, i))
+            _units_into(v, f"{path}[{i}]", out)
+    elif value is None or c is int or c is bool or c is float:
+        if value is not None:
+            out.append((path, 1))
+    else:  # anything else (a subclass, bytes...): the rule itself
+        w = content_weight(path, value)
+        if w is not None:
+            if w > 0:
+                out.append((path, w))
+        elif isinstance(value, dict):
+            for k in sorted(value, key=str):
+                _units_into(value[k], join(path, k), out)
+        else:
+            for i, v in enumerate(value):
+                _units_into(v, join(path, i), out)
 
 
 class _Dumps:
@@ -505,6 +542,9 @@ class _Dumps:
             return e.body.dump()
         _, dump, text = self._made(e)
         return cast(dict[str, Any], orjson.loads(text)) if text is not None else _copy(dump)
+
+
+_NO_UNITS: dict[str, int] = {}
 
 
 class _Units:
@@ -540,12 +580,16 @@ class _Units:
     def take(self, prefix: str, path: str) -> list[tuple[str, int]]:
         """The units not yet taken that a change at ``path`` touches: the unit at ``path``, every
         unit below it, or the unit it lies inside (a field of a media asset)."""
-        units = self.units.get(prefix, {})
+        units = self.units.get(prefix, _NO_UNITS)
         found: list[str] = []
+        if path in units:  # the common case: a changed or lost scalar (never "": not a unit path)
+            key = (prefix, path)
+            if key in self.taken:
+                return []
+            self.taken.add(key)
+            return [(path, units[path])]
         if path == "":
             found = self.order.get(prefix, [])
-        elif path in units:
-            found = [path]
         else:
             order = self.order.get(prefix, [])
             for sep in (".", "["):
@@ -598,19 +642,23 @@ def _weigh(row: FidelityRow, units: _Units, parts: Sequence[_Part]) -> FidelityR
     # (group, unit pattern, change pattern) -> where the row lists it: the same for every entry
     listed: dict[tuple[str, str, str], tuple[str, str] | None] = {}
     lost = 0
+    take = units.take
     for part in parts:
         prefix = part.prefix
+        # the pattern of ``prefix + path`` is the prefix's pattern + the path's (a prefix is
+        # ``<kind>[i].``: no pattern step spans the seam)
+        pp = _pattern_of(prefix) if prefix else ""
         for ch in part.changes:
             if ch.kind == "added":
                 continue
-            taken = units.take(prefix, ch.path)
+            taken = take(prefix, ch.path)
             if not taken:
                 continue
             name = "lost" if ch.kind == "removed" else "changed"
-            change = _pattern_of(prefix + ch.path)
+            change = pp + _pattern_of(ch.path)
             for p, w in taken:
                 lost += w
-                k = (name, _pattern_of(prefix + p), change)
+                k = (name, pp + _pattern_of(p), change)
                 key = listed[k] if k in listed else listed.setdefault(k, _listed_as(index, *k))
                 if key is not None:
                     by_pattern[key] = by_pattern.get(key, 0) + w

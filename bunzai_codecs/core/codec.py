@@ -1,9 +1,11 @@
 """The codec contract: detect with a score, decode to canonical entities, encode back.
 
 One ``Codec`` subclass per format id; instances are stateless and picklable (Beam ships them to
-workers). ``detect`` is wrapped at class creation so it can never raise and always returns a score
-in [0, 1]: a detector that crashes on odd input scores 0 rather than taking the whole ranking down
-(the crash is still visible through ``Codec.detect_errors`` in tests).
+workers). A codec of a declared format (``formats/table.py``, see ``core.format``) takes its id,
+kind, app, label, suffixes and priority from that declaration and detects through its model-free
+detector. ``detect`` is guarded so it can never raise and always returns a score in [0, 1]: a
+detector that crashes on odd input scores 0 rather than taking the whole ranking down (the crash
+is still visible through ``Codec.detect_errors`` in tests).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from bunzai_codecs.core.entity import (
 )
 from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, ValidationFailed
 from bunzai_codecs.core.escrow import Twin
+from bunzai_codecs.core.format import DECLARED, DETECT_ERRORS, Format, guarded
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.media import Resolver
@@ -266,8 +269,10 @@ KIND_NAMES: Mapping[str, str] = {
 
 
 class Codec:
-    """Base class for every format codec. Subclasses set the class attributes and implement the
-    three methods; see docs/architecture.md for the contract."""
+    """Base class for every format codec. A subclass sets ``id`` (a declared format's codec takes
+    the other attributes of :data:`DECLARED` and its detector from ``formats/table.py``; an
+    undeclared one, a test's or a plugin's, sets them and ``detect`` itself) and implements decode
+    and encode; see docs/architecture.md for the contract."""
 
     id: ClassVar[str]
     #: the kind of entity this format is for: what tables list it under and what a fresh file holds
@@ -298,11 +303,15 @@ class Codec:
     #: card's ``character_book`` and ``regex_scripts``): fidelity classes an embedded entity's losses
     #: by it, and by the app's own codec for that kind when the kind is not listed here
     embedded_coverage: ClassVar[Mapping[str, Coverage]] = {}
+    #: the declaration this codec takes its metadata and detector from (None: an undeclared codec)
+    format: ClassVar[Format | None] = None
     #: detector crashes seen in this process, for tests: (codec id, exception repr)
-    detect_errors: ClassVar[list[tuple[str, str]]] = []
+    detect_errors: ClassVar[list[tuple[str, str]]] = DETECT_ERRORS
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "id" in cls.__dict__:
+            _take_declaration(cls)
         if "kind" in cls.__dict__ and "kinds" not in cls.__dict__:
             cls.kinds = frozenset({cls.kind})
         if "detect" in cls.__dict__:
@@ -416,17 +425,42 @@ class Codec:
         return f"<codec {self.id}>"
 
 
+def _take_declaration(cls: type[Codec]) -> None:
+    """Give ``cls``, when it is the codec its id's declaration names (``formats/table.py``), the
+    :data:`DECLARED` attributes and the declared detector. A declared codec that sets one of them
+    itself is a second declaration, refused. Any other class (a test's stand-in, a plugin) is an
+    undeclared codec that sets its own."""
+    from bunzai_codecs.formats.table import BY_ID
+
+    fmt = BY_ID.get(cls.__dict__["id"])
+    if fmt is None or not fmt.names(cls):
+        cls.format = None
+        return
+    again = [a for a in (*DECLARED, "detect", "kind_of") if a in cls.__dict__]
+    if again:
+        raise TypeError(
+            f"{cls.__name__} sets {', '.join(again)}: format {fmt.id!r} declares them in formats/table.py"
+        )
+    for attr in DECLARED:
+        setattr(cls, attr, getattr(fmt, attr))
+    cls.format = fmt
+
+    def detect(self: Codec, s: Sniff) -> float:
+        return fmt.detect(s)
+
+    def kind_of(self: Codec, s: Sniff) -> EntityKind:
+        return fmt.kind_of(s)
+
+    detect.__doc__ = Codec.detect.__doc__
+    kind_of.__doc__ = Codec.kind_of.__doc__
+    setattr(cls, "detect", detect)  # noqa: B010 (mypy: method-assign)
+    setattr(cls, "kind_of", kind_of)  # noqa: B010
+
+
 def _guard_detect(fn: Callable[[Codec, Sniff], float]) -> Callable[[Codec, Sniff], float]:
     @functools.wraps(fn)
     def detect(self: Codec, s: Sniff) -> float:
-        try:
-            score = float(fn(self, s))
-        except Exception as exc:  # a detector must never take the ranking down
-            Codec.detect_errors.append((self.id, repr(exc)))
-            return 0.0
-        if score != score:  # NaN
-            return 0.0
-        return 0.0 if score < 0.0 else 1.0 if score > 1.0 else score
+        return guarded(self.id, functools.partial(fn, self), s)
 
     return detect
 

@@ -91,7 +91,18 @@ def _walk(a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | 
     if isinstance(a, dict) and isinstance(b, dict):
         if _same_tree(a, b):
             return
-        for k in sorted(a.keys() | b.keys(), key=str):
+        # the keys whose values may differ, in the walk's order (keys sorted); a key both sides
+        # hold with the same plain value is passed over before the sort
+        keys = []
+        for k, x in a.items():
+            if k in b:
+                y = b[k]
+                if x is y or (type(x) is type(y) and type(x) in _PLAIN and x == y):
+                    continue
+            keys.append(k)
+        keys += [k for k in b if k not in a]
+        keys.sort(key=str)
+        for k in keys:
             if k not in b:
                 if not (eia and _empty(a[k])):
                     out.append(Change(join(path, k), "removed", a[k], None))
@@ -99,11 +110,8 @@ def _walk(a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | 
                 if not (eia and _empty(b[k])):
                     out.append(Change(join(path, k), "added", None, b[k]))
             else:
-                x, y = a[k], b[k]
                 # the child's path is spelled only when something there differs
-                if x is y or (type(x) is type(y) and type(x) in _PLAIN and x == y):
-                    continue
-                _walk(x, y, join(path, k), eia, out, limit)
+                _walk(a[k], b[k], join(path, k), eia, out, limit)
         return
     if isinstance(a, list) and isinstance(b, list):
         if _same_tree(a, b):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -41,6 +40,8 @@ def _umask() -> int:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see the module's docstring)."""
+    import tempfile  # here: a command that writes no file (detect) never loads it
+
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name")

@@ -17,8 +17,16 @@ copied, and ``raw`` is never mutated.
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from collections.abc import Callable, Hashable
 from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from bunzai_codecs.core import basecache
 
 ListKey = Callable[[Any], Hashable | None]
 
@@ -29,10 +37,120 @@ def overlay_twin(
     """A same-format export through an escrow twin: ``raw`` itself when the body the twin decodes to
     (``mapped``: the codec's body dict for ``raw``, validated here as ``body``'s model) equals
     ``body``; else ``merge3`` over ``raw`` of the codec's writer (``to_native``) applied to both."""
+    if holds_mapped(body, mapped):
+        if basecache.CHECK and type(body).model_validate(mapped) != body:
+            raise basecache.RuleBroken(
+                f"holds_mapped: a {type(body).__name__} differs from its validated base"
+            )
+        return raw
     base = type(body).model_validate(mapped)
     if base == body:
         return raw
     return merge3(raw, to_native(base), to_native(body), list_key=list_key)
+
+
+def holds_mapped(body: Any, mapped: Any) -> bool:
+    """Whether ``body`` equals what validating ``mapped`` (a body dict a mapper made) into its
+    model would give, found without validating: every field's value equals the dict's value, or the
+    field's default where the dict has none; nested models are compared with their dicts the same
+    way. ``False`` whenever that is not plainly so (a value validation would convert, an unknown
+    key, a field without a default missing): the caller then validates and compares.
+
+    Why it gives the validation's answer: the canonical models have no validators, and every
+    conversion validation makes of a value it accepts gives a value equal to it (an ``int`` for a
+    ``float`` field, ``1`` for ``True``, a ``str`` subclass as ``str``); a conversion to a value
+    that is not equal to the input (a string to a number, a tuple to a list, a dict to a model)
+    fails the comparison here. With ``basecache.CHECK`` on (the test suite) ``overlay_twin``
+    validates anyway and raises ``RuleBroken`` where the two answers differ."""
+    if mapped.__class__ is not dict:
+        return False
+    plan = _PLANS.get(body.__class__)
+    if plan is None:
+        plan = _PLANS[body.__class__] = _plan(body.__class__)
+    if plan is False:
+        return False
+    defaults, nested = plan
+    d = body.__dict__
+    # every field, from the dict or its default (a key the model does not have, or a field without
+    # a default the dict lacks, makes the key sets differ: not equal)
+    want = {**defaults, **mapped}
+    for k, many in nested:
+        v, m = d.get(k), want.get(k)
+        if v is None or m is None:
+            if v is not m:
+                return False
+        elif many:
+            if v.__class__ is not list or m.__class__ is not list or len(v) != len(m):
+                return False
+            for x, y in zip(v, m, strict=True):
+                if not holds_mapped(x, y):
+                    return False
+        elif m.__class__ is not dict:  # the field's default (a model), the dict having none
+            if v.__class__ is not m.__class__ or v != m:
+                return False
+        elif not holds_mapped(v, m):
+            return False
+        want[k] = v  # compared: the whole-dict comparison below takes it as is
+    return bool(d == want)
+
+
+#: model class -> (each field's default, ``(field, a list of them?)`` of the fields that hold
+#: nested bodies), or False for a model this check does not take (a field without a default: the
+#: dict must hold it; a nested field of another shape)
+_PLANS: dict[type, Any] = {}
+
+
+def _plan(cls: type) -> Any:
+    if not issubclass(cls, BaseModel) or cls.model_config.get("extra") != "forbid":
+        return False
+    defaults: dict[str, Any] = {}
+    nested: list[tuple[str, bool]] = []
+    for name, f in cls.model_fields.items():
+        if f.alias not in (None, name) or f.validation_alias is not None:
+            return False
+        ann = f.annotation
+        inner = _models_in(ann)
+        if inner in ("model", "models"):
+            nested.append((name, inner == "models"))
+        elif inner is not None:
+            return False
+        if f.default is not PydanticUndefined:
+            defaults[name] = f.default
+        elif f.default_factory is not None:
+            defaults[name] = f.default_factory()  # type: ignore[call-arg]
+    if _TRANSFORMS & {k for k, v in cls.model_config.items() if v} or _FUNCTION.search(
+        repr(cls.__pydantic_core_schema__)
+    ):
+        return False  # a validator of any kind, or a config that rewrites strings: validate instead
+    return defaults, tuple(nested)
+
+
+#: config flags under which validation rewrites an accepted value
+_TRANSFORMS = frozenset({"str_strip_whitespace", "str_to_lower", "str_to_upper", "coerce_numbers_to_str"})
+#: a function in a core schema: a field or model validator, an ``Annotated`` before/after/wrap/plain
+#: validator anywhere in the model's fields (nested models' schemas are part of it)
+_FUNCTION = re.compile(r"'type': 'function-")
+
+
+def _models_in(ann: Any) -> str | None:
+    """``"model"`` for ``M`` / ``M | None``, ``"models"`` for ``list[M]`` / ``list[M] | None``
+    (``M`` a pydantic model), ``"other"`` for any other annotation naming a model, else None."""
+
+    def is_model(t: Any) -> bool:
+        return isinstance(t, type) and issubclass(t, BaseModel)
+
+    def mentions(t: Any) -> bool:
+        return is_model(t) or any(mentions(a) for a in typing.get_args(t))
+
+    union = typing.get_origin(ann) in (typing.Union, types.UnionType)
+    args = [a for a in typing.get_args(ann) if a is not type(None)] if union else [ann]
+    if len(args) == 1:
+        t = args[0]
+        if is_model(t):
+            return "model"
+        if typing.get_origin(t) is list and len(typing.get_args(t)) == 1 and is_model(typing.get_args(t)[0]):
+            return "models"
+    return "other" if mentions(ann) else None
 
 
 def by_id(item: Any) -> Any:

@@ -275,9 +275,11 @@ def replace_text(
     inflated, and a text chunk too broken to have a keyword is kept as it is) or a predicate over
     decoded ``TextChunk`` s (every text chunk is decoded under the usual bounds, so a broken one is
     ``Malformed``). Every other chunk keeps its bytes and its position, and bytes after IEND are kept.
+    Given bytes, the pixel data's CRCs are not checked (:data:`IMAGE_DATA`): a picture whose pixels
+    are damaged is written back exactly as it was read, as every card reader reads it.
     """
     if isinstance(source, bytes | bytearray | memoryview):
-        png = parse(bytes(source))
+        png = parse(bytes(source), skip_crc=IMAGE_DATA)  # the pixels are written back as they were read
     elif isinstance(source, PngFile):
         png = source
     else:

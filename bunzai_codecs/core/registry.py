@@ -1,12 +1,16 @@
 """The table of codecs and the detection ranking.
 
-``CODECS`` maps each format id (part of the CLI contract) to ``"module:Class"``; modules load on
-first use, so ``bunzai formats`` or a single-format decode never imports every codec.
+``CODECS`` maps each format id (part of the CLI contract) to ``"module:Class"``, from the format
+declarations (``formats/table.py``, ``core.format``); codec modules load on first use. Listing
+(``declarations``) and detection (``detect_all``, ``detect``, ``kind_of``) run on the declarations
+and their detectors alone, which import no canonical model: ``bunzai formats`` and ``bunzai detect``
+never load a codec. An entry a caller puts in the table as a class (``using``: tests, plugins) is
+listed and detected through an instance of that class.
 
-Detection (Pygments' and chardet's habits): every codec scores the same ``Sniff``; scores at or
-above ``ACCEPT`` (0.5) are matches; a score of ``CERTAIN`` (1.0) ends detection at once. Codecs are
+Detection (Pygments' and chardet's habits): every format scores the same ``Sniff``; scores at or
+above ``ACCEPT`` (0.5) are matches; a score of ``CERTAIN`` (1.0) ends detection at once. Formats are
 asked in a fixed order (priority descending, then id), and ranked by score, then priority, then id,
-so the winner never depends on import order and the certainty short-cut picks the same codec the
+so the winner never depends on import order and the certainty short-cut picks the same format the
 full ranking would.
 """
 
@@ -22,54 +26,11 @@ from bunzai_codecs.core.codec import ACCEPT, CERTAIN, Codec
 from bunzai_codecs.core.entity import EntityKind
 from bunzai_codecs.core.errors import NotRecognized, Unsupported
 from bunzai_codecs.core.escrow import Twin
+from bunzai_codecs.core.format import PACKAGE, Format
 from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.formats.table import BY_ID, FORMATS
 
-CODECS: dict[str, str | type[Codec]] = {
-    "agnai": "bunzai_codecs.formats.agnai.codec:AgnaiCharacterCodec",
-    "agnai-lorebook": "bunzai_codecs.formats.agnai.lorebook:AgnaiLorebookCodec",
-    "vaud-json": "bunzai_codecs.formats.vaud.codec:VaudJsonCodec",
-    "marinara-character": "bunzai_codecs.formats.marinara.character:MarinaraCharacterCodec",
-    "marinara-lorebook": "bunzai_codecs.formats.marinara.lorebook:MarinaraLorebookCodec",
-    "marinara-persona": "bunzai_codecs.formats.marinara.persona:MarinaraPersonaCodec",
-    "marinara-preset": "bunzai_codecs.formats.marinara.preset:MarinaraPresetCodec",
-    "marinara-regex": "bunzai_codecs.formats.marinara.regex:MarinaraRegexCodec",
-    "marinara-story-bundle": "bunzai_codecs.formats.marinara.story_bundle:MarinaraStoryBundleCodec",
-    "backyard": "bunzai_codecs.formats.backyard.legacy:BackyardCodec",
-    "byaf": "bunzai_codecs.formats.backyard.byaf:ByafCodec",
-    "chub-lorebook": "bunzai_codecs.formats.chub.lorebook:ChubLorebook",
-    "lumiverse": "bunzai_codecs.formats.lumiverse.card:LumiverseCard",
-    "lumiverse-persona": "bunzai_codecs.formats.lumiverse.persona:LumiversePersona",
-    "lumiverse-preset": "bunzai_codecs.formats.lumiverse.preset:LumiversePreset",
-    "lumiverse-regex": "bunzai_codecs.formats.lumiverse.regex:LumiverseRegex",
-    "novelai-lorebook": "bunzai_codecs.formats.novelai.lorebook:NovelAILorebookCodec",
-    "novelai-preset": "bunzai_codecs.formats.novelai.preset:NovelAIPresetCodec",
-    "pygmalion": "bunzai_codecs.formats.pygmalion.codec:PygmalionCodec",
-    "risu": "bunzai_codecs.formats.risu.charx:RisuCharxCodec",
-    "risu-lorebook": "bunzai_codecs.formats.risu.lorebook:RisuLorebookCodec",
-    "risu-module": "bunzai_codecs.formats.risu.module:RisuModuleCodec",
-    "risu-persona": "bunzai_codecs.formats.risu.persona:RisuPersonaCodec",
-    "risu-preset": "bunzai_codecs.formats.risu.preset:RisuPresetCodec",
-    "risu-regex": "bunzai_codecs.formats.risu.regex:RisuRegexCodec",
-    "rolecall": "bunzai_codecs.formats.rolecall.card:RoleCallCard",
-    "rolecall-lorebook": "bunzai_codecs.formats.rolecall.lorebook:RoleCallLorebook",
-    "rolecall-persona": "bunzai_codecs.formats.rolecall.persona:RoleCallPersona",
-    "rolecall-preset": "bunzai_codecs.formats.rolecall.preset:RoleCallPreset",
-    "rolecall-regex": "bunzai_codecs.formats.rolecall.regex:RoleCallRegex",
-    "sillytavern": "bunzai_codecs.formats.sillytavern.card:SillyTavernCard",
-    "sillytavern-context": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernContextCodec",
-    "sillytavern-instruct": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernInstructCodec",
-    "sillytavern-kobold": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernKoboldCodec",
-    "sillytavern-lorebook": "bunzai_codecs.formats.sillytavern.lorebook:SillyTavernLorebookCodec",
-    "sillytavern-master": "bunzai_codecs.formats.sillytavern.master:SillyTavernMasterCodec",
-    "sillytavern-novel": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernNovelCodec",
-    "sillytavern-persona": "bunzai_codecs.formats.sillytavern.persona:SillyTavernPersonaCodec",
-    "sillytavern-preset": "bunzai_codecs.formats.sillytavern.preset:SillyTavernPresetCodec",
-    "sillytavern-reasoning": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernReasoningCodec",
-    "sillytavern-regex": "bunzai_codecs.formats.sillytavern.regex:SillyTavernRegex",
-    "sillytavern-sysprompt": "bunzai_codecs.formats.sillytavern.formatting:SillyTavernSyspromptCodec",
-    "sillytavern-textgen": "bunzai_codecs.formats.sillytavern.samplers:SillyTavernTextgenCodec",
-    "voxta": "bunzai_codecs.formats.voxta.package:VoxtaCodec",
-}
+CODECS: dict[str, str | type[Codec]] = {f.id: f"{PACKAGE}.{f.codec}" for f in FORMATS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +90,28 @@ def get(codec_id: str) -> Codec:
         ) from None
 
 
+def declaration(format_id: str) -> Format | Codec:
+    """What lists and detects format ``format_id`` without its codec: its declaration, or for a
+    class put in the table in its place (``using``), an instance of that class. ``KeyError`` for
+    an id not in the table."""
+    target = CODECS[format_id]
+    fmt = BY_ID.get(format_id)
+    if fmt is not None and target == f"{PACKAGE}.{fmt.codec}":
+        return fmt
+    return _load(format_id)
+
+
+@cache
+def declarations() -> tuple[Format | Codec, ...]:
+    """Every format's :func:`declaration`, in asking order: priority descending, then id."""
+    return tuple(sorted((declaration(i) for i in CODECS), key=lambda d: (-d.priority, d.id)))
+
+
+def kind_of(format_id: str, s: Sniff) -> EntityKind:
+    """The kind of the primary entity ``s`` holds, read as format ``format_id`` (for reports)."""
+    return declaration(format_id).kind_of(s)
+
+
 @cache
 def _load(codec_id: str) -> Codec:
     target = CODECS[codec_id]
@@ -155,14 +138,18 @@ def using(table: dict[str, str | type[Codec]]) -> Iterator[None]:
     global CODECS
     saved = CODECS
     CODECS = dict(table)
-    _load.cache_clear()
-    all_codecs.cache_clear()
+    _clear()
     try:
         yield
     finally:
         CODECS = saved
-        _load.cache_clear()
-        all_codecs.cache_clear()
+        _clear()
+
+
+def _clear() -> None:
+    _load.cache_clear()
+    all_codecs.cache_clear()
+    declarations.cache_clear()
 
 
 def for_kind(kind: EntityKind) -> list[Codec]:
@@ -194,21 +181,21 @@ def twin_type(format_id: str) -> type[Twin]:
 
 
 def _rank_key(c: Candidate) -> tuple[float, int, str]:
-    return (-c.score, -_load(c.id).priority, c.id)
+    return (-c.score, -declaration(c.id).priority, c.id)
 
 
 def detect_all(s: Sniff) -> Detection:
-    """Ask every codec; rank all non-zero scores. For reports and ``bunzai detect``."""
-    cands = [Candidate(c.id, sc) for c in all_codecs() if (sc := c.detect(s)) > 0.0]
+    """Ask every format; rank all non-zero scores. For reports and ``bunzai detect``."""
+    cands = [Candidate(d.id, sc) for d in declarations() if (sc := d.detect(s)) > 0.0]
     cands.sort(key=_rank_key)
     best = cands[0] if cands and cands[0].score >= ACCEPT else None
     return Detection(best, tuple(cands))
 
 
 def detect(s: Sniff) -> Candidate | None:
-    """The winning codec for ``s`` (short-cut at certainty), or ``None`` below ``ACCEPT``."""
+    """The winning format for ``s`` (short-cut at certainty), or ``None`` below ``ACCEPT``."""
     best: Candidate | None = None
-    for c in all_codecs():
+    for c in declarations():
         sc = c.detect(s)
         if sc >= CERTAIN:
             return Candidate(c.id, sc)

@@ -36,6 +36,10 @@ class PersonaSections(Body):
     """Backstory of the user's character (Marinara ``backstory``)."""
 
 
+#: the canonical path of every persona section (what an app that holds them all covers)
+SECTION_PATHS: tuple[str, ...] = tuple(f"sections.{name}" for name in PersonaSections.model_fields)
+
+
 class PersonaPresentation(Body):
     """How the persona is shown in the app."""
 

@@ -121,3 +121,44 @@ def test_sniff_parses_json_once_however_many_codecs_look() -> None:
         assert len(registry.detect_all(s).candidates) == 25
         registry.detect(s)
     assert Sniff.parse_counts["json"] - before == 1
+
+
+# -- format declarations (formats/table.py) -----------------------------------------------------------
+
+
+def test_every_codec_takes_its_row_and_detects_through_its_detector() -> None:
+    from bunzai_codecs.core.format import DECLARED
+    from bunzai_codecs.formats.table import FORMATS
+
+    assert [f.id for f in FORMATS] == list(registry.CODECS)
+    s = Sniff(b'{"spec": "chara_card_v2", "data": {"name": "Nim"}}', "nim.json")
+    for f in FORMATS:
+        codec = registry.get(f.id)
+        assert codec.format is f and registry.declaration(f.id) is f
+        assert {a: getattr(codec, a) for a in DECLARED} == {a: getattr(f, a) for a in DECLARED}
+        assert codec.detect(s) == f.detect(s) and codec.kind_of(s) == f.kind_of(s)
+
+
+def test_a_declared_codec_that_declares_again_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(TypeError, match="sets label: format 'sillytavern-regex' declares them"):
+        type(
+            "SillyTavernRegex",
+            (Codec,),
+            {
+                "__module__": "bunzai_codecs.formats.sillytavern.regex",
+                "id": "sillytavern-regex",
+                "label": "x",
+            },
+        )
+
+
+def test_a_class_in_the_table_is_listed_and_detected_through_itself() -> None:
+    stand_in = _codec("sillytavern", 0.3, prio=5)  # same id, not the declared class: undeclared
+    assert stand_in.format is None and stand_in.priority == 5
+    with registry.using({**registry.CODECS, "sillytavern": stand_in}):
+        assert isinstance(registry.declaration("sillytavern"), stand_in)
+        card = Sniff(b'{"spec": "chara_card_v2", "data": {"name": "Nim"}}', "nim.json")
+        assert [c.score for c in registry.detect_all(card).candidates if c.id == "sillytavern"] == [0.3]
+    assert registry.declaration("sillytavern") is not stand_in  # the table is back

@@ -17,6 +17,11 @@ declares its identity and its three functions::
         write = staticmethod(body_to_book)  # body -> tree
         list_key = by_id
 
+That is a codec outside this package's format table (a plugin's, a test's). A format of the table
+sets only ``id``, ``read``, ``write`` (and ``list_key``): its row in ``formats/table.py`` declares
+its kind, app, label and suffixes, and its detector (``<app>/detect.py``) plays the part of
+``fits``/``score``.
+
 A format whose writer needs the twin or the export options overrides :meth:`TreeCodec.to_native`.
 
 A format whose file holds more than one entity, or whose decoder needs more than the tree (the

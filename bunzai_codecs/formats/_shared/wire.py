@@ -16,7 +16,7 @@ export, so coercion here never changes a file that is written back.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -170,6 +170,11 @@ def wrong(path: str, expected: str, value: Any) -> Malformed:
     return Malformed(f"expected {expected}, found {type_name(value)}", path=path)
 
 
+def wrong_at(parts: Path, expected: str, value: Any) -> Malformed:
+    """:func:`wrong` with the path given as parts below ``$``: ``("entries", 3, "keys")``."""
+    return wrong(join_path("$", *parts), expected, value)
+
+
 def found(v: Any) -> str:
     """What a wrong value is, for a note: its type, and a scalar's text (``the string '0.5'``)."""
     if isinstance(v, str):
@@ -286,6 +291,17 @@ def parse_number(s: str) -> int | float | None:
     except ValueError:
         return None
     return f if math.isfinite(f) else None
+
+
+def first_text(obj: Any, keys: Iterable[str]) -> str | None:
+    """The first non-empty string among ``obj``'s ``keys``; ``None`` when there is none or ``obj``
+    is not an object (a lookup that never raises, for ids and refs with several spellings)."""
+    if isinstance(obj, Mapping):
+        for k in keys:
+            v = obj.get(k)
+            if isinstance(v, str) and v:
+                return v
+    return None
 
 
 def file_stem(name: str, suffixes: tuple[str, ...] = ()) -> str:
@@ -427,6 +443,7 @@ __all__ = [
     "bool_at",
     "coerced",
     "file_stem",
+    "first_text",
     "found",
     "get_obj",
     "id_text",
@@ -450,4 +467,5 @@ __all__ = [
     "strs_at",
     "type_name",
     "wrong",
+    "wrong_at",
 ]

@@ -31,6 +31,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, num_at, str_at, strs_at
 from bunzai_codecs.formats.agnai import memory
+from bunzai_codecs.formats.agnai.detect import CHARACTER
 from bunzai_codecs.formats.agnai.lorebook import CCV3_SHAPE, JSON_OPTIONS
 from bunzai_codecs.formats.agnai.mapping import (
     IMAGE_AFFIXES,
@@ -46,9 +47,9 @@ from bunzai_codecs.formats.agnai.mapping import (
     sprite_to_agnai,
     voice_from_agnai,
     voice_to_agnai,
+    wrong_at,
 )
 
-CHARACTER = "character"
 BOOK_KEY = "characterBook"
 BOOK_PART = ("lorebook", BOOK_KEY)
 
@@ -106,7 +107,7 @@ def card_to_body(t: Any, ctx: MapContext, path: Path = ()) -> dict[str, Any]:
     """A native Agnai character (at ``path`` below ``ctx``) -> canonical character body dict; notes
     go to ``ctx``. The embedded ``characterBook`` is not read here (it becomes a linked lorebook)."""
     if not isinstance(t, dict):
-        raise bad(f"an Agnai character must be an object, not {type(t).__name__}", path)
+        raise wrong_at(path, "an object", t)
     if "persona" not in t:
         raise bad("an Agnai character needs a persona", (*path, "persona"))
     structured, text = persona_from_agnai(t["persona"], (*path, "persona"))
@@ -144,7 +145,7 @@ def card_to_body(t: Any, ctx: MapContext, path: Path = ()) -> dict[str, Any]:
         if text:  # an empty prompt (the editor's default {prompt: "", depth: 3}) is no injection
             depth = num_at(insert.get("depth"), ctx, *path, "insert", "depth")
             if depth is None:
-                raise bad("insert.depth must be a number", (*path, "insert", "depth"))
+                raise wrong_at((*path, "insert", "depth"), "a number", depth)
             prompts["depthInjections"] = [{"text": text, "depth": depth}]
 
     greetings: dict[str, Any] = {}
@@ -290,23 +291,7 @@ def reconcile_image_settings(out: dict[str, Any], raw: dict[str, Any], body: Cha
 
 class AgnaiCharacterCodec(Codec):
     id = "agnai"
-    kind = "character"
-    family = "agnai"
-    label = "Agnai character"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = CHARACTER_COVERAGE
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        if (
-            t is not None
-            and t.get("kind") == CHARACTER
-            and isinstance(t.get("persona"), dict)
-            and isinstance(t.get("greeting"), str)
-        ):
-            return 1.0
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

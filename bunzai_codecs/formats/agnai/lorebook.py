@@ -21,8 +21,9 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.agnai import memory
-from bunzai_codecs.formats.agnai.mapping import bad
-from bunzai_codecs.formats.tavern.character_book import book_to_body, is_character_book
+from bunzai_codecs.formats.agnai.detect import is_ccv3_book, is_native_book
+from bunzai_codecs.formats.agnai.mapping import wrong_at
+from bunzai_codecs.formats.tavern.character_book import BASIC_ENTRY_PATHS, book_to_body
 
 #: JSON.stringify(book, null, 2), as Agnai's export button writes
 JSON_OPTIONS = orjson.OPT_INDENT_2
@@ -38,12 +39,8 @@ LOREBOOK_COVERAGE = Coverage.of(
     "globalRecursion",
     "extensions",
     "entries[].id",
-    "entries[].title",
     "entries[].comment",
-    "entries[].content",
-    "entries[].enabled",
-    "entries[].constant",
-    "entries[].triggers[].text",
+    *BASIC_ENTRY_PATHS,
     "entries[].secondaryTriggers[].text",
     "entries[].selective",
     "entries[].sortOrder",
@@ -64,55 +61,14 @@ LOREBOOK_COVERAGE = Coverage.of(
 )
 
 
-def _first_entry(t: dict[str, Any]) -> dict[str, Any] | None:
-    entries = t.get("entries")
-    if isinstance(entries, list) and entries and isinstance(entries[0], dict):
-        return entries[0]
-    return None
-
-
-def is_native_book(t: dict[str, Any]) -> bool:
-    """A kind-less MemoryBook: its first entry has the native ``entry`` + ``keywords`` shape."""
-    first = _first_entry(t)
-    return first is not None and "entry" in first and "keywords" in first
-
-
-def is_ccv3_book(t: dict[str, Any]) -> bool:
-    """A standalone CCv3/Chub ``character_book``: array entries with ``keys`` and/or ``content``,
-    no card around it, and not a NovelAI lorebook (``lorebookVersion``, whose entries have
-    ``keys`` too)."""
-    if any(k in t for k in ("spec", "data", "kind", "lorebookVersion")) or _first_entry(t) is None:
-        return False
-    return is_character_book(t)
-
-
 class AgnaiLorebookCodec(Codec):
     id = "agnai-lorebook"
-    kind = "lorebook"
-    family = "agnai"
-    label = "Agnai memory book"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = LOREBOOK_COVERAGE
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        if t is None:
-            return 0.0
-        if t.get("kind") == memory.MEMORY:
-            return 1.0
-        if "kind" in t:
-            return 0.0
-        if is_native_book(t):
-            return 0.9
-        if is_ccv3_book(t):
-            return 0.7
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
         if not isinstance(tree, dict):
-            raise bad(f"a memory book must be an object, not {type(tree).__name__}", ())
+            raise wrong_at((), "an object", tree)
         if tree.get("kind") != memory.MEMORY and not is_native_book(tree) and is_ccv3_book(tree):
             # the seed's soft-import path: the shared CCv3 book mapper, so the book canonicalises as
             # it does in a Tavern card; the twin is marked so export writes a real MemoryBook

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, json_path
-from bunzai_codecs.formats._shared.wire import MapContext, str_at
+from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong_at
 
 #: a JSON path under construction: ``("persona", "attributes", "text", 0)``
 Path = tuple[str | int, ...]
@@ -67,18 +67,18 @@ def persona_from_agnai(persona: Any, path: Path) -> tuple[dict[str, Any], str | 
     later) keeps its attributes verbatim.
     """
     if not isinstance(persona, dict):
-        raise bad(f"persona must be an object, not {type(persona).__name__}", path)
+        raise wrong_at(path, "an object", persona)
     kind = persona.get("kind")
     if not isinstance(kind, str):
-        raise bad("persona.kind must be a string", (*path, "kind"))
+        raise wrong_at((*path, "kind"), "a string", kind)
     attrs = persona.get("attributes")
     if attrs is None:
         attrs = {}
     if not isinstance(attrs, dict):
-        raise bad("persona.attributes must be an object", (*path, "attributes"))
+        raise wrong_at((*path, "attributes"), "an object", attrs)
     for k, vs in attrs.items():
         if not isinstance(vs, list) or not all(isinstance(x, str) for x in vs):
-            raise bad(f"persona attribute {k!r} must be a list of strings", (*path, "attributes", k))
+            raise wrong_at((*path, "attributes", k), "an array of strings", vs)
     if kind == TEXT:
         text = attrs.get(TEXT)
         return {"kind": TEXT}, (text[0] if text else None)
@@ -115,12 +115,12 @@ def voice_from_agnai(voice: Any, disabled: Any, path: Path) -> dict[str, Any] | 
     if voice is None:
         return None
     if not isinstance(voice, dict):
-        raise bad(f"voice must be an object, not {type(voice).__name__}", path)
+        raise wrong_at(path, "an object", voice)
     service = voice.get("service")
     if service is None:
         return None
     if not isinstance(service, str):
-        raise bad("voice.service must be a string", (*path, "service"))
+        raise wrong_at((*path, "service"), "a string", service)
     out: dict[str, Any] = {"provider": service}
     extras: dict[str, Any] = {}
     for k, v in voice.items():
@@ -158,13 +158,13 @@ def sprite_from_agnai(sprite: Any, path: Path) -> dict[str, Any] | None:
     if sprite is None:
         return None
     if not isinstance(sprite, dict):
-        raise bad(f"sprite must be an object, not {type(sprite).__name__}", path)
+        raise wrong_at(path, "an object", sprite)
     out: dict[str, Any] = {"parts": {}}
     for k, v in sprite.items():
         if v is None:
             continue
         if not isinstance(v, str):
-            raise bad(f"sprite.{k} must be a string", (*path, k))
+            raise wrong_at((*path, k), "a string", v)
         if k in SPRITE_SPECIALS:
             out[k] = v
         else:
@@ -256,7 +256,7 @@ def extension_to_body(agnai: Any, ctx: MapContext, path: Path = ()) -> dict[str,
     does not re-render). There is no ``voiceDisabled`` in this block. ``path`` is below ``ctx``.
     """
     if not isinstance(agnai, dict):
-        raise bad(f"extensions.agnai must be an object, not {type(agnai).__name__}", path)
+        raise wrong_at(path, "an object", agnai)
     persona: dict[str, Any] = {}
     if agnai.get("persona") is not None:
         persona["structured"] = persona_from_agnai(agnai["persona"], (*path, "persona"))[0]

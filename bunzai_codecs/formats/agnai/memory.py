@@ -21,11 +21,12 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, strs_at
+from bunzai_codecs.formats.agnai.detect import MEMORY
 from bunzai_codecs.formats.agnai.mapping import (
     Path,
-    bad,
     is_num,
     put,
+    wrong_at,
 )
 from bunzai_codecs.formats.tavern.lore import (
     LOGIC_INTS,
@@ -34,8 +35,6 @@ from bunzai_codecs.formats.tavern.lore import (
     position_name,
     unique_ids,
 )
-
-MEMORY = "memory"
 
 #: Agnai's two position strings; any other canonical position falls back to ``after_char``
 POSITION_FROM_AGNAI = {"before_char": "world", "after_char": "character"}
@@ -53,7 +52,7 @@ def raw_id(row: dict[str, Any], index: int, path: Path) -> str:
     if v is None:
         return str(index)
     if isinstance(v, bool) or not (isinstance(v, str) or is_num(v)):
-        raise bad(f"id must be a number or a string, not {type(v).__name__}", (*path, "id"))
+        raise wrong_at((*path, "id"), "a number or a string", v)
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
@@ -65,7 +64,7 @@ def assign_ids(rows: list[Any], path: Path) -> list[str]:
     raw_ids = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
-            raise bad(f"an entry must be an object, not {type(row).__name__}", (*path, i))
+            raise wrong_at((*path, i), "an object", row)
         raw_ids.append(raw_id(row, i, (*path, i)))
     return unique_ids(raw_ids)
 
@@ -115,7 +114,7 @@ def entry_to_canonical(
         elif is_num(position):
             out["position"] = position_name(position)
         else:
-            raise bad("position must be a string or a number", (*path, "position"))
+            raise wrong_at((*path, "position"), "a string or a number", position)
     put(out, "sortOrder", num_at(row.get("weight"), ctx, *path, "weight"))
     put(out, "priority", num_at(row.get("priority"), ctx, *path, "priority"))
     probability = num_at(row.get("probability"), ctx, *path, "probability")
@@ -130,11 +129,10 @@ def book_to_canonical(book: Any, ctx: MapContext, path: Path = ()) -> dict[str, 
     """A MemoryBook tree (at ``path`` below ``ctx``) -> canonical lorebook body dict; notes go to
     ``ctx``. ``Malformed`` with the JSON path on a wrong shape."""
     if not isinstance(book, dict):
-        raise bad(f"a memory book must be an object, not {type(book).__name__}", path)
+        raise wrong_at(path, "an object", book)
     rows = book.get("entries")
     if not isinstance(rows, list):
-        what = "missing" if rows is None else f"a {type(rows).__name__}, not a list"
-        raise bad(f"a memory book's entries are {what}", (*path, "entries"))
+        raise wrong_at((*path, "entries"), "an array", rows)
     body: dict[str, Any] = {
         "name": str_at(book.get("name"), ctx, *path, "name") or "",
         "lorebookType": "other",

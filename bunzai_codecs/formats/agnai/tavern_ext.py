@@ -42,8 +42,7 @@ class AgnaiDialect(TavernDialect):
     )
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
-        ext = data.get("extensions")
-        agnai = ext.get(AGNAI) if isinstance(ext, dict) else None
+        agnai = self.extension(data, AGNAI)
         if agnai is None:
             return
         base = ctx.at("extensions", AGNAI)

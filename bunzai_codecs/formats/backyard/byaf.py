@@ -43,22 +43,10 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
-from bunzai_codecs.formats.backyard.common import (
-    CHARACTER_PATHS,
-    book_to_lore_items,
-    card_date,
-    from_backyard,
-    get_list,
-    get_str,
-    lore_fallback,
-    lore_items_to_book,
-    opt_text,
-    to_backyard,
-    unix_to_iso,
-)
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.backyard import common
+from bunzai_codecs.formats.backyard.detect import _CHARACTER_PATH, MANIFEST
 
-MANIFEST = "manifest.json"
-_CHARACTER_PATH = re.compile(r"^characters/([^/]+)/character\.json$")
 _SCENARIO_PATH = re.compile(r"^scenarios/[^/]+\.json$")
 _START = "<START>"
 #: the media role of the first scenario's background image
@@ -140,30 +128,31 @@ def examples_to_messages(text: str | None) -> list[str]:
 # -- native <-> canonical ----------------------------------------------------------------------
 
 
-def _texts(sc: dict[str, Any], key: str, where: tuple[str | int, ...]) -> list[str]:
-    out = []
-    for i, m in enumerate(get_list(sc, key, where)):
-        if not isinstance(m, dict):
-            raise Malformed(f"{key} items must be objects", path=json_path((*where, key, i)))
-        out.append(get_str(m, "text", (*where, key, i)) or "")
-    return out
+def _texts(r: MapContext, sc: dict[str, Any], key: str) -> list[str]:
+    """The ``text`` of each ``{text}`` object in ``sc[key]`` (``r``: the context of ``sc``)."""
+    return [
+        r.text(r.obj(m, (key, i)).get("text"), (key, i, "text"), "")
+        for i, m in enumerate(common.opt_array(r, sc, key))
+    ]
 
 
-def body_from_archive(raw: dict[str, Any]) -> dict[str, Any]:
-    """The canonical character of a parsed archive ``{manifest, character, scenarios}``."""
+def body_from_archive(raw: dict[str, Any], r: MapContext) -> dict[str, Any]:
+    """The canonical character of a parsed archive ``{manifest, character, scenarios}``; ``r`` reads
+    the character and notes what it coerced (a scenario is read in a context at its own root that
+    shares those notes)."""
     c, manifest, scenarios = raw["character"], raw["manifest"], raw["scenarios"]
-    display = get_str(c, "displayName", ()) or ""
-    short = get_str(c, "name", ())
+    sr = MapContext("$", r.warnings)
+    display = r.text(c.get("displayName"), ("displayName",), "")
+    short = r.text(c.get("name"), ("name",))
     name = display or short or ""
     author = manifest.get("author")
     creator = author.get("name") if isinstance(author, dict) else None
 
     images: list[dict[str, Any]] = []
-    for i, img in enumerate(get_list(c, "images", ())):
-        if not isinstance(img, dict):
-            raise Malformed("images items must be objects", path=json_path(("images", i)))
-        path = get_str(img, "path", ("images", i)) or ""
-        label = get_str(img, "label", ("images", i))
+    for i, raw_img in enumerate(common.opt_array(r, c, "images")):
+        img = r.obj(raw_img, ("images", i))
+        path = r.text(img.get("path"), ("images", i, "path"), "")
+        label = r.text(img.get("label"), ("images", i, "label"))
         ext = posixpath.splitext(path)[1].lower()
         images.append(
             {
@@ -193,28 +182,31 @@ def body_from_archive(raw: dict[str, Any]) -> dict[str, Any]:
         "identity": {
             "name": name,
             "nickname": short if short is not None and short != name else None,
-            "description": opt_text(from_backyard(get_str(c, "persona", ()) or "")),
+            "description": common.opt_text(common.from_backyard(r.text(c.get("persona"), ("persona",), ""))),
         },
         "media": {"portrait": portrait, "assets": [a for a in images if a is not portrait] or None},
         "attribution": {
             "creator": creator if isinstance(creator, str) and creator else None,
-            "createdAt": card_date(c.get("createdAt")),
-            "updatedAt": card_date(c.get("updatedAt")),
+            "createdAt": common.card_date(c.get("createdAt")),
+            "updatedAt": common.card_date(c.get("updatedAt")),
         },
     }
     if scenarios:
         first = scenarios[0]
-        greeting = _texts(first, "firstMessages", ())
-        body["prompts"] = {
-            "systemPrompt": opt_text(from_backyard(get_str(first, "formattingInstructions", ()) or ""))
+        greeting = _texts(sr, first, "firstMessages")
+        instructions = sr.text(first.get("formattingInstructions"), ("formattingInstructions",), "")
+        body["prompts"] = {"systemPrompt": common.opt_text(common.from_backyard(instructions))}
+        body["persona"] = {
+            "scenario": common.opt_text(
+                common.from_backyard(sr.text(first.get("narrative"), ("narrative",), ""))
+            )
         }
-        body["persona"] = {"scenario": opt_text(from_backyard(get_str(first, "narrative", ()) or ""))}
         body["greetings"] = {
-            "firstMessage": from_backyard(greeting[0]) if greeting else None,
+            "firstMessage": common.from_backyard(greeting[0]) if greeting else None,
             "alternateGreetings": [
                 {
-                    "text": from_backyard(next(iter(_texts(sc, "firstMessages", ())), "")),
-                    "title": get_str(sc, "title", ()),
+                    "text": common.from_backyard(next(iter(_texts(sr, sc, "firstMessages")), "")),
+                    "title": sr.text(sc.get("title"), ("title",)),
                 }
                 for sc in scenarios[1:]
             ]
@@ -222,7 +214,7 @@ def body_from_archive(raw: dict[str, Any]) -> dict[str, Any]:
         }
         body["examples"] = {
             "exampleMessages": examples_from_messages(
-                [from_backyard(t) for t in _texts(first, "exampleMessages", ())]
+                [common.from_backyard(t) for t in _texts(sr, first, "exampleMessages")]
             )
         }
     return body
@@ -241,18 +233,18 @@ def mapped_archive(body: CharacterBody, char_id: str) -> dict[str, Any]:
     background = next((a.ref for a in media.assets or [] if a.role == BACKGROUND), None)
 
     def said(text: str) -> list[dict[str, Any]]:
-        return [{"characterID": char_id, "text": to_backyard(text)}]
+        return [{"characterID": char_id, "text": common.to_backyard(text)}]
 
     first = body.greetings.firstMessage
     scenarios: list[dict[str, Any]] = [
         {
             **({"backgroundImage": background} if background is not None else {}),
-            "formattingInstructions": to_backyard(body.prompts.systemPrompt or ""),
+            "formattingInstructions": common.to_backyard(body.prompts.systemPrompt or ""),
             "exampleMessages": [
                 m for t in examples_to_messages(body.examples.exampleMessages) for m in said(t)
             ],
             "firstMessages": said(first) if first is not None else [],
-            "narrative": to_backyard(body.persona.scenario or ""),
+            "narrative": common.to_backyard(body.persona.scenario or ""),
         }
     ]
     for g in body.greetings.alternateGreetings or []:
@@ -266,9 +258,9 @@ def mapped_archive(body: CharacterBody, char_id: str) -> dict[str, Any]:
         "character": {
             "name": ident.nickname if ident.nickname is not None else ident.name,
             "displayName": ident.name,
-            "persona": to_backyard(ident.description or ""),
-            "createdAt": unix_to_iso(body.attribution.createdAt),
-            "updatedAt": unix_to_iso(body.attribution.updatedAt),
+            "persona": common.to_backyard(ident.description or ""),
+            "createdAt": common.unix_to_iso(body.attribution.createdAt),
+            "updatedAt": common.unix_to_iso(body.attribution.updatedAt),
             "images": images,
         },
         "scenarios": scenarios,
@@ -299,7 +291,7 @@ def byaf_lore_items(book: LorebookBody) -> list[dict[str, Any]]:
     is appended to the first item with that key)."""
     out: list[dict[str, Any]] = []
     by_key: dict[str, dict[str, Any]] = {}
-    for item in book_to_lore_items(book, with_ids=False):
+    for item in common.book_to_lore_items(book, with_ids=False):
         first = by_key.get(item["key"])
         if first is None:
             by_key[item["key"]] = item
@@ -339,15 +331,10 @@ class ArchiveTwin(Twin):
 
 class ByafCodec(Codec):
     id = "byaf"
-    kind = "character"
-    family = "backyard"
-    label = "Backyard.ai archive (.byaf)"
     twin_type = ArchiveTwin
-    suffixes = (".byaf",)
-    extension = ".byaf"
     containers = (Container("byaf", (".byaf",), "zip", images=True),)
     coverage = Coverage.of(
-        *CHARACTER_PATHS,
+        *common.CHARACTER_PATHS,
         "greetings.alternateGreetings",
         "attribution.creator",
         *media_mod.PORTRAIT_BYTES,
@@ -365,18 +352,6 @@ class ByafCodec(Codec):
             "`loreItems` are a linked lorebook (keywords, text); keys are unique, so repeated keys merge",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if not s.is_zip:
-            return 0.0
-        z = s.zip
-        if z is None:
-            return 0.5 if s.suffix == ".byaf" else 0.0
-        if MANIFEST not in z:
-            return 0.0
-        if any(_CHARACTER_PATH.match(n) for n in z.names):
-            return 1.0
-        return 0.6 if s.suffix == ".byaf" else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         z = s.require_zip()
@@ -418,7 +393,15 @@ class ByafCodec(Codec):
             scenarios.append(sc)
 
         cdir = posixpath.dirname(cpath)
-        for i, img in enumerate(get_list(character, "images", ())):
+        r = MapContext("$")
+        try:
+            images, lore = (
+                common.opt_array(r, character, "images"),
+                common.opt_array(r, character, "loreItems"),
+            )
+        except Malformed as exc:
+            raise _within(exc, cpath) from None
+        for i, img in enumerate(images):
             where = json_path(("images", i, "path"))
             rel = img.get("path") if isinstance(img, dict) else None
             if not isinstance(rel, str):
@@ -441,19 +424,17 @@ class ByafCodec(Codec):
         if character.get("id") != m.group(1):
             warnings.append(f"character id {character.get('id')!r} differs from its folder {m.group(1)!r}")
         try:
-            body = body_from_archive(raw)
+            body = body_from_archive(raw, r)
         except Malformed as exc:
             raise _within(exc, cpath) from None
         primary = self.entity(s, body, raw=raw, media=_resolver(cdir, blobs), members=members, blobs=blobs)
-        primary.warnings.extend(warnings)
+        primary.warnings.extend(warnings + r.warnings)
         entities = [primary]
-        items = get_list(character, "loreItems", ())
-        if items:
+        if lore:
             try:
-                book_body = lore_items_to_book(items, ("loreItems",))
+                book = common.lore_book(self, s, lore, "$.loreItems")
             except Malformed as exc:
                 raise _within(exc, cpath) from None
-            book = self.entity(s, book_body, raw=items, part=("lorebook", "loreItems"), kind="lorebook")
             primary.links = {KNOWLEDGE_REFS: [book.id]}
             entities.append(book)
         return Decoded(entities)
@@ -476,7 +457,7 @@ class ByafCodec(Codec):
         assert isinstance(raw, dict)
         char_id = raw["character"].get("id")
         char_id = char_id if isinstance(char_id, str) else ""
-        base = mapped_archive(CharacterBody.model_validate(body_from_archive(raw)), char_id)
+        base = mapped_archive(CharacterBody.model_validate(body_from_archive(raw, MapContext())), char_id)
         merged = merge3(raw, base, mapped_archive(body, char_id))
 
         manifest = merged["manifest"]
@@ -553,7 +534,7 @@ class ByafCodec(Codec):
         paths = [f"scenarios/scenario{i + 1}.json" for i in range(len(scenarios))]
         manifest: dict[str, Any] = {
             "schemaVersion": 1,
-            "createdAt": unix_to_iso(body.attribution.updatedAt or body.attribution.createdAt),
+            "createdAt": common.unix_to_iso(body.attribution.updatedAt or body.attribution.createdAt),
             **mapped["manifest"],
             "characters": [f"{cdir}/character.json"],
             "scenarios": paths,
@@ -573,18 +554,7 @@ class ByafCodec(Codec):
 
     def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
         """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
-        refs = ctx.refs(entity, "lorebook")
-        if refs:
-            book = refs[0]
-            ctx.embed(book)
-            fresh = byaf_lore_items(cast(LorebookBody, book.body))
-            twin = book.twin(self.id)
-            items = twin.raw if twin else None
-            if isinstance(items, list):
-                old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
-                return list(merge3(items, byaf_lore_items(old), fresh))
-            return fresh
-        return lore_fallback(entity, ctx, kept)
+        return common.lore_to_write(self.id, entity, ctx, kept, byaf_lore_items)
 
 
 def _read_json(z: archive.ZipReader, name: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""What Backyard's two formats share: placeholders, ISO dates, lore items, typed field reads.
+"""What Backyard's two formats share: placeholders, ISO dates, lore items.
 
 Backyard (and Faraday before it) writes single-brace placeholders, ``{character}`` (also ``{char}``)
 and ``{user}``; canonical text uses the Tavern macros ``{{char}}`` and ``{{user}}``, so text is
@@ -14,16 +14,18 @@ lore just before the last two, within a 384-token budget; the book says so in ca
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from bunzai_codecs.core.codec import EmitContext
+from bunzai_codecs.core.codec import Codec, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity
-from bunzai_codecs.core.errors import Malformed, json_path
+from bunzai_codecs.core.overlay import ListKey, merge3
+from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import Num
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.wire import iso_to_seconds
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds
 
 _BY_CHAR = re.compile(r"(?<!\{)\{(?:character|char)\}(?!\})")
 _BY_USER = re.compile(r"(?<!\{)\{user\}(?!\})")
@@ -87,40 +89,25 @@ def opt_text(v: str | None) -> str | None:
     return v if v else None
 
 
-def get_str(obj: dict[str, Any], key: str, where: tuple[str | int, ...], *, null: bool = False) -> str | None:
-    """``obj[key]`` when it is a string (or absent / null where allowed); ``Malformed`` otherwise."""
+def opt_array(r: MapContext, obj: dict[str, Any], key: str) -> list[Any]:
+    """``obj[key]`` as an array read by ``r`` (the context of ``obj``); absent or null is ``[]``."""
     v = obj.get(key)
-    if v is None or isinstance(v, str):
-        if v is None and key in obj and not null:
-            raise Malformed(f"{key} must be a string, not null", path=json_path((*where, key)))
-        return v
-    raise Malformed(f"{key} must be a string, not {type(v).__name__}", path=json_path((*where, key)))
-
-
-def get_list(obj: dict[str, Any], key: str, where: tuple[str | int, ...]) -> list[Any]:
-    """``obj[key]`` when it is a list ([] when absent); ``Malformed`` otherwise."""
-    v = obj.get(key)
-    if v is None:
-        return []
-    if not isinstance(v, list):
-        raise Malformed(f"{key} must be an array", path=json_path((*where, key)))
-    return v
+    return [] if v is None else r.arr(v, (key,))
 
 
 def split_keywords(key: str) -> list[str]:
     return [k.strip() for k in key.split(",") if k.strip()]
 
 
-def lore_items_to_book(items: list[Any], where: tuple[str | int, ...]) -> dict[str, Any]:
-    """Lore items -> a canonical lorebook body (a dict, validated by the caller)."""
+def lore_items_to_book(items: list[Any], r: MapContext) -> dict[str, Any]:
+    """Lore items (read by ``r``, the context of their array) -> a canonical lorebook body (a dict,
+    validated by the caller)."""
     entries = []
     seen: set[str] = set()
-    for i, item in enumerate(items):
-        at = (*where, i)
-        if not isinstance(item, dict):
-            raise Malformed("a lore item must be an object", path=json_path(at))
-        key = get_str(item, "key", at) or ""
-        value = get_str(item, "value", at) or ""
+    for i, raw in enumerate(items):
+        item = r.obj(raw, (i,))
+        key = r.text(item.get("key"), (i, "key"), "")
+        value = r.text(item.get("value"), (i, "value"), "")
         raw_id = item.get("id")
         eid = raw_id if isinstance(raw_id, str) and raw_id else str(i)
         base, n = eid, 2
@@ -162,6 +149,41 @@ def lore_fallback(entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[
     if not isinstance(kept, list):
         return []
     return kept if keep_or_drop(entity, ctx, "lorebook", kept) is KEEP else []
+
+
+def lore_book(codec: Codec, s: Sniff, items: list[Any], at: str) -> CanonicalEntity:
+    """The linked lorebook entity of a character's lore ``items`` (the array at JSON path ``at``),
+    with the notes its reader made."""
+    r = MapContext(at)
+    body = lore_items_to_book(items, r)
+    return codec.entity(
+        s, body, raw=items, part=("lorebook", "loreItems"), kind="lorebook", warnings=r.warnings
+    )
+
+
+def lore_to_write(
+    codec_id: str,
+    entity: CanonicalEntity,
+    ctx: EmitContext,
+    kept: Any,
+    to_items: Callable[[LorebookBody], list[dict[str, Any]]],
+    list_key: ListKey | None = None,
+) -> list[Any]:
+    """The lore items to write for ``entity``: its linked lorebook re-embedded as ``to_items`` writes
+    it, merged into the items the book was read from (``list_key`` pairs them), so an unedited item
+    keeps its form; without a linked book, the twin's copy ``kept`` or none (:func:`lore_fallback`)."""
+    refs = ctx.refs(entity, "lorebook")
+    if not refs:
+        return lore_fallback(entity, ctx, kept)
+    book = refs[0]
+    ctx.embed(book)
+    fresh = to_items(cast(LorebookBody, book.body))
+    twin = book.twin(codec_id)
+    items = twin.raw if twin else None
+    if not isinstance(items, list):
+        return fresh
+    old = LorebookBody.model_validate(lore_items_to_book(items, MapContext()))
+    return list(merge3(items, to_items(old), fresh, list_key=list_key))
 
 
 def item_id(item: Any) -> str | None:

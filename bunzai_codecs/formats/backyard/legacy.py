@@ -18,8 +18,6 @@ inline PNG portrait, the PNG of the card the entity was read from, or a 1x1 plac
 from __future__ import annotations
 
 import base64
-import binascii
-import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -31,31 +29,18 @@ from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
-from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
-from bunzai_codecs.formats.backyard import exif
-from bunzai_codecs.formats.backyard.common import (
-    CHARACTER_PATHS,
-    book_to_lore_items,
-    card_date,
-    dialogue_from_backyard,
-    dialogue_to_backyard,
-    from_backyard,
-    get_list,
-    get_str,
-    item_id,
-    lore_fallback,
-    lore_items_to_book,
-    opt_text,
-    to_backyard,
-    unix_to_iso,
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.backyard import common, exif
+from bunzai_codecs.formats.backyard.detect import (
+    EXIF_CHUNK,
+    exif_chunk,
+    parse_payload,
+    read_comment,
 )
-
-EXIF_CHUNK = b"eXIf"
-_BASE64 = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
-_CHAR = ("character",)
 
 #: what a fresh export writes for the keys no canonical field maps (Backyard's own defaults)
 _FRESH_CHARACTER: dict[str, Any] = {
@@ -80,69 +65,35 @@ FRESH_VERSION = 4
 # -- the payload -----------------------------------------------------------------------------
 
 
-def exif_chunk(pf: png.PngFile) -> png.Chunk | None:
-    return next((c for c in pf.chunks if c.type == EXIF_CHUNK), None)
-
-
-def read_comment(chunk: png.Chunk) -> tuple[exif.UserComment, bytes] | None:
-    """The UserComment of the chunk and its text; offsets in errors are file offsets."""
-    try:
-        uc = exif.find_user_comment(chunk.data)
-        return None if uc is None else (uc, exif.comment_text(uc))
-    except BunzaiError as exc:
-        if exc.offset is not None and chunk.offset >= 0:
-            exc.offset += chunk.offset + 8
-        raise
-
-
-def parse_payload(text: bytes) -> tuple[Any, str]:
-    """The JSON tree of a UserComment and how it was stored (``raw`` or ``base64``)."""
-    if text.startswith(b"{"):
-        return parse_json(text, what="EXIF UserComment JSON"), "raw"
-    if text and _BASE64.fullmatch(text):
-        try:
-            decoded = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raise Malformed("EXIF UserComment is not valid base64") from None
-        return parse_json(decoded, what="base64 JSON in the EXIF UserComment"), "base64"
-    raise Malformed("EXIF UserComment is neither JSON nor base64 JSON")
-
-
-def _starts_like_json(text: bytes) -> bool:
-    if text.startswith(b"{"):
-        return True
-    try:
-        return base64.b64decode(text[:4], validate=True).startswith(b"{")
-    except (binascii.Error, ValueError):
-        return False
-
-
 # -- native <-> canonical ----------------------------------------------------------------------
 
 
-def body_from_native(tree: dict[str, Any]) -> dict[str, Any]:
-    """The canonical character of a ``{character, version}`` export."""
+def body_from_native(tree: dict[str, Any], r: MapContext) -> dict[str, Any]:
+    """The canonical character of a ``{character, version}`` export (``r``: the context of its
+    ``character`` object)."""
     c = tree["character"]
-    display = get_str(c, "aiDisplayName", _CHAR) or ""
-    short = get_str(c, "aiName", _CHAR)
+
+    def text(key: str) -> str:
+        return r.text(c.get(key), (key,), "")
+
+    display = text("aiDisplayName")
+    short = r.text(c.get("aiName"), ("aiName",))
     name = display or short or ""
     return {
         "identity": {
             "name": name,
             "nickname": short if short is not None and short != name else None,
-            "description": opt_text(from_backyard(get_str(c, "aiPersona", _CHAR) or "")),
+            "description": common.opt_text(common.from_backyard(text("aiPersona"))),
         },
-        "persona": {"scenario": opt_text(from_backyard(get_str(c, "scenario", _CHAR) or ""))},
-        "prompts": {"systemPrompt": opt_text(from_backyard(get_str(c, "basePrompt", _CHAR) or ""))},
-        "greetings": {
-            "firstMessage": opt_text(from_backyard(get_str(c, "firstMessage", _CHAR, null=True) or ""))
-        },
+        "persona": {"scenario": common.opt_text(common.from_backyard(text("scenario")))},
+        "prompts": {"systemPrompt": common.opt_text(common.from_backyard(text("basePrompt")))},
+        "greetings": {"firstMessage": common.opt_text(common.from_backyard(text("firstMessage")))},
         "examples": {
-            "exampleMessages": opt_text(dialogue_from_backyard(get_str(c, "customDialogue", _CHAR) or ""))
+            "exampleMessages": common.opt_text(common.dialogue_from_backyard(text("customDialogue")))
         },
         "attribution": {
-            "createdAt": card_date(c.get("createdAt")),
-            "updatedAt": card_date(c.get("updatedAt")),
+            "createdAt": common.card_date(c.get("createdAt")),
+            "updatedAt": common.card_date(c.get("updatedAt")),
         },
         # the PNG the export lives in is the character's picture
         "media": {"portrait": card_image_portrait()},
@@ -157,13 +108,13 @@ def mapped_native(body: CharacterBody) -> dict[str, Any]:
         "character": {
             "aiDisplayName": ident.name,
             "aiName": ident.nickname if ident.nickname is not None else ident.name,
-            "aiPersona": to_backyard(ident.description or ""),
-            "basePrompt": to_backyard(body.prompts.systemPrompt or ""),
-            "scenario": to_backyard(body.persona.scenario or ""),
-            "firstMessage": None if first is None else to_backyard(first),
-            "customDialogue": dialogue_to_backyard(body.examples.exampleMessages or ""),
-            "createdAt": unix_to_iso(body.attribution.createdAt),
-            "updatedAt": unix_to_iso(body.attribution.updatedAt),
+            "aiPersona": common.to_backyard(ident.description or ""),
+            "basePrompt": common.to_backyard(body.prompts.systemPrompt or ""),
+            "scenario": common.to_backyard(body.persona.scenario or ""),
+            "firstMessage": None if first is None else common.to_backyard(first),
+            "customDialogue": common.dialogue_to_backyard(body.examples.exampleMessages or ""),
+            "createdAt": common.unix_to_iso(body.attribution.createdAt),
+            "updatedAt": common.unix_to_iso(body.attribution.updatedAt),
         }
     }
 
@@ -180,7 +131,7 @@ def fresh_native(entity: CanonicalEntity) -> dict[str, Any]:
 
 def with_exif(carrier: bytes, block: bytes) -> bytes:
     """``carrier`` with its eXIf chunks replaced by one holding ``block``, right after IHDR."""
-    pf = png.parse(carrier)
+    pf = png.parse(carrier, skip_crc=png.IMAGE_DATA)
     chunks = [c for c in pf.chunks if c.type != EXIF_CHUNK]
     chunks.insert(1, png.Chunk(EXIF_CHUNK, block))
     return png.build(chunks, pf.trailing)
@@ -199,15 +150,10 @@ class ExifTwin(Twin):
 
 class BackyardCodec(Codec):
     id = "backyard"
-    kind = "character"
-    family = "backyard"
-    label = "Backyard.ai / Faraday legacy character PNG (EXIF)"
     twin_type = ExifTwin
-    suffixes = (".png",)
-    extension = ".png"
     containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
-        *CHARACTER_PATHS,
+        *common.CHARACTER_PATHS,
         *media.PORTRAIT_BYTES,
         notes=[
             "`aiName` is `identity.nickname` when it differs from `aiDisplayName`",
@@ -221,28 +167,6 @@ class BackyardCodec(Codec):
             " kept), else a default portrait; other images have no place",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if not s.is_png or s.png is None:
-            return 0.0
-        chunk = exif_chunk(s.png)
-        if chunk is None:
-            return 0.0
-        try:
-            found = read_comment(chunk)
-        except BunzaiError:
-            return 0.0
-        if found is None:
-            return 0.0
-        text = found[1]
-        try:
-            tree, _ = parse_payload(text)
-        except BunzaiError:
-            # a comment that starts like JSON is ours to reject with a precise error
-            return 0.55 if _starts_like_json(text) else 0.0
-        if isinstance(tree, dict) and isinstance(tree.get("character"), dict):
-            return 1.0
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         pf = s.require_png()
@@ -262,25 +186,21 @@ class BackyardCodec(Codec):
             raise Malformed("the EXIF UserComment JSON is not an object", path="$")
         if not isinstance(tree.get("character"), dict):
             raise Malformed("the export has no character object", path="$.character")
-        items = get_list(tree["character"], "loreItems", _CHAR)
+        r = MapContext("$.character")
+        lore = common.opt_array(r, tree["character"], "loreItems")
         image = picture(s.data, strip_types=(EXIF_CHUNK,), parsed=pf)
         primary = self.entity(
             s,
-            body_from_native(tree),
+            body_from_native(tree, r),
             raw=tree,
             media=portrait_resolver(image),
+            warnings=r.warnings,
             encoding=encoding,
             blobs={"png": s.data},
         )
         entities = [primary]
-        if items:
-            book = self.entity(
-                s,
-                lore_items_to_book(items, (*_CHAR, "loreItems")),
-                raw=items,
-                part=("lorebook", "loreItems"),
-                kind="lorebook",
-            )
+        if lore:
+            book = common.lore_book(self, s, lore, "$.character.loreItems")
             primary.links = {KNOWLEDGE_REFS: [book.id]}
             entities.append(book)
         return Decoded(entities)
@@ -296,7 +216,7 @@ class BackyardCodec(Codec):
             carrier = choose(entity, ctx, strip_types=(EXIF_CHUNK,))
             return with_exif(carrier.image, exif.build_exif(value))
 
-        base = mapped_native(CharacterBody.model_validate(body_from_native(raw)))
+        base = mapped_native(CharacterBody.model_validate(body_from_native(raw, MapContext())))
         merged = merge3(raw, base, mapped_native(body))
         char = merged["character"]
         lore = self._lore(entity, ctx, raw["character"].get("loreItems", []))
@@ -312,7 +232,7 @@ class BackyardCodec(Codec):
         value = exif.user_comment_value(payload)
         if carrier.source != "twin" or source is None:
             return with_exif(carrier.image, exif.build_exif(value))
-        pf = png.parse(source)
+        pf = png.parse(source, skip_crc=png.IMAGE_DATA)
         chunks = list(pf.chunks)
         for i, c in enumerate(chunks):
             if c.type == EXIF_CHUNK:
@@ -324,18 +244,11 @@ class BackyardCodec(Codec):
 
     def _lore(self, entity: CanonicalEntity, ctx: EmitContext, kept: Any) -> list[Any]:
         """The ``loreItems`` to write: the linked lorebook re-embedded, else the twin's copy."""
-        refs = ctx.refs(entity, "lorebook")
-        if refs:
-            book = refs[0]
-            ctx.embed(book)
-            fresh = book_to_lore_items(cast(LorebookBody, book.body), with_ids=True)
-            twin = book.twin(self.id)
-            items = twin.raw if twin else None
-            if isinstance(items, list):
-                old = LorebookBody.model_validate(lore_items_to_book(items, ("loreItems",)))
-                return list(merge3(items, book_to_lore_items(old, with_ids=True), fresh, list_key=item_id))
-            return fresh
-        return lore_fallback(entity, ctx, kept)
+        return common.lore_to_write(self.id, entity, ctx, kept, _items_with_ids, list_key=common.item_id)
+
+
+def _items_with_ids(book: LorebookBody) -> list[dict[str, Any]]:
+    return common.book_to_lore_items(book, with_ids=True)
 
 
 __all__ = ["BackyardCodec"]

@@ -26,13 +26,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, first_text
+from bunzai_codecs.formats.chub.detect import CHUB
 from bunzai_codecs.formats.tavern.fields import TavernDialect, _assets
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 
-CHUB = "chub"
 BACKGROUND_LABEL = "chub background_image"
 EXPRESSION_LABEL = "chub expression"
 #: keys of an expression object that may hold its image reference, in the order they are tried
@@ -63,12 +63,7 @@ def derived_media(bag: Any) -> list[dict[str, Any]]:
 def _sprite_ref(v: Any) -> str | None:
     if isinstance(v, str):
         return v
-    if isinstance(v, Mapping):
-        for k in _REF_KEYS:
-            r = v.get(k)
-            if isinstance(r, str) and r:
-                return r
-    return None
+    return first_text(v, _REF_KEYS)
 
 
 class ChubDialect(TavernDialect):
@@ -84,8 +79,7 @@ class ChubDialect(TavernDialect):
     )
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
-        ext = data.get("extensions")
-        items = derived_media(ext.get(CHUB)) if isinstance(ext, Mapping) else []
+        items = derived_media(self.extension(data, CHUB))
         if not items:
             return
         media = body["media"]

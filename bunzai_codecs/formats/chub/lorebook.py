@@ -31,6 +31,7 @@ from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.chub.detect import is_chub_book
 from bunzai_codecs.formats.chub.dialect import CHUB
 from bunzai_codecs.formats.tavern.character_book import (
     CHARACTER_BOOK_COVERAGE,
@@ -39,16 +40,7 @@ from bunzai_codecs.formats.tavern.character_book import (
     body_to_book,
     book_spelling,
     book_to_body,
-    is_character_book,
 )
-
-
-def is_chub_book(tree: Any) -> bool:
-    """A ``character_book``-shaped object carrying Chub's book-level ``extensions.chub`` object."""
-    if not is_character_book(tree):
-        return False
-    ext = tree.get("extensions")
-    return isinstance(ext, dict) and isinstance(ext.get(CHUB), dict)
 
 
 def _to_body(tree: dict[str, Any], ctx: MapContext | None = None) -> dict[str, Any]:
@@ -74,16 +66,9 @@ class ChubLorebook(TreeCodec):
     """Chub lorebooks (``character_book`` JSON with a book-level ``extensions.chub``)."""
 
     id = "chub-lorebook"
-    kind = "lorebook"
-    family = "chub"
-    label = "Chub lorebook (character_book JSON)"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = CHARACTER_BOOK_COVERAGE
 
     list_key = ENTRY_KEY
-
-    fits = staticmethod(is_chub_book)
 
     @staticmethod
     def read(tree: Any, ctx: Any) -> dict[str, Any]:

@@ -56,35 +56,20 @@ from bunzai_codecs.entities import CharacterBody, RegexSetBody
 from bunzai_codecs.entities.character import MediaAsset
 from bunzai_codecs.formats._shared.links import DROP, KEEP
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats.lumiverse.detect import (
+    MODULES_JSON,
+    fingerprinted,
+)
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
 from bunzai_codecs.formats.tavern.card import CardTwin, TavernCard
 from bunzai_codecs.formats.tavern.fields import TAVERN_EMBEDDED
 from bunzai_codecs.formats.tavern.links import linked_scripts
-from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 LUMIVERSE = "lumiverse"
 CARD_JSON = "card.json"
-MODULES_JSON = "lumiverse_modules.json"
-RISU_MODULE = "module.risum"
 #: the escrow part of the module scripts' regex-set entity
 MODULE_PART = ("regex", "lumiverse_modules")
-
-_OBJECT_KEYS = ("expressions", "expression_groups", "alternate_fields", "lumiverse_image_gen_lora")
-_ARRAY_KEYS = ("alternate_avatars", "world_book_ids", "databank_ids")
-
-
-def fingerprinted(tree: Any) -> bool:
-    """True when a card tree's extensions carry a Lumiverse key (see the module docstring)."""
-    ext = card_extensions(tree)
-    if ext is None:
-        return False
-    return (
-        any(isinstance(ext.get(k), dict) for k in _OBJECT_KEYS)
-        or any(isinstance(ext.get(k), list) for k in _ARRAY_KEYS)
-        or isinstance(ext.get("alternate_character_name"), str)
-        or "ttsVoice" in ext
-    )
 
 
 def is_module_set(entity: CanonicalEntity) -> bool:
@@ -97,16 +82,11 @@ class LumiverseCard(TavernCard):
     """Lumiverse characters: Tavern cards with Lumiverse's bare extension keys (JSON, PNG, zip)."""
 
     id = "lumiverse"
-    family = "lumiverse"
-    label = "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)"
-    suffixes: ClassVar[tuple[str, ...]] = (".json", ".png", ".charx", ".zip")
     #: a zip is written only for an entity read from a Lumiverse zip (its members are the twin's)
     containers: ClassVar[tuple[Container, ...]] = (
         *TavernCard.containers,
         Container("zip", (".zip",), "zip", images=True),
     )
-    #: above ``risu`` (0): both are certain on a zip with card.json; only this one checks the modules file
-    priority = 10
     coverage = TavernCard.coverage | Coverage.of(
         notes=[
             "alternate fields/avatars, expression packs, LoRA, TTS voice and world/databank ids ride in"
@@ -121,15 +101,6 @@ class LumiverseCard(TavernCard):
     embedded_coverage = TAVERN_EMBEDDED
 
     # -- detect ----------------------------------------------------------------------------------
-
-    def detect(self, s: Sniff) -> float:
-        if s.is_zip:
-            z = s.zip
-            if z is None or RISU_MODULE in z:
-                return 0.0
-            return 1.0 if MODULES_JSON in z else 0.0
-        trees = png_card_trees(s) if s.is_png else [s.json_object]
-        return 0.95 if any(fingerprinted(t) for t in trees) else 0.0
 
     # -- decode ----------------------------------------------------------------------------------
 

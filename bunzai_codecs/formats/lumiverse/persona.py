@@ -34,13 +34,9 @@ from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong
+from bunzai_codecs.formats.lumiverse.detect import is_account_persona
 
-_REQUIRED = ("name", "description", "subjective_pronoun", "objective_pronoun")
 _PRONOUNS = ("subjective_pronoun", "objective_pronoun", "possessive_pronoun")
-
-
-def is_account_persona(t: Any) -> bool:
-    return isinstance(t, dict) and all(isinstance(t.get(k), str) for k in _REQUIRED)
 
 
 def persona_to_body(t: Any, ctx: MapContext | None = None) -> dict[str, Any]:
@@ -76,11 +72,6 @@ class LumiversePersona(TreeCodec):
     """Lumiverse personas (the account object)."""
 
     id = "lumiverse-persona"
-    kind = "persona"
-    family = "lumiverse"
-    label = "Lumiverse persona (account object)"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         "content",
@@ -94,8 +85,6 @@ class LumiversePersona(TreeCodec):
         ],
     )
 
-    score = 0.95
-    fits = staticmethod(is_account_persona)
     read = staticmethod(persona_to_body)
     write = staticmethod(body_to_persona)
 

@@ -52,9 +52,10 @@ from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.lumiverse.detect import PRESET_TYPE as TYPE
+from bunzai_codecs.formats.lumiverse.detect import is_preset_export
 from bunzai_codecs.formats.sillytavern._wire import Path
 
-TYPE = "lumiverse_preset"
 CHAT_HISTORY = "chat_history"
 
 # (settings group, wire key, canonical section, canonical field, value type)
@@ -101,10 +102,6 @@ _BLOCK_KEYS = frozenset(
         "injectionTrigger",
     }
 )
-
-
-def is_preset_export(t: Any) -> bool:
-    return isinstance(t, dict) and t.get("type") == TYPE and isinstance(t.get("preset"), dict)
 
 
 def block_to_prompt(b: Any, i: int, r: MapContext, at: Path) -> dict[str, Any]:
@@ -223,11 +220,6 @@ class LumiversePreset(TreeCodec):
     """Lumiverse preset exports (``lumiverse_preset`` wrapper)."""
 
     id = "lumiverse-preset"
-    kind = "preset"
-    family = "lumiverse"
-    label = "Lumiverse preset (lumiverse_preset wrapper)"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -256,7 +248,6 @@ class LumiversePreset(TreeCodec):
 
     list_key = BLOCK_ID
 
-    fits = staticmethod(is_preset_export)
     read = staticmethod(export_to_body)
     write = staticmethod(body_to_export)
 

@@ -48,20 +48,11 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
-from bunzai_codecs.formats._shared.wire import (
-    MapContext,
-    bool_at,
-    file_stem,
-    id_text,
-    num_at,
-    str_at,
-    strs_at,
-    wrong,
-)
+from bunzai_codecs.formats._shared import wire
+from bunzai_codecs.formats.lumiverse.detect import FILE_TYPE
 from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
-FILE_TYPE = "lumiverse_regex_scripts"
 PLACEMENT_PHASES: dict[str, str] = {
     "user_input": "input",
     "ai_output": "output",
@@ -109,16 +100,12 @@ EXTRA_KEYS = (
 )
 
 
-def is_export(t: Any) -> bool:
-    return isinstance(t, dict) and t.get("type") == FILE_TYPE and isinstance(t.get("scripts"), list)
-
-
-def script_to_rule(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
+def script_to_rule(r: Mapping[str, Any], index: int, ctx: wire.MapContext) -> dict[str, Any]:
     """One Lumiverse script row (export or module form) as a ``RegexRule`` dict."""
     placement = r.get("placement")
     phases: list[str] = []
     if placement is not None:
-        for p in strs_at(placement, ctx, "placement") or ():
+        for p in wire.strs_at(placement, ctx, "placement") or ():
             ph = PLACEMENT_PHASES.get(p, p)
             if ph not in phases:
                 phases.append(ph)
@@ -129,32 +116,32 @@ def script_to_rule(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[st
     elif isinstance(target, str):
         targets = [target]
     else:
-        targets = list(strs_at(target, ctx, "target") or ())
-    disabled = bool_at(r.get("disabled"), ctx, "disabled")
-    sort_order = num_at(r.get("sort_order"), ctx, "sort_order")
+        targets = list(wire.strs_at(target, ctx, "target") or ())
+    disabled = wire.bool_at(r.get("disabled"), ctx, "disabled")
+    sort_order = wire.num_at(r.get("sort_order"), ctx, "sort_order")
     extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
     return {
-        "id": id_text(r.get("id"), index, ctx),
-        "label": str_at(r.get("name"), ctx, "name") or "",
-        "find": str_at(r.get("find_regex"), ctx, "find_regex") or "",
-        "flags": str_at(r.get("flags"), ctx, "flags") or "",
-        "replace": str_at(r.get("replace_string"), ctx, "replace_string") or "",
-        "trimStrings": strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
+        "id": wire.id_text(r.get("id"), index, ctx),
+        "label": wire.str_at(r.get("name"), ctx, "name") or "",
+        "find": wire.str_at(r.get("find_regex"), ctx, "find_regex") or "",
+        "flags": wire.str_at(r.get("flags"), ctx, "flags") or "",
+        "replace": wire.str_at(r.get("replace_string"), ctx, "replace_string") or "",
+        "trimStrings": wire.strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
         "phases": phases,
         "targets": targets,
-        "substituteFind": str_at(r.get("substitute_macros"), ctx, "substitute_macros"),
-        "minDepth": num_at(r.get("min_depth"), ctx, "min_depth"),
-        "maxDepth": num_at(r.get("max_depth"), ctx, "max_depth"),
-        "runOnEdit": bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
+        "substituteFind": wire.str_at(r.get("substitute_macros"), ctx, "substitute_macros"),
+        "minDepth": wire.num_at(r.get("min_depth"), ctx, "min_depth"),
+        "maxDepth": wire.num_at(r.get("max_depth"), ctx, "max_depth"),
+        "runOnEdit": wire.bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
         "enabled": not disabled,
         "sortOrder": index if sort_order is None else sort_order,
         "extras": extras or None,
     }
 
 
-def scripts_to_body(scripts: Any, *, name: str = "", ctx: MapContext | None = None) -> dict[str, Any]:
+def scripts_to_body(scripts: Any, *, name: str = "", ctx: wire.MapContext | None = None) -> dict[str, Any]:
     """A list of Lumiverse script rows as a ``RegexSetBody`` dict."""
-    ctx = ctx or MapContext("$")
+    ctx = ctx or wire.MapContext("$")
     rules = map_rows(scripts, ctx, (), "an array of regex scripts", "a regex script object", script_to_rule)
     return {"name": name, "rules": with_unique_ids(rules)}
 
@@ -212,11 +199,6 @@ class LumiverseRegex(Codec):
     """Lumiverse regex script exports (``lumiverse_regex_scripts``)."""
 
     id = "lumiverse-regex"
-    kind = "regex"
-    family = "lumiverse"
-    label = "Lumiverse regex scripts"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         *RULE_PATHS,
         "rules[].phases",
@@ -240,15 +222,12 @@ class LumiverseRegex(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return 1.0 if is_export(s.json_object) else 0.0
-
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
         if not isinstance(tree, dict):
-            raise wrong("$", "a Lumiverse regex export object", tree)
-        ctx = MapContext("$.scripts")
-        body = scripts_to_body(tree.get("scripts"), name=file_stem(s.name), ctx=ctx)
+            raise wire.wrong("$", "a Lumiverse regex export object", tree)
+        ctx = wire.MapContext("$.scripts")
+        body = scripts_to_body(tree.get("scripts"), name=wire.file_stem(s.name), ctx=ctx)
         e = self.entity(s, body, raw=tree)
         e.warnings.extend(ctx.warnings)
         return Decoded([e])

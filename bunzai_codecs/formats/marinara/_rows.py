@@ -57,16 +57,12 @@ def decode_tree(codec: Codec, s: Sniff, read: Callable[[Any, MapContext], dict[s
 
 
 class EnvelopeCodec(Codec):
-    """A codec of a Marinara ``exportedAt`` envelope: ``score_tree`` recognises its JSON tree and
-    ``read_tree`` maps one to the body (``decode_tree``). The body (as ``wire`` gives it) is written
+    """A codec of a Marinara ``exportedAt`` envelope (detected by ``marinara/detect.py``):
+    ``read_tree`` maps its JSON tree to the body (``decode_tree``). The body (as ``wire`` gives it) is written
     ``fresh`` when the entity has no twin of this format, else laid over the file it came from
     (``overlay``), indented as the app's export button writes it."""
 
-    score_tree: ClassVar[Callable[[Any], float]]
     read_tree: ClassVar[Callable[[Any, MapContext], dict[str, Any]]]
-
-    def detect(self, s: Sniff) -> float:
-        return type(self).score_tree(s.json)
 
     def decode(self, s: Sniff) -> Decoded:
         return decode_tree(self, s, type(self).read_tree)

@@ -36,6 +36,8 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, MediaAsset
 from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
+from bunzai_codecs.formats.marinara.detect import CHARACTER_TYPE as TYPE
+from bunzai_codecs.formats.marinara.detect import character_score as score
 from bunzai_codecs.formats.tavern.card import CardEnvelope, CardWriter, TavernCard
 from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
@@ -44,8 +46,6 @@ from bunzai_codecs.formats.tavern.fields import (
     TavernDialect,
     default_portrait,
 )
-
-TYPE = "marinara_character"
 
 
 class MarinaraDialect(TavernDialect):
@@ -67,14 +67,6 @@ class MarinaraDialect(TavernDialect):
     def write(self, body: CharacterBody, data: dict[str, Any]) -> None:
         if body.persona.appearance:
             data.setdefault("extensions", {})["appearance"] = body.persona.appearance
-
-
-def score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == TYPE:
-        card = t.get("data")
-        if isinstance(card, dict) and isinstance(card.get("data"), dict):
-            return 1.0
-    return 0.0
 
 
 # -- dates -------------------------------------------------------------------------------------
@@ -226,10 +218,6 @@ class MarinaraCharacterCodec(TavernCard):
     so the Chub media lens does not apply; it writes no Agnai keys)."""
 
     id = "marinara-character"
-    family = "marinara"
-    label = "Marinara-Engine character (marinara_character export)"
-    suffixes: ClassVar[tuple[str, ...]] = (".marinara.json", ".json")
-    extension = ".marinara.json"
     #: one JSON container (the default one the extension names)
     containers: ClassVar[tuple[Container, ...]] = ()
     dialect = MarinaraDialect()

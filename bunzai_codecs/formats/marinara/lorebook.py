@@ -20,29 +20,11 @@ from typing import Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.marinara._rows import (
-    EnvelopeCodec,
-    Path,
-    RowSpec,
-    Style,
-    arr,
-    bad,
-    flag,
-    json_col,
-    merge_row,
-    merge_rows,
-    number,
-    obj,
-    opt_text,
-    replace_key,
-    str_list,
-    text,
-    unique_ids,
-)
+from bunzai_codecs.formats._shared.wire import MapContext, wrong_at
+from bunzai_codecs.formats.marinara import _rows
+from bunzai_codecs.formats.marinara._rows import EnvelopeCodec, Path, RowSpec, Style
+from bunzai_codecs.formats.marinara.detect import LOREBOOK_TYPE as TYPE
 from bunzai_codecs.formats.tavern.character_book import CATEGORY_PATHS, ST_ENTRY_PATHS
-
-TYPE = "marinara_lorebook"
 
 BOOK = RowSpec.of(
     bools=("recursiveScanning", "excludeFromVectorization", "isGlobal", "enabled", "hiddenFromLibrary"),
@@ -94,32 +76,24 @@ POSITION_FALLBACK = {
 }
 
 
-def score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == TYPE:
-        data = t.get("data")
-        if isinstance(data, dict) and isinstance(data.get("entries"), list):
-            return 1.0
-    return 0.0
-
-
 def _data(t: Any) -> dict[str, Any]:
-    t = obj(t, (), "a lorebook export object")
+    t = _rows.obj(t, (), "a lorebook export object")
     if t.get("type") != TYPE:
         raise NotRecognized(f'not a Marinara lorebook: expected type "{TYPE}"')
-    return obj(t.get("data"), ("data",), "the lorebook data object")
+    return _rows.obj(t.get("data"), ("data",), "the lorebook data object")
 
 
 def _parts(data: dict[str, Any]) -> tuple[dict[str, Any], list[Any], list[Any]]:
     book = data.get("lorebook")
-    book = {} if book is None else obj(book, ("data", "lorebook"), "the lorebook row")
-    entries = arr(data.get("entries"), ("data", "entries"), "an array of entries")
+    book = {} if book is None else _rows.obj(book, ("data", "lorebook"), "the lorebook row")
+    entries = _rows.arr(data.get("entries"), ("data", "entries"), "an array of entries")
     folders = data.get("folders")
-    folders = [] if folders is None else arr(folders, ("data", "folders"), "an array of folders")
+    folders = [] if folders is None else _rows.arr(folders, ("data", "folders"), "an array of folders")
     return book, entries, folders
 
 
 def _row_ids(rows: list[Any], what: str) -> list[str]:
-    return unique_ids(
+    return _rows.unique_ids(
         r["id"] if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"] else f"{what}{i}"
         for i, r in enumerate(rows)
     )
@@ -131,25 +105,25 @@ def _row_ids(rows: list[Any], what: str) -> list[str]:
 def body_from(t: Any, ctx: MapContext) -> dict[str, Any]:
     book, entries, folders = _parts(_data(t))
     bp: Path = ("data", "lorebook")
-    body: dict[str, Any] = {"name": text(ctx, book, "name", bp)}
-    desc = opt_text(ctx, book, "description", bp)
+    body: dict[str, Any] = {"name": _rows.text(ctx, book, "name", bp)}
+    desc = _rows.opt_text(ctx, book, "description", bp)
     if desc is not None:
         body["description"] = desc
     if book.get("category") is not None:
-        body["lorebookType"] = text(ctx, book, "category", bp)
+        body["lorebookType"] = _rows.text(ctx, book, "category", bp)
     if book.get("tags") is not None:
-        body["tags"] = str_list(ctx, json_col(book, "tags", bp, []), (*bp, "tags"))
+        body["tags"] = _rows.str_list(ctx, _rows.json_col(book, "tags", bp, []), (*bp, "tags"))
     if book.get("enabled") is not None:
-        body["enabled"] = flag(ctx, book, "enabled", bp, True)
+        body["enabled"] = _rows.flag(ctx, book, "enabled", bp, True)
     if book.get("recursiveScanning") is not None:
-        body["globalRecursion"] = flag(ctx, book, "recursiveScanning", bp, False)
+        body["globalRecursion"] = _rows.flag(ctx, book, "recursiveScanning", bp, False)
     for wire, canon in (
         ("scanDepth", "globalScanDepth"),
         ("tokenBudget", "tokenBudget"),
         ("maxRecursionDepth", "maxRecursionDepth"),
         ("entryLimit", "entryBudget"),
     ):
-        v = number(ctx, book, wire, bp)
+        v = _rows.number(ctx, book, wire, bp)
         if v is not None:
             body[canon] = v
     fids = _row_ids(folders, "folder-")
@@ -162,14 +136,14 @@ def body_from(t: Any, ctx: MapContext) -> dict[str, Any]:
 
 
 def _category(row: Any, fid: str, path: Path, index: int, ctx: MapContext) -> dict[str, Any]:
-    f = obj(row, path, "a folder object")
+    f = _rows.obj(row, path, "a folder object")
     cat: dict[str, Any] = {
         "id": fid,
-        "name": text(ctx, f, "name", path),
-        "sortOrder": number(ctx, f, "order", path, 0),
+        "name": _rows.text(ctx, f, "name", path),
+        "sortOrder": _rows.number(ctx, f, "order", path, 0),
     }
     if f.get("enabled") is not None:
-        cat["enabled"] = flag(ctx, f, "enabled", path, True)
+        cat["enabled"] = _rows.flag(ctx, f, "enabled", path, True)
     return cat
 
 
@@ -184,70 +158,72 @@ def _position(v: Any, path: Path) -> str:
             return _position(int(s), path)
         return "world"  # Marinara's importer reads any other string as 0
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise bad("position must be a number or a position name", path)
+        raise wrong_at(path, "a number or a position name", v)
     n = int(v) if isinstance(v, float) and v.is_integer() else v
     return POSITIONS.get(n, str(n)) if isinstance(n, int) else str(n)
 
 
 def entry_from(row: Any, eid: str, index: int, path: Path, ctx: MapContext) -> dict[str, Any]:
-    e = obj(row, path, "an entry object")
-    name = text(ctx, e, "name", path)
-    use_regex = flag(ctx, e, "useRegex", path, False)
+    e = _rows.obj(row, path, "an entry object")
+    name = _rows.text(ctx, e, "name", path)
+    use_regex = _rows.flag(ctx, e, "useRegex", path, False)
     entry: dict[str, Any] = {
         "id": eid,
         "title": name if name.strip() else f"Entry {index + 1}",
-        "content": text(ctx, e, "content", path),
-        "enabled": flag(ctx, e, "enabled", path, True),
-        "constant": flag(ctx, e, "constant", path, False),
+        "content": _rows.text(ctx, e, "content", path),
+        "enabled": _rows.flag(ctx, e, "enabled", path, True),
+        "constant": _rows.flag(ctx, e, "constant", path, False),
     }
     for wire, canon in (("keys", "triggers"), ("secondaryKeys", "secondaryTriggers")):
         if e.get(wire) is not None:
-            keys = str_list(ctx, json_col(e, wire, path, []), (*path, wire))
+            keys = _rows.str_list(ctx, _rows.json_col(e, wire, path, []), (*path, wire))
             entry[canon] = [{"text": k, "isRegex": use_regex} for k in keys]
     if e.get("selective") is not None:
-        entry["selective"] = flag(ctx, e, "selective", path, False)
+        entry["selective"] = _rows.flag(ctx, e, "selective", path, False)
     logic = e.get("selectiveLogic")
     if logic is not None:
         if not isinstance(logic, str):
-            raise bad("selectiveLogic must be a string", (*path, "selectiveLogic"))
+            raise wrong_at((*path, "selectiveLogic"), "a string", logic)
         if logic in LOGIC:
             entry["selectiveLogic"] = LOGIC[logic]
         else:
             ctx.warn(f"entries[{index}].selectiveLogic {logic!r} is unknown: read as and_any")
     pos = e.get("position")
     entry["position"] = "world" if pos is None else _position(pos, (*path, "position"))
-    outlet = text(ctx, e, "outletName", path)
+    outlet = _rows.text(ctx, e, "outletName", path)
     if outlet:
         entry["outletName"] = outlet
-    entry["depth"] = number(ctx, e, "depth", path, 4)
-    role = text(ctx, e, "role", path, "system")
+    entry["depth"] = _rows.number(ctx, e, "depth", path, 4)
+    role = _rows.text(ctx, e, "role", path, "system")
     entry["role"] = role if role in MESSAGE_ROLES else "system"
-    entry["sortOrder"] = number(ctx, e, "order", path, 100)
-    entry["probability"] = number(ctx, e, "probability", path, 100)  # null = always
+    entry["sortOrder"] = _rows.number(ctx, e, "order", path, 100)
+    entry["probability"] = _rows.number(ctx, e, "probability", path, 100)  # null = always
     for key in ("scanDepth", "sticky", "cooldown", "delay", "groupWeight"):
-        v = number(ctx, e, key, path)
+        v = _rows.number(ctx, e, key, path)
         if v is not None:
             entry[key] = v
     for key in ("caseSensitive", "matchWholeWords"):
         if e.get(key) is not None:
-            entry[key] = flag(ctx, e, key, path, False)
-    entry["excludeRecursion"] = flag(ctx, e, "excludeRecursion", path, False)
-    entry["preventRecursion"] = flag(ctx, e, "preventRecursion", path, True)  # importer default: true
+            entry[key] = _rows.flag(ctx, e, key, path, False)
+    entry["excludeRecursion"] = _rows.flag(ctx, e, "excludeRecursion", path, False)
+    entry["preventRecursion"] = _rows.flag(ctx, e, "preventRecursion", path, True)  # importer default: true
     delay = e.get("delayUntilRecursion")
     if isinstance(delay, bool | str):
-        entry["delayUntilRecursion"] = 1 if flag(ctx, e, "delayUntilRecursion", path, False) else 0
+        entry["delayUntilRecursion"] = 1 if _rows.flag(ctx, e, "delayUntilRecursion", path, False) else 0
     elif delay is not None:
-        entry["delayUntilRecursion"] = number(ctx, e, "delayUntilRecursion", path, 0)
-    group = text(ctx, e, "group", path)
+        entry["delayUntilRecursion"] = _rows.number(ctx, e, "delayUntilRecursion", path, 0)
+    group = _rows.text(ctx, e, "group", path)
     if group:
         entry["group"] = group
     folder = e.get("folderId")
     if folder is not None:
-        entry["categoryId"] = text(ctx, e, "folderId", path)
+        entry["categoryId"] = _rows.text(ctx, e, "folderId", path)
     sources = e.get("additionalMatchingSources")
     if sources is not None:
-        got = str_list(
-            ctx, json_col(e, "additionalMatchingSources", path, []), (*path, "additionalMatchingSources")
+        got = _rows.str_list(
+            ctx,
+            _rows.json_col(e, "additionalMatchingSources", path, []),
+            (*path, "additionalMatchingSources"),
         )
         if got:
             entry["scanSources"] = got
@@ -404,11 +380,6 @@ def _wire_ids(rows: list[Any], ids: list[str]) -> dict[str, str]:
 
 class MarinaraLorebookCodec(EnvelopeCodec):
     id = "marinara-lorebook"
-    kind = "lorebook"
-    family = "marinara"
-    label = "Marinara-Engine lorebook"
-    suffixes = (".marinara.json", ".json")
-    extension = ".marinara.json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -459,7 +430,6 @@ class MarinaraLorebookCodec(EnvelopeCodec):
         ],
     )
 
-    score_tree = score
     read_tree = body_from
 
     def fresh(self, new: dict[str, Any], exported_at: str) -> dict[str, Any]:
@@ -481,29 +451,22 @@ class MarinaraLorebookCodec(EnvelopeCodec):
         data = raw["data"]
         out = data
         if "lorebook" in data and isinstance(data["lorebook"], dict):
-            out = replace_key(out, "lorebook", merge_row(data["lorebook"], b_book, n_book, tr.book_style))
+            out = _rows.replace_key(
+                out, "lorebook", _rows.merge_row(data["lorebook"], b_book, n_book, tr.book_style)
+            )
         elif n_book != b_book:
-            out = replace_key(out, "lorebook", tr.book_style.row(n_book))
-        out = replace_key(
-            out,
-            "entries",
-            merge_rows(
-                tr.entries,
-                b_entries,
-                [e["id"] for e in base["entries"]],
-                n_entries,
-                [e["id"] for e in new.get("entries", [])],
-                tr.entry_style,
-            ),
+            out = _rows.replace_key(out, "lorebook", tr.book_style.row(n_book))
+
+        def merged(rows: list[Any], b: list[Any], n: list[Any], field: str, style: Style) -> list[Any]:
+            """Rows merged by canonical id: the ids of the base's and the edit's ``field`` list."""
+            base_ids = [x["id"] for x in base.get(field, [])]
+            new_ids = [x["id"] for x in new.get(field, [])]
+            return _rows.merge_rows(rows, b, base_ids, n, new_ids, style)
+
+        out = _rows.replace_key(
+            out, "entries", merged(tr.entries, b_entries, n_entries, "entries", tr.entry_style)
         )
-        folders = merge_rows(
-            tr.folders,
-            b_folders,
-            [c["id"] for c in base["categories"]],
-            n_folders,
-            [c["id"] for c in new.get("categories", [])],
-            tr.folder_style,
-        )
+        folders = merged(tr.folders, b_folders, n_folders, "categories", tr.folder_style)
         if "folders" in data or folders:
-            out = replace_key(out, "folders", folders)
-        return replace_key(raw, "data", out)
+            out = _rows.replace_key(out, "folders", folders)
+        return _rows.replace_key(raw, "data", out)

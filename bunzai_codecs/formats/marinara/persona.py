@@ -28,10 +28,12 @@ from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.base import Body
+from bunzai_codecs.entities.persona import SECTION_PATHS
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.marinara._rows import EPOCH, EnvelopeCodec, Path, obj, opt_text, text
-
-TYPE = "marinara_persona"
+from bunzai_codecs.formats.marinara.detect import PERSONA_TYPE as TYPE
+from bunzai_codecs.formats.marinara.detect import _is_compatible
+from bunzai_codecs.formats.marinara.detect import _is_persona_row as _is_row
 
 #: canonical section -> Marinara column
 SECTIONS = {"appearance": "appearance", "personality": "personality", "history": "backstory"}
@@ -44,40 +46,6 @@ ATTRIBUTION = {
 
 
 # -- detection ---------------------------------------------------------------------------------
-
-
-def _is_row(t: dict[str, Any]) -> bool:
-    # the seed's gates, "disjoint from Lumi/ST/RC": id and name, description and personality,
-    # and a theming or stat signal
-    return (
-        isinstance(t.get("id"), str)
-        and isinstance(t.get("name"), str)
-        and isinstance(t.get("description"), str)
-        and isinstance(t.get("personality"), str)
-        and any(k in t for k in ("nameColor", "boxColor", "personaStats"))
-    )
-
-
-def _is_compatible(t: dict[str, Any]) -> bool:
-    ext = t.get("extensions")
-    return (
-        isinstance(ext, dict)
-        and isinstance(ext.get("marinara"), dict)
-        and not any(k in t for k in ("spec", "entries", "type", "data"))
-        and isinstance(t.get("name"), str)
-        and isinstance(t.get("description"), str)
-        and isinstance(t.get("personality"), str)
-    )
-
-
-def score(t: Any) -> float:
-    if not isinstance(t, dict):
-        return 0.0
-    if t.get("type") == TYPE:
-        return 1.0 if isinstance(t.get("data"), dict) else 0.0
-    if _is_row(t) or _is_compatible(t):
-        return 0.95
-    return 0.0
 
 
 def _shape(t: Any) -> tuple[str, dict[str, Any], Path]:
@@ -176,18 +144,11 @@ def wrap(shape: str, data: dict[str, Any], exported_at: str = EPOCH) -> Any:
 
 class MarinaraPersonaCodec(EnvelopeCodec):
     id = "marinara-persona"
-    kind = "persona"
-    family = "marinara"
-    label = "Marinara-Engine persona"
-    suffixes = (".marinara.json", ".json")
-    extension = ".marinara.json"
     coverage = Coverage.of(
         "name",
         "content",
         "brief",
-        "sections.appearance",
-        "sections.personality",
-        "sections.history",
+        *SECTION_PATHS,
         "presentation.imageUrl",
         "attribution.creator",
         "attribution.version",
@@ -205,7 +166,6 @@ class MarinaraPersonaCodec(EnvelopeCodec):
         ],
     )
 
-    score_tree = score
     read_tree = body_from
 
     def wire(self, entity: CanonicalEntity) -> Body:

@@ -21,28 +21,10 @@ from typing import Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
-from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.marinara._rows import (
-    EnvelopeCodec,
-    Path,
-    RowSpec,
-    Style,
-    arr,
-    bad,
-    json_col,
-    merge_row,
-    merge_rows,
-    number,
-    obj,
-    opt_text,
-    replace_key,
-    str_list,
-    text,
-    to_number,
-    unique_ids,
-)
-
-TYPE = "marinara_preset"
+from bunzai_codecs.formats._shared.wire import MapContext, first_text
+from bunzai_codecs.formats.marinara import _rows
+from bunzai_codecs.formats.marinara._rows import EnvelopeCodec, Path, RowSpec, Style
+from bunzai_codecs.formats.marinara.detect import PRESET_TYPE as TYPE
 
 PRESET = RowSpec.of(
     bools=("isDefault",),
@@ -87,18 +69,6 @@ PARAMS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == TYPE:
-        data = t.get("data")
-        if (
-            isinstance(data, dict)
-            and isinstance(data.get("preset"), dict)
-            and isinstance(data.get("sections"), list)
-        ):
-            return 0.95
-    return 0.0
-
-
 def _truthy(row: dict[str, Any], key: str) -> bool:
     """Marinara's import rule for section/group/choice booleans: ``true`` or ``"true"`` only."""
     v = row.get(key)
@@ -125,12 +95,12 @@ class _Parts:
                 "choice": Style.fresh(CHOICE, raw_form=True),
             }
         else:
-            t = obj(raw, (), "a preset export object")
+            t = _rows.obj(raw, (), "a preset export object")
             if t.get("type") != TYPE:
                 raise NotRecognized(f'not a Marinara preset: expected type "{TYPE}"')
-            data = obj(t.get("data"), ("data",), "the preset data object")
-            self.preset = obj(data.get("preset"), ("data", "preset"), "the preset row")
-            self.sections = arr(data.get("sections"), ("data", "sections"), "an array of sections")
+            data = _rows.obj(t.get("data"), ("data",), "the preset data object")
+            self.preset = _rows.obj(data.get("preset"), ("data", "preset"), "the preset row")
+            self.sections = _rows.arr(data.get("sections"), ("data", "sections"), "an array of sections")
             self.groups = _opt_arr(data, "groups")
             self.choices = _opt_arr(data, "choiceBlocks")
             self.styles = {
@@ -140,48 +110,41 @@ class _Parts:
                 "choice": Style.observe(self.choices, CHOICE, raw_form=True),
             }
         for i, r in enumerate(self.sections):
-            obj(r, ("data", "sections", i), "a section row")
+            _rows.obj(r, ("data", "sections", i), "a section row")
         for i, r in enumerate(self.groups):
-            obj(r, ("data", "groups", i), "a group row")
+            _rows.obj(r, ("data", "groups", i), "a group row")
         for i, r in enumerate(self.choices):
-            obj(r, ("data", "choiceBlocks", i), "a choice block row")
+            _rows.obj(r, ("data", "choiceBlocks", i), "a choice block row")
         pid = self.preset.get("id")
         self.preset_id = pid if isinstance(pid, str) else None
         # canonical prompt id = identifier (else the row id); rows keep their own id and identifier
-        self.prompt_ids = unique_ids(
-            _first_str(r, ("identifier", "id"), f"section-{i}") for i, r in enumerate(self.sections)
+        self.prompt_ids = _rows.unique_ids(
+            first_text(r, ("identifier", "id")) or f"section-{i}" for i, r in enumerate(self.sections)
         )
-        self.group_ids = unique_ids(_first_str(r, ("id",), f"group-{i}") for i, r in enumerate(self.groups))
-        self.choice_ids = unique_ids(
-            _first_str(r, ("id",), f"choice-{i}") for i, r in enumerate(self.choices)
+        self.group_ids = _rows.unique_ids(
+            first_text(r, ("id",)) or f"group-{i}" for i, r in enumerate(self.groups)
+        )
+        self.choice_ids = _rows.unique_ids(
+            first_text(r, ("id",)) or f"choice-{i}" for i, r in enumerate(self.choices)
         )
         self.section_wire = {
             cid: (
-                _first_str(r, ("id",), cid),
+                first_text(r, ("id",)) or cid,
                 r.get("identifier") if isinstance(r.get("identifier"), str) else cid,
             )
             for cid, r in zip(self.prompt_ids, self.sections, strict=True)
         }
         self.group_wire = {
-            cid: _first_str(r, ("id",), cid) for cid, r in zip(self.group_ids, self.groups, strict=True)
+            cid: first_text(r, ("id",)) or cid for cid, r in zip(self.group_ids, self.groups, strict=True)
         }
         self.choice_wire = {
-            cid: _first_str(r, ("id",), cid) for cid, r in zip(self.choice_ids, self.choices, strict=True)
+            cid: first_text(r, ("id",)) or cid for cid, r in zip(self.choice_ids, self.choices, strict=True)
         }
 
 
 def _opt_arr(data: dict[str, Any], key: str) -> list[Any]:
     v = data.get(key)
-    return [] if v is None else arr(v, ("data", key), f"an array of {key}")
-
-
-def _first_str(row: Any, keys: tuple[str, ...], default: str) -> str:
-    if isinstance(row, dict):
-        for k in keys:
-            v = row.get(k)
-            if isinstance(v, str) and v:
-                return v
-    return default
+    return [] if v is None else _rows.arr(v, ("data", key), f"an array of {key}")
 
 
 # -- native -> canonical -----------------------------------------------------------------------
@@ -196,7 +159,7 @@ def _ordered(rows: list[Any], ids: list[str], order: Any, path: Path, ctx: MapCo
             rid = r.get("id")
             if isinstance(rid, str):
                 by_id.setdefault(rid, i)
-        for rid in str_list(ctx, order, path):
+        for rid in _rows.str_list(ctx, order, path):
             at = by_id.get(rid)
             if at is not None and at not in out:
                 out.append(at)
@@ -208,48 +171,46 @@ def body_from(raw: Any, ctx: MapContext) -> dict[str, Any]:
     parts = _Parts(raw)
     p = parts.preset
     pp: Path = ("data", "preset")
-    body: dict[str, Any] = {"name": text(ctx, p, "name", pp)}
-    desc = opt_text(ctx, p, "description", pp)
+    body: dict[str, Any] = {"name": _rows.text(ctx, p, "name", pp)}
+    desc = _rows.opt_text(ctx, p, "description", pp)
     if desc is not None:
         body["description"] = desc
-    author = opt_text(ctx, p, "author", pp)
+    author = _rows.opt_text(ctx, p, "author", pp)
     body["attribution"] = {"creator": author} if author is not None else {}
     order = _ordered(
-        parts.sections, parts.prompt_ids, json_col(p, "sectionOrder", pp), (*pp, "sectionOrder"), ctx
+        parts.sections, parts.prompt_ids, _rows.json_col(p, "sectionOrder", pp), (*pp, "sectionOrder"), ctx
     )
     body["prompts"] = [
         _prompt(parts.sections[i], parts.prompt_ids[i], ("data", "sections", i), ctx) for i in order
     ]
-    gorder = _ordered(parts.groups, parts.group_ids, json_col(p, "groupOrder", pp), (*pp, "groupOrder"), ctx)
+    gorder = _ordered(
+        parts.groups, parts.group_ids, _rows.json_col(p, "groupOrder", pp), (*pp, "groupOrder"), ctx
+    )
     body["groups"] = [_group(parts.groups[i], parts.group_ids[i], ("data", "groups", i), ctx) for i in gorder]
-    defaults = json_col(p, "defaultChoices", pp, {})
-    if not isinstance(defaults, dict):
-        raise bad("defaultChoices must be an object", (*pp, "defaultChoices"))
+    defaults = _rows.obj(_rows.json_col(p, "defaultChoices", pp, {}), (*pp, "defaultChoices"))
     body["choices"] = [
         _choice(r, parts.choice_ids[i], ("data", "choiceBlocks", i), defaults, ctx)
         for i, r in enumerate(parts.choices)
     ]
-    params = json_col(p, "parameters", pp, {})
-    if not isinstance(params, dict):
-        raise bad("parameters must be an object", (*pp, "parameters"))
+    params = _rows.obj(_rows.json_col(p, "parameters", pp, {}), (*pp, "parameters"))
     for key, (section, name, kind) in PARAMS.items():
         v = params.get(key)
         if v is None:
             continue
         where: Path = (*pp, "parameters", key)
         if kind == "num":
-            v = to_number(ctx, v, where)
+            v = _rows.to_number(ctx, v, where)
         elif kind == "bool":
             v = ctx.boolean(v, where)
         elif kind == "strs":
-            v = str_list(ctx, v, where)
+            v = _rows.str_list(ctx, v, where)
         else:
             v = ctx.text(v, where)
         body.setdefault(section, {})[name] = v
     reasoning = thinking_tags(params.get("customThinkingTags"))
     if reasoning is not None:
         body["reasoning"] = reasoning
-    wrap = opt_text(ctx, p, "wrapFormat", pp)
+    wrap = _rows.opt_text(ctx, p, "wrapFormat", pp)
     if wrap is not None:
         body["behavior"] = {"wrapFormat": wrap}
     return body
@@ -269,49 +230,48 @@ def thinking_tags(v: Any) -> dict[str, str] | None:
 def _prompt(r: dict[str, Any], pid: str, path: Path, ctx: MapContext) -> dict[str, Any]:
     prompt: dict[str, Any] = {
         "id": pid,
-        "name": text(ctx, r, "name", path),
-        "content": text(ctx, r, "content", path),
+        "name": _rows.text(ctx, r, "name", path),
+        "content": _rows.text(ctx, r, "content", path),
         "enabled": _truthy(r, "enabled"),  # Marinara's importer: a missing enabled is disabled
         "marker": _truthy(r, "isMarker"),
     }
-    role = text(ctx, r, "role", path)
+    role = _rows.text(ctx, r, "role", path)
     if role:
         prompt["role"] = role
-    config = json_col(r, "markerConfig", path)
+    config = _rows.json_col(r, "markerConfig", path)
     if config is not None:
-        if not isinstance(config, dict):
-            raise bad("markerConfig must be an object", (*path, "markerConfig"))
+        config = _rows.obj(config, (*path, "markerConfig"))
         kind = config.get("type")
         if isinstance(kind, str) and kind:
             prompt["markerSlot"] = SLOTS.get(kind, kind)
         rest = {k: v for k, v in config.items() if k != "type"}
         if rest:
             prompt["extras"] = {"markerConfig": rest}
-    placement = text(ctx, r, "injectionPosition", path, "ordered")
+    placement = _rows.text(ctx, r, "injectionPosition", path, "ordered")
     prompt["placement"] = PLACEMENT.get(placement, placement)
     for key in ("injectionDepth", "injectionOrder"):
-        v = number(ctx, r, key, path)
+        v = _rows.number(ctx, r, key, path)
         if v is not None:
             prompt[key] = v
     for key in ("forbidOverrides", "wrapInXml"):
         b = _opt_truthy(r, key)
         if b is not None:
             prompt[key] = b
-    tag = opt_text(ctx, r, "xmlTagName", path)
+    tag = _rows.opt_text(ctx, r, "xmlTagName", path)
     if tag is not None:
         prompt["xmlTagName"] = tag
     group = r.get("groupId")
     if group is not None:
-        prompt["groupId"] = text(ctx, r, "groupId", path)
+        prompt["groupId"] = _rows.text(ctx, r, "groupId", path)
     return prompt
 
 
 def _group(r: dict[str, Any], gid: str, path: Path, ctx: MapContext) -> dict[str, Any]:
-    g: dict[str, Any] = {"id": gid, "name": text(ctx, r, "name", path)}
+    g: dict[str, Any] = {"id": gid, "name": _rows.text(ctx, r, "name", path)}
     parent = r.get("parentGroupId")
     if parent is not None:
-        g["parentGroupId"] = text(ctx, r, "parentGroupId", path)
-    order = number(ctx, r, "order", path)
+        g["parentGroupId"] = _rows.text(ctx, r, "parentGroupId", path)
+    order = _rows.number(ctx, r, "order", path)
     if order is not None:
         g["order"] = order
     enabled = _opt_truthy(r, "enabled")
@@ -323,17 +283,18 @@ def _group(r: dict[str, Any], gid: str, path: Path, ctx: MapContext) -> dict[str
 def _choice(
     r: dict[str, Any], cid: str, path: Path, defaults: dict[str, Any], ctx: MapContext
 ) -> dict[str, Any]:
-    key = text(ctx, r, "variableName", path)
+    key = _rows.text(ctx, r, "variableName", path)
     c: dict[str, Any] = {
         "id": cid,
-        "label": text(ctx, r, "question", path),
+        "label": _rows.text(ctx, r, "question", path),
         "type": "many" if _truthy(r, "multiSelect") else "one",
     }
     if key:
         c["key"] = key
-    options = json_col(r, "options", path, [])
+    options = _rows.json_col(r, "options", path, [])
     c["options"] = [
-        _option(o, i, (*path, "options", i), ctx) for i, o in enumerate(arr(options, (*path, "options")))
+        _option(o, i, (*path, "options", i), ctx)
+        for i, o in enumerate(_rows.arr(options, (*path, "options")))
     ]
     d = defaults.get(key) if key else None
     if isinstance(d, str):
@@ -341,11 +302,11 @@ def _choice(
     elif isinstance(d, list) and all(isinstance(x, str) for x in d):
         c["default"] = list(d)
     if r.get("separator") is not None:
-        c["separator"] = text(ctx, r, "separator", path)
+        c["separator"] = _rows.text(ctx, r, "separator", path)
     rp = _opt_truthy(r, "randomPick")
     if rp is not None:
         c["randomPick"] = rp
-    so = number(ctx, r, "sortOrder", path)
+    so = _rows.number(ctx, r, "sortOrder", path)
     if so is not None:
         c["sortOrder"] = so
     extras = {k: r[k] for k in ("displayMode", "optionSort") if r.get(k) is not None}
@@ -355,11 +316,14 @@ def _choice(
 
 
 def _option(o: Any, i: int, path: Path, ctx: MapContext) -> dict[str, Any]:
-    o = obj(o, path, "an option object")
-    opt: dict[str, Any] = {"id": text(ctx, o, "id", path) or str(i), "label": text(ctx, o, "label", path)}
+    o = _rows.obj(o, path, "an option object")
+    opt: dict[str, Any] = {
+        "id": _rows.text(ctx, o, "id", path) or str(i),
+        "label": _rows.text(ctx, o, "label", path),
+    }
     v = o.get("value")
     if v is not None:
-        opt["value"] = text(ctx, o, "value", path)
+        opt["value"] = _rows.text(ctx, o, "value", path)
     return opt
 
 
@@ -478,11 +442,6 @@ def _choice_row(c: dict[str, Any], rid: str, preset_id: str | None, style: Style
 
 class MarinaraPresetCodec(EnvelopeCodec):
     id = "marinara-preset"
-    kind = "preset"
-    family = "marinara"
-    label = "Marinara-Engine prompt preset"
-    suffixes = (".marinara.json", ".json")
-    extension = ".marinara.json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -547,7 +506,6 @@ class MarinaraPresetCodec(EnvelopeCodec):
         ],
     )
 
-    score_tree = score
     read_tree = body_from
 
     def fresh(self, new: dict[str, Any], exported_at: str) -> Any:
@@ -568,8 +526,8 @@ class MarinaraPresetCodec(EnvelopeCodec):
         fresh = rows(new, parts)
         ps = parts.styles
         data = raw["data"]
-        out = replace_key(
-            data, "preset", merge_row(parts.preset, base["preset"], fresh["preset"], ps["preset"])
+        out = _rows.replace_key(
+            data, "preset", _rows.merge_row(parts.preset, base["preset"], fresh["preset"], ps["preset"])
         )
         for key, raw_rows, ids, style, canon in (
             ("sections", parts.sections, parts.prompt_ids, ps["section"], "prompts"),
@@ -584,7 +542,7 @@ class MarinaraPresetCodec(EnvelopeCodec):
                 # base rows follow sectionOrder/groupOrder; pair each with its own raw row
                 by_id = dict(zip(ids, raw_rows, strict=True))
                 aligned = [by_id[i] for i in base_ids]
-                merged = merge_rows(aligned, base[key], base_ids, fresh[key], new_ids, style)
+                merged = _rows.merge_rows(aligned, base[key], base_ids, fresh[key], new_ids, style)
             if key in data or merged:
-                out = replace_key(out, key, merged)
-        return replace_key(raw, "data", out)
+                out = _rows.replace_key(out, key, merged)
+        return _rows.replace_key(raw, "data", out)

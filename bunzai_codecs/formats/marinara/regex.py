@@ -26,29 +26,12 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
-from bunzai_codecs.formats.marinara._rows import (
-    MARINARA_SUFFIXES,
-    Path,
-    RowSpec,
-    Style,
-    arr,
-    decode_tree,
-    flag,
-    json_col,
-    merge_row,
-    merge_rows,
-    number,
-    obj,
-    replace_key,
-    str_list,
-    text,
-    unique_ids,
-)
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, wrong_at
+from bunzai_codecs.formats.marinara import _rows
+from bunzai_codecs.formats.marinara._rows import MARINARA_SUFFIXES, Path, RowSpec, Style
+from bunzai_codecs.formats.marinara.detect import BULK, SINGLE
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
-SINGLE = "marinara.regex-script"
-BULK = "marinara.regex-scripts"
 ROW = RowSpec.of(
     bools=("enabled", "promptOnly"),
     json=("trimStrings", "placement", "targetCharacterIds", "targetPromptPresetIds"),
@@ -68,43 +51,6 @@ APPLY_TARGETS: dict[str, list[str]] = {
 }
 
 
-# -- detection ---------------------------------------------------------------------------------
-
-
-def _signal(row: dict[str, Any]) -> bool:
-    if "targetCharacterIds" in row or "order" in row:
-        return True
-    p = row.get("placement")
-    if isinstance(p, list):
-        return "ai_output" in p or "user_input" in p
-    return isinstance(p, str) and ('"ai_output"' in p or '"user_input"' in p)
-
-
-def _is_row(row: Any) -> bool:
-    return (
-        isinstance(row, dict)
-        and isinstance(row.get("findRegex"), str)
-        and isinstance(row.get("id", ""), str)
-        and "scriptName" not in row
-    )
-
-
-def score(t: Any) -> float:
-    if isinstance(t, list):
-        # the seed's four gates: non-empty array of objects; no ST scriptName; every row a
-        # Marinara row; at least one Marinara-only signal
-        if not t or not all(_is_row(r) for r in t):
-            return 0.0
-        return 0.95 if any(_signal(r) for r in t) else 0.0
-    if isinstance(t, dict):
-        kind = t.get("kind")
-        if kind == BULK and isinstance(t.get("regexScripts"), list):
-            return 1.0 if all(isinstance(r, dict) for r in t["regexScripts"]) else 0.0
-        if kind == SINGLE and isinstance(t.get("findRegex"), str):
-            return 1.0
-    return 0.0
-
-
 # -- native -> canonical -----------------------------------------------------------------------
 
 
@@ -117,7 +63,7 @@ def _shape(t: Any) -> tuple[str, list[Any], Path]:
         if kind == BULK:
             return (
                 "bulk",
-                arr(t.get("regexScripts"), ("regexScripts",), "an array of scripts"),
+                _rows.arr(t.get("regexScripts"), ("regexScripts",), "an array of scripts"),
                 ("regexScripts",),
             )
         if kind == SINGLE:
@@ -132,51 +78,55 @@ def _ids(rows: list[Any], shape: str) -> list[str]:
     for i, r in enumerate(rows):
         rid = r.get("id") if isinstance(r, dict) and shape == "array" else None
         raw.append(rid if isinstance(rid, str) and rid else str(i))
-    return unique_ids(raw)
+    return _rows.unique_ids(raw)
 
 
 def rule_from_row(row: Any, index: int, rid: str, path: Path, ctx: MapContext) -> dict[str, Any]:
-    r = obj(row, path, "a regex script object")
+    r = _rows.obj(row, path, "a regex script object")
     if "scriptName" in r:
         raise Malformed(
             "this row is a SillyTavern regex script (scriptName): read it with sillytavern-regex",
             path=_p((*path, "scriptName")),
         )
     if not isinstance(r.get("findRegex"), str):
-        raise Malformed("findRegex must be a string", path=_p((*path, "findRegex")))
+        raise wrong_at((*path, "findRegex"), "a string", r.get("findRegex"))
     rule: dict[str, Any] = {
         "id": rid,
-        "label": text(ctx, r, "name", path),
+        "label": _rows.text(ctx, r, "name", path),
         "find": r["findRegex"],
-        "flags": text(ctx, r, "flags", path, "gi"),
-        "replace": text(ctx, r, "replaceString", path),
-        "enabled": flag(ctx, r, "enabled", path, True),
-        "sortOrder": number(ctx, r, "order", path, index),
+        "flags": _rows.text(ctx, r, "flags", path, "gi"),
+        "replace": _rows.text(ctx, r, "replaceString", path),
+        "enabled": _rows.flag(ctx, r, "enabled", path, True),
+        "sortOrder": _rows.number(ctx, r, "order", path, index),
     }
-    trim = str_list(ctx, json_col(r, "trimStrings", path, []), (*path, "trimStrings"))
+    trim = _rows.str_list(ctx, _rows.json_col(r, "trimStrings", path, []), (*path, "trimStrings"))
     if trim:
         rule["trimStrings"] = trim
     phases: list[str] = []
-    placement = arr(json_col(r, "placement", path, []), (*path, "placement"))
+    placement = _rows.arr(_rows.json_col(r, "placement", path, []), (*path, "placement"))
     for i, p in enumerate(placement):
         if not isinstance(p, str):
             # a number is SillyTavern's placement, never Marinara's
-            raise Malformed("placement entries must be strings", path=_p((*path, "placement", i)))
+            raise wrong_at((*path, "placement", i), "a string", p)
         ph = PHASES.get(p, p)
         if ph not in phases:
             phases.append(ph)
     rule["phases"] = phases
     rule["targets"] = _targets(r, path, ctx)
     for key in ("minDepth", "maxDepth"):
-        v = number(ctx, r, key, path)
+        v = _rows.number(ctx, r, key, path)
         if v is not None:
             rule[key] = v
-    chars = str_list(ctx, json_col(r, "targetCharacterIds", path, []), (*path, "targetCharacterIds"))
+    chars = _rows.str_list(
+        ctx, _rows.json_col(r, "targetCharacterIds", path, []), (*path, "targetCharacterIds")
+    )
     if not chars and isinstance(r.get("characterId"), str) and r["characterId"]:
         chars = [r["characterId"]]  # the older nullable single-character column (null = global)
     if chars:
         rule["characterIds"] = chars
-    presets = str_list(ctx, json_col(r, "targetPromptPresetIds", path, []), (*path, "targetPromptPresetIds"))
+    presets = _rows.str_list(
+        ctx, _rows.json_col(r, "targetPromptPresetIds", path, []), (*path, "targetPromptPresetIds")
+    )
     if presets:
         rule["presetIds"] = presets
     extras = {}
@@ -192,16 +142,20 @@ def _targets(r: dict[str, Any], path: Path, ctx: MapContext) -> list[str]:
     mode = r.get("applyMode")
     if mode is None:
         # null applyMode is derived from the legacy promptOnly: false means display only
-        return ["prompt"] if flag(ctx, r, "promptOnly", path, False) else ["display"]
+        return ["prompt"] if _rows.flag(ctx, r, "promptOnly", path, False) else ["display"]
     if not isinstance(mode, str):
-        raise Malformed("applyMode must be a string or null", path=_p((*path, "applyMode")))
+        raise wrong_at((*path, "applyMode"), "a string or null", mode)
     return list(APPLY_TARGETS.get(mode, [mode]))
 
 
 def body_from(t: Any, ctx: MapContext, name: str = "") -> dict[str, Any]:
     shape, rows, path = _shape(t)
     ids = _ids(rows, shape)
-    rules = [rule_from_row(r, i, ids[i], (*path, i), ctx) for i, r in enumerate(rows)]
+    # a single-script file's row is the file itself: its paths start at the root
+    rules = [
+        rule_from_row(r, i, ids[i], path if shape == "single" else (*path, i), ctx)
+        for i, r in enumerate(rows)
+    ]
     if shape == "single":
         name = rules[0]["label"]
     return {"name": name, "rules": rules}
@@ -269,11 +223,6 @@ def _p(path: Path) -> str:
 
 class MarinaraRegexCodec(Codec):
     id = "marinara-regex"
-    kind = "regex"
-    family = "marinara"
-    label = "Marinara-Engine regex scripts"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         *RULE_PATHS,
         "rules[].targets",
@@ -298,12 +247,9 @@ class MarinaraRegexCodec(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        return score(s.json)
-
     def decode(self, s: Sniff) -> Decoded:
         name = file_stem(s.name or s.uri or "", MARINARA_SUFFIXES)
-        return decode_tree(self, s, lambda t, ctx: body_from(t, ctx, name))
+        return _rows.decode_tree(self, s, lambda t, ctx: body_from(t, ctx, name))
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         import orjson
@@ -333,10 +279,10 @@ class MarinaraRegexCodec(Codec):
         base_rows = [row_from_rule(r, style, with_id=with_id) for r in base["rules"]]
         new_rows = [row_from_rule(r, style, with_id=with_id) for r in new_rules]
         if shape == "single" and len(new_rules) == 1:
-            return merge_row(raw, base_rows[0], new_rows[0], style)
+            return _rows.merge_row(raw, base_rows[0], new_rows[0], style)
         if shape == "single":
             raw_rows = [{k: v for k, v in raw.items() if k not in ENVELOPE_KEYS}]
-        rows = merge_rows(
+        rows = _rows.merge_rows(
             raw_rows,
             base_rows,
             [r["id"] for r in base["rules"]],
@@ -347,7 +293,7 @@ class MarinaraRegexCodec(Codec):
         if shape == "array" and rows:
             return rows
         if shape == "bulk":
-            return replace_key(raw, "regexScripts", rows)
+            return _rows.replace_key(raw, "regexScripts", rows)
         # a single-script file that now holds several rules (or none) becomes a bulk export
         env = {k: raw[k] for k in ("kind", "version", "exportedAt") if k in raw}
         return {**env, "kind": BULK, "version": env.get("version", 1), "regexScripts": rows}

@@ -20,9 +20,10 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
+from bunzai_codecs.formats._shared.wire import wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
+from bunzai_codecs.formats.marinara.detect import STORY_BUNDLE_TYPE as TYPE
 
-TYPE = "marinara_story_bundle"
 BUNDLE_TYPE = "story_bundle"
 ID_LISTS = ("characterIds", "personaIds", "lorebookIds")
 
@@ -32,18 +33,18 @@ def body_from(tree: Any) -> dict[str, Any]:
         raise Malformed(f"not a {TYPE} envelope", path="$.type")
     data = tree.get("data")
     if not isinstance(data, dict):
-        raise Malformed("data must be an object", path="$.data")
+        raise wrong("$.data", "an object", data)
     out: dict[str, Any] = {"lorebookType": BUNDLE_TYPE}
     for key in ("name", "description"):
         v = data.get(key)
         if v is not None and not isinstance(v, str):
-            raise Malformed(f"{key} must be a string", path=f"$.data.{key}")
+            raise wrong(f"$.data.{key}", "a string", v)
         if v is not None:
             out[key] = v
     for key in ID_LISTS:
         v = data.get(key)
         if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-            raise Malformed(f"{key} must be a list of ids", path=f"$.data.{key}")
+            raise wrong(f"$.data.{key}", "an array of ids", v)
     return out
 
 
@@ -56,11 +57,6 @@ def to_native(body: dict[str, Any], exported_at: str = EPOCH) -> dict[str, Any]:
 
 class MarinaraStoryBundleCodec(Codec):
     id = "marinara-story-bundle"
-    kind = "lorebook"
-    family = "marinara"
-    label = "Marinara-Engine story bundle (references only)"
-    suffixes = (".marinara.json",)
-    extension = ".marinara.json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -71,10 +67,6 @@ class MarinaraStoryBundleCodec(Codec):
             "`story_bundle`",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        return 1.0 if t is not None and t.get("type") == TYPE and isinstance(t.get("data"), dict) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.require_json()

@@ -43,8 +43,9 @@ from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.novelai.detect import PNG_KEYWORD, is_book, is_scenario
+from bunzai_codecs.formats.tavern.character_book import BASIC_ENTRY_PATHS
 
-PNG_KEYWORD = "naidata"
 FRESH_VERSION = 6
 #: lore entries' default insertion order in NovelAI
 DEFAULT_BUDGET_PRIORITY = 400
@@ -76,16 +77,6 @@ _BIAS_GROUP: dict[str, Any] = {
 }
 
 
-def is_book(tree: Any) -> bool:
-    v = tree.get("lorebookVersion") if isinstance(tree, dict) else None
-    return isinstance(v, int | float) and not isinstance(v, bool) and isinstance(tree.get("entries"), list)
-
-
-def is_scenario(tree: Any) -> bool:
-    v = tree.get("scenarioVersion") if isinstance(tree, dict) else None
-    return isinstance(v, int | float) and not isinstance(v, bool) and is_book(tree.get("lorebook"))
-
-
 def nai_id(seed: str, local: str) -> str:
     """``local`` when it is a UUID already, else a UUID derived from ``seed`` and ``local``."""
     return local if _UUID.fullmatch(local) else str(uuid.uuid5(_ID_NAMESPACE, f"{seed}\0{local}"))
@@ -114,8 +105,7 @@ def body_from_book(book: dict[str, Any], ctx: MapContext) -> dict[str, Any]:
     seen: set[str] = set()
     for i, e in enumerate(book["entries"]):
         ec = ctx.child("entries", i)
-        if not isinstance(e, dict):
-            raise Malformed("a lorebook entry must be an object", path=ec.path)
+        e = ctx.obj(e, ("entries", i))
         raw_keys = e.get("keys")
         keys = None if raw_keys is None else ec.str_list(raw_keys, ("keys",))
         cc = ec.opaque(e.get("contextConfig"), ("contextConfig",)) or {}
@@ -140,12 +130,9 @@ def body_from_book(book: dict[str, Any], ctx: MapContext) -> dict[str, Any]:
         )
     categories = []
     cats = book.get("categories")
-    if cats is not None and not isinstance(cats, list):
-        raise Malformed("categories must be an array", path=ctx.at("categories"))
-    for j, c in enumerate(cats or []):
+    for j, c in enumerate([] if cats is None else ctx.arr(cats, ("categories",))):
         cctx = ctx.child("categories", j)
-        if not isinstance(c, dict):
-            raise Malformed("a category must be an object", path=cctx.path)
+        c = ctx.obj(c, ("categories", j))
         categories.append(
             {
                 "id": cctx.text(c.get("id"), ("id",)) or str(j),
@@ -259,12 +246,7 @@ class BookTwin(Twin):
 
 class NovelAILorebookCodec(Codec):
     id = "novelai-lorebook"
-    kind = "lorebook"
-    family = "novelai"
-    label = "NovelAI lorebook (.lorebook, PNG naidata card, .scenario book)"
     twin_type = BookTwin
-    suffixes = (".lorebook", ".json", ".png", ".scenario")
-    extension = ".lorebook"
     containers = (
         Container("lorebook", (".lorebook",), "json"),
         Container("json", (".json",), "json"),
@@ -272,11 +254,7 @@ class NovelAILorebookCodec(Codec):
         Container("scenario", (".scenario",), "json"),
     )
     coverage = Coverage.of(
-        "entries[].title",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
+        *BASIC_ENTRY_PATHS,
         "entries[].triggers[].isRegex",
         "entries[].triggers[].flags",
         "entries[].sortOrder",
@@ -295,14 +273,6 @@ class NovelAILorebookCodec(Codec):
             " one without as a .lorebook",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        tree = s.json_object
-        if tree is not None:
-            return 1.0 if is_book(tree) else 0.9 if is_scenario(tree) else 0.0
-        if s.is_png and s.png_text(PNG_KEYWORD) is not None:
-            return 1.0
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         escrow: dict[str, Any] = {}
@@ -406,7 +376,7 @@ class NovelAILorebookCodec(Codec):
 
 def _with_naidata(source: bytes, book: Any) -> bytes:
     """``source`` with its naidata chunk's value replaced, in the same position."""
-    pf = png.parse(source)
+    pf = png.parse(source, skip_crc=png.IMAGE_DATA)
     chunk = png.make_text_chunk(PNG_KEYWORD, base64.b64encode(orjson.dumps(book)))
     chunks = list(pf.chunks)
     for i, c in enumerate(chunks):

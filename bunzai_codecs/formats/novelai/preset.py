@@ -36,6 +36,7 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem, parse_number, type_name
+from bunzai_codecs.formats.novelai.detect import is_preset
 from bunzai_codecs.formats.sillytavern._flat import (
     KOBOLD_SAMPLERS,
     NOVEL_SAMPLERS,
@@ -47,6 +48,7 @@ from bunzai_codecs.formats.sillytavern._flat import (
     write_order,
 )
 from bunzai_codecs.formats.sillytavern._wire import Path, dumps
+from bunzai_codecs.formats.sillytavern.samplers import NOVEL_SAMPLING_ROWS, NOVEL_UNIFIED_ROWS
 
 PRESET_VERSION = 3
 #: the parameters version and model a fresh export names (NovelAI's current text model's presets)
@@ -59,27 +61,14 @@ PARAMETERS = keys(
     (
         ("temperature", "temperature", "num", 1),
         ("max_length", "maxTokens", "num", 150),
-        ("min_length", "minTokens", "num", 1),
-        ("top_k", "topK", "num", 0),
-        ("top_p", "topP", "num", 1),
-        ("top_a", "topA", "num", 0),
-        ("typical_p", "typicalP", "num", 1),
-        ("tail_free_sampling", "tailFreeSampling", "num", 1),
-        ("repetition_penalty", "repetitionPenalty", "num", 1),
-        ("repetition_penalty_range", "repetitionPenaltyRange", "num", 0),
-        ("repetition_penalty_slope", "repetitionPenaltySlope", "num", 0),
-        ("repetition_penalty_frequency", "frequencyPenalty", "num", 0),
-        ("repetition_penalty_presence", "presencePenalty", "num", 0),
+        *NOVEL_SAMPLING_ROWS,
         ("cfg_scale", "cfgScale", "num", 1),
         ("cfg_uc", "negativePrompt", "str", ""),
         ("phrase_rep_pen", "phraseRepetitionPenalty", "str", "off"),
         ("top_g", "topG", "num", 0),
         ("mirostat_tau", "mirostatTau", "num", 0),
         ("mirostat_lr", "mirostatEta", "num", 1),
-        ("math1_temp", "unifiedLinear", "num", 1),
-        ("math1_quad", "unifiedQuad", "num", 0),
-        ("math1_quad_entropy_scale", "unifiedConf", "num", 0),
-        ("min_p", "minP", "num", 0),
+        *NOVEL_UNIFIED_ROWS,
     ),
 )
 
@@ -115,17 +104,6 @@ def can_hold(name: Any) -> bool:
 def _is_number(name: str) -> bool:
     """A sampler id that is a number (SillyTavern's spelling, or a number no app has)."""
     return parse_number(name) is not None
-
-
-def is_preset(t: Any) -> bool:
-    if not isinstance(t, dict) or isinstance(t.get("presetVersion"), bool):
-        return False
-    params = t.get("parameters")
-    return (
-        isinstance(t.get("presetVersion"), int | float)
-        and isinstance(params, dict)
-        and any(k in params for k in ("order", "temperature", "max_length", "textGenerationSettingsVersion"))
-    )
 
 
 # -- native -> canonical ------------------------------------------------------------------------------
@@ -211,11 +189,6 @@ def _loses_some(v: Any) -> bool:
 
 class NovelAIPresetCodec(Codec):
     id = "novelai-preset"
-    kind = "preset"
-    family = "novelai"
-    label = "NovelAI text generation preset (.preset)"
-    suffixes = (".preset", ".json")
-    extension = ".preset"
     coverage = Coverage.of(
         "name",
         *paths(PARAMETERS),
@@ -234,9 +207,6 @@ class NovelAIPresetCodec(Codec):
             Reshape("samplers.disabledSamplers", _loses_some, "NovelAI has no id for some samplers"),
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        return 0.95 if is_preset(s.json_object) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

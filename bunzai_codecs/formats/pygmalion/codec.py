@@ -20,8 +20,6 @@ or a string ``aiName``/``aiPersona`` (Backyard); then at least two of ``char_per
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 import orjson
@@ -29,65 +27,31 @@ import orjson
 from bunzai_codecs.core import media, png
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, json_path
+from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.overlay import merge3
-from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
-from bunzai_codecs.formats.tavern.png import CHARA, encode_payload, sniff_payload_tree
+from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.pygmalion.detect import (
+    PNG_KEYWORD,
+    png_payload,
+)
+from bunzai_codecs.formats.tavern.png import encode_payload
 
-#: the Tavern lineage's V2 card chunk: this JSON rides in it as a Tavern card does
-PNG_KEYWORD = CHARA
-_REJECT_KEYS = ("spec", "data")
-_SIGNAL_KEYS = ("char_persona", "char_greeting", "world_scenario")
 _TEXT_KEYS = ("char_name", "name", "char_persona", "char_greeting", "world_scenario", "example_dialogue")
 
 
-def claims(tree: Any) -> bool:
-    """The original design's detection rule for the flat shape."""
-    if not isinstance(tree, dict) or any(k in tree for k in _REJECT_KEYS):
-        return False
-    if tree.get("kind") == "character":
-        return False
-    if isinstance(tree.get("aiName"), str) or isinstance(tree.get("aiPersona"), str):
-        return False
-    signals = sum(isinstance(tree.get(k), str) for k in _SIGNAL_KEYS)
-    return signals >= 2 or (
-        isinstance(tree.get("char_name"), str) and isinstance(tree.get("char_persona"), str)
-    )
-
-
-def png_payload(text: bytes, offset: int | None = None) -> Any:
-    """The JSON tree of a ``chara`` chunk value (base64 JSON)."""
-    try:
-        decoded = base64.b64decode(text.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        raise Malformed("the PNG chara chunk is not valid base64", offset=offset) from None
-    try:
-        return parse_json(decoded, what="JSON in the PNG chara chunk")
-    except Malformed as exc:
-        exc.offset = offset
-        raise
-
-
-def _text(tree: dict[str, Any], key: str) -> str | None:
-    v = tree.get(key)
-    if v is None or isinstance(v, str):
-        return v
-    raise Malformed(f"{key} must be a string, not {type(v).__name__}", path=json_path((key,)))
-
-
-def body_from_native(tree: dict[str, Any]) -> dict[str, Any]:
-    for k in _TEXT_KEYS:
-        _text(tree, k)
-    name = tree.get("char_name")
-    if not isinstance(name, str):
-        name = tree.get("name") if isinstance(tree.get("name"), str) else ""
+def body_from_native(tree: dict[str, Any], r: MapContext) -> dict[str, Any]:
+    """The canonical character of a classic character object, its text keys read by ``r`` (the
+    context of the object)."""
+    t = {k: r.text(tree.get(k), (k,)) for k in _TEXT_KEYS}
+    name = t["char_name"] if t["char_name"] is not None else t["name"] or ""
     return {
-        "identity": {"name": name, "description": tree.get("char_persona") or None},
-        "persona": {"scenario": tree.get("world_scenario") or None},
-        "greetings": {"firstMessage": tree.get("char_greeting") or None},
-        "examples": {"exampleMessages": tree.get("example_dialogue") or None},
+        "identity": {"name": name, "description": t["char_persona"] or None},
+        "persona": {"scenario": t["world_scenario"] or None},
+        "greetings": {"firstMessage": t["char_greeting"] or None},
+        "examples": {"exampleMessages": t["example_dialogue"] or None},
     }
 
 
@@ -107,11 +71,6 @@ def mapped_native(body: CharacterBody, *, with_name: bool = False) -> dict[str, 
 
 class PygmalionCodec(Codec):
     id = "pygmalion"
-    kind = "character"
-    family = "pygmalion"
-    label = "Pygmalion / oobabooga classic character (JSON, PNG)"
-    suffixes = (".json", ".png")
-    extension = ".json"
     containers = (Container("json", (".json",), "json"), Container("png", (".png",), "png", images=True))
     coverage = Coverage.of(
         "identity.name",
@@ -130,25 +89,6 @@ class PygmalionCodec(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        tree = s.json_object
-        if tree is None and s.is_png:
-            chunk = s.png_text(PNG_KEYWORD)
-            if chunk is None:
-                return 0.0
-            # the Tavern card reader's parse of this chunk is shared by every detector and decoder
-            # (``Sniff.memo``), so a Tavern card costs pygmalion no parse of its own. That reader
-            # is more lenient (whitespace, missing padding, bare JSON) but reads the same bytes
-            # wherever the strict one succeeds, so "not ours" there is "not ours" here; a claim is
-            # confirmed by the strict reader the decoder uses
-            try:
-                if not claims(sniff_payload_tree(s, chunk)):
-                    return 0.0
-                tree = png_payload(chunk.text)
-            except BunzaiError:
-                return 0.0
-        return 1.0 if claims(tree) else 0.0
-
     def decode(self, s: Sniff) -> Decoded:
         container = "json"
         if s.is_png:
@@ -163,13 +103,14 @@ class PygmalionCodec(Codec):
         if not isinstance(tree, dict):
             raise Malformed("a Pygmalion character is a JSON object", path="$")
         escrow: dict[str, Any] = {"container": container}
-        body = body_from_native(tree)
+        r = MapContext()
+        body = body_from_native(tree, r)
         resolve = None
         if container == "png":
             escrow["blobs"] = {"png": s.data}
             body["media"] = {"portrait": card_image_portrait()}  # the PNG is the picture
             resolve = portrait_resolver(picture(s.data, (PNG_KEYWORD,), parsed=s.png))
-        return Decoded([self.entity(s, body, raw=tree, media=resolve, **escrow)])
+        return Decoded([self.entity(s, body, raw=tree, media=resolve, warnings=r.warnings, **escrow)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = body_as(entity, CharacterBody)
@@ -177,7 +118,9 @@ class PygmalionCodec(Codec):
         raw = twin.raw if twin else None
         if isinstance(raw, dict):
             with_name = "name" in raw
-            base = mapped_native(CharacterBody.model_validate(body_from_native(raw)), with_name=with_name)
+            base = mapped_native(
+                CharacterBody.model_validate(body_from_native(raw, MapContext())), with_name=with_name
+            )
             tree = merge3(raw, base, mapped_native(body, with_name=with_name))
         else:
             twin, tree = None, mapped_native(body)

@@ -44,6 +44,7 @@ from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.risu import jsformat, lore, risuai, risum, scripts
+from bunzai_codecs.formats.risu.detect import CARD
 from bunzai_codecs.formats.tavern import character_book as cbook
 from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
@@ -53,7 +54,6 @@ from bunzai_codecs.formats.tavern.fields import (
     card_to_body,
 )
 
-CARD = "card.json"
 MODULE = "module.risum"
 #: media item fields a charx does not keep as they were (only the bytes are claimed)
 _MEDIA_FIELDS = ("role", "ref", "name", "label", "primary", "mime")
@@ -258,12 +258,7 @@ class CharxTwin(Twin):
 
 class RisuCharxCodec(Codec):
     id = "risu"
-    kind = "character"
-    family = "risu"
-    label = "RisuAI character (.charx, JPEG+ZIP)"
     twin_type = CharxTwin
-    suffixes = (".charx", ".jpeg", ".jpg")
-    extension = ".charx"
     containers = (
         Container("charx", (".charx",), "zip", images=True),
         Container("jpeg", (".jpeg", ".jpg"), "jpeg", images=True),
@@ -302,10 +297,6 @@ class RisuCharxCodec(Codec):
             "prompts.depthInjections",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        z = s.zip
-        return 1.0 if z is not None and z.has(CARD) else 0.0
 
     # -- decode ----------------------------------------------------------------------------------
 

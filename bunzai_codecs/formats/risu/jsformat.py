@@ -278,46 +278,42 @@ def _pack(v: Any, out: list[bytes]) -> None:
             out.append(struct.pack(">Bd", 0xCB, v))
     elif isinstance(v, str):
         b = v.encode("utf-8", "surrogatepass")
-        n = len(b)
-        if n < 0x20:
-            out.append(bytes([0xA0 | n]))
-        elif n < 0x100:
-            out.append(bytes([0xD9, n]))
-        elif n < 0x10000:
-            out.append(struct.pack(">BH", 0xDA, n))
+        if len(b) < 0x20:
+            out.append(bytes([0xA0 | len(b)]))
         else:
-            out.append(struct.pack(">BI", 0xDB, n))
+            _length(len(b), 0xD9, 0xDA, 0xDB, out)
         out.append(b)
     elif isinstance(v, bytes | bytearray | memoryview):
         b = bytes(v)
-        n = len(b)
-        if n < 0x100:
-            out.append(bytes([0xC4, n]))
-        elif n < 0x10000:
-            out.append(struct.pack(">BH", 0xC5, n))
-        else:
-            out.append(struct.pack(">BI", 0xC6, n))
+        _length(len(b), 0xC4, 0xC5, 0xC6, out)
         out.append(b)
     elif isinstance(v, dict):
-        n = len(v)
-        out.append(struct.pack(">BH", 0xDE, n) if n < 0x10000 else struct.pack(">BI", 0xDF, n))
+        _length(len(v), None, 0xDE, 0xDF, out)
         for k, x in v.items():
             _pack(k, out)
             _pack(x, out)
     elif isinstance(v, list | tuple):
-        n = len(v)
-        if n < 0x10:
-            out.append(bytes([0x90 | n]))
-        elif n < 0x10000:
-            out.append(struct.pack(">BH", 0xDC, n))
+        if len(v) < 0x10:
+            out.append(bytes([0x90 | len(v)]))
         else:
-            out.append(struct.pack(">BI", 0xDD, n))
+            _length(len(v), None, 0xDC, 0xDD, out)
         for x in v:
             _pack(x, out)
     elif isinstance(v, msgpack.ExtType | msgpack.Timestamp):
         out.append(msgpack.packb(v))
     else:
         raise TypeError(f"cannot pack {type(v).__name__}")
+
+
+def _length(n: int, code8: int | None, code16: int, code32: int, out: list[bytes]) -> None:
+    """A msgpack length header: ``code8`` and one byte (for the types that have that form), else
+    ``code16`` and two bytes, else ``code32`` and four."""
+    if code8 is not None and n < 0x100:
+        out.append(bytes([code8, n]))
+    elif n < 0x10000:
+        out.append(struct.pack(">BH", code16, n))
+    else:
+        out.append(struct.pack(">BI", code32, n))
 
 
 # -- msgpack values in a JSON tree ----------------------------------------------------------------

@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 from bunzai_codecs.core import basecache
-from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreCategory, LoreEntry
@@ -125,10 +124,10 @@ def rows_to_body(rows: Any, *, warnings: list[str], name: str = "", at: str = "$
     """The canonical lorebook body (as a dict) of a Risu row list (found at JSON path ``at``);
     ``Malformed`` names the bad path, values read by the reader's policy are noted in ``warnings``."""
     if not isinstance(rows, list):
-        raise Malformed("a Risu lorebook must be a list of rows", path=at)
+        raise wrong(at, "an array of rows", rows)
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
-            raise Malformed("a lorebook row must be an object", path=f"{at}[{i}]")
+            raise wrong(f"{at}[{i}]", "an object", row)
     keys = row_keys(rows)
     categories: list[dict[str, Any]] = []
     by_norm: dict[str, str] = {}

@@ -30,7 +30,8 @@ from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.risu import lore, twins
+from bunzai_codecs.formats.risu import lore
+from bunzai_codecs.formats.risu.detect import lore_envelope_rows as envelope_rows
 from bunzai_codecs.formats.tavern import character_book as cbook
 
 #: codecs whose twin of a lorebook entity is a bare Risu row list
@@ -83,27 +84,6 @@ LORE_COVERAGE = Coverage.of(
 )
 
 
-def envelope_rows(tree: Any) -> list[Any] | None:
-    if isinstance(tree, dict) and tree.get("type") == "risu" and isinstance(tree.get("data"), list):
-        return tree["data"]
-    return None
-
-
-#: keys of a Risu lore row beside ``key`` and ``content``; every row of a bare array has one
-_ROW_HINTS = ("mode", "insertorder", "alwaysActive", "secondkey")
-#: keys that make a row another app's (SillyTavern, Chub/CCv3, Agnai, NovelAI, Marinara)
-_FOREIGN = ("keys", "keywords", "entry", "uid", "text", "lorebookId", "insertion_order")
-
-
-def is_row_array(tree: Any) -> bool:
-    """A bare JSON array of Risu lore rows (other tools write the envelope's ``data`` alone)."""
-    return twins.is_row_array(tree, _is_lore_row, _ROW_HINTS, _FOREIGN)
-
-
-def _is_lore_row(r: dict[str, Any]) -> bool:
-    return isinstance(r.get("key"), str) and isinstance(r.get("content"), str)
-
-
 def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any], Any]:
     """(rows, the envelope or bare row array they came from, or None) for a lorebook entity,
     overlaid with ``body``."""
@@ -115,31 +95,9 @@ def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any
     return lore.rows_for(entity, body, ROW_TWINS), None
 
 
-def _ccv3_book(j: dict[str, Any]) -> bool:
-    """A bare CCv3 ``character_book`` (entries carry ``content``), not another app's book that
-    happens to have an ``entries`` array (NovelAI's has ``lorebookVersion`` and ``text``)."""
-    if "type" in j or "lorebookVersion" in j or not cbook.is_character_book(j):
-        return False
-    entries = j["entries"]
-    return not entries or (isinstance(entries[0], dict) and isinstance(entries[0].get("content"), str))
-
-
 class RisuLorebookCodec(Codec):
     id = "risu-lorebook"
-    kind = "lorebook"
-    family = "risu"
-    label = "RisuAI lorebook export"
-    suffixes = (".json", ".lorebook")
-    extension = ".json"
     coverage = LORE_COVERAGE
-
-    def detect(self, s: Sniff) -> float:
-        j = s.json_object
-        if j is None:
-            return 0.85 if s.looks_like_json and is_row_array(s.json) else 0.0
-        if envelope_rows(j) is not None:
-            return 1.0
-        return 0.75 if _ccv3_book(j) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

@@ -41,19 +41,11 @@ from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
 from bunzai_codecs.formats.risu import jsformat, lore, risum, scripts
+from bunzai_codecs.formats.risu.detect import is_flat_module, looks_like_module
 
 ID = "risu-module"
 #: the id modules had before they got their own (a twin stored under it is a module twin too)
 LEGACY = "risu-regex"
-
-
-def is_flat_module(tree: Any) -> bool:
-    return (
-        isinstance(tree, dict)
-        and tree.get("type") == risum.MODULE_TYPE
-        and isinstance(tree.get("name"), str)
-        and "module" not in tree
-    )
 
 
 def module_of(raw: Any) -> dict[str, Any] | None:
@@ -84,20 +76,9 @@ def module_twin(entity: CanonicalEntity) -> ModuleTwin | None:
     return None
 
 
-def looks_like_module(s: Sniff) -> bool:
-    if risum.looks_like_risum(s.data):
-        return True
-    return s.looks_like_json and is_flat_module(s.json)
-
-
 class RisuModuleCodec(Codec):
     id = ID
-    kind = "regex"
-    family = "risu"
-    label = "RisuAI module (.risum, RisuRealm module JSON)"
     twin_type = ModuleTwin
-    suffixes = (".risum", ".json")
-    extension = ".risum"
     #: Risu exports a module as .risum; RisuRealm hands out the same module as flat JSON
     containers = (Container("risum", (".risum",), "binary"), Container("json", (".json",), "json"))
     coverage = Coverage.of(
@@ -113,9 +94,6 @@ class RisuModuleCodec(Codec):
             "the module's escrow twin, so only a module bunzai read keeps them",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        return 0.8 if looks_like_module(s) else 0.0
 
     # -- decode ----------------------------------------------------------------------------------
 

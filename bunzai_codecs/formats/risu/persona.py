@@ -27,9 +27,9 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
 from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.carrier import PORTRAIT, choose, picture
-from bunzai_codecs.formats.tavern.png import CARD_KEYWORDS
+from bunzai_codecs.formats._shared.wire import wrong
+from bunzai_codecs.formats.risu.detect import KEYWORD
 
-KEYWORD = "persona"
 PORTRAIT_REF = "png:image"
 
 
@@ -47,10 +47,10 @@ def to_native(body: PersonaBody) -> dict[str, Any]:
 def persona_body(tree: dict[str, Any]) -> dict[str, Any]:
     for key in ("name", "personaPrompt"):
         if not isinstance(tree.get(key), str):
-            raise Malformed(f"a Risu persona needs a string {key}", path=f"$.{key}")
+            raise wrong(f"$.{key}", "a string", tree.get(key))
     note = tree.get("note")
     if note is not None and not isinstance(note, str):
-        raise Malformed("note must be a string", path="$.note")
+        raise wrong("$.note", "a string", note)
     body: dict[str, Any] = {
         "name": tree["name"],
         "content": tree["personaPrompt"],
@@ -64,11 +64,6 @@ def persona_body(tree: dict[str, Any]) -> dict[str, Any]:
 
 class RisuPersonaCodec(Codec):
     id = "risu-persona"
-    kind = "persona"
-    family = "risu"
-    label = "RisuAI persona PNG"
-    suffixes = (".png",)
-    extension = ".png"
     containers = (Container("png", (".png",), "png", images=True),)
     coverage = Coverage.of(
         "name",
@@ -83,12 +78,6 @@ class RisuPersonaCodec(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        if not s.is_png or s.png_text(KEYWORD) is None:
-            return 0.0
-        # a character card that also carries a persona chunk stays a card
-        return 0.4 if any(s.png_text(kw) for kw in CARD_KEYWORDS) else 0.95
-
     def decode(self, s: Sniff) -> Decoded:
         s.require_png()
         chunk = s.png_text(KEYWORD)
@@ -100,7 +89,7 @@ class RisuPersonaCodec(Codec):
             raise Malformed("persona chunk is not base64", path="persona") from None
         tree = parse_json(text, what="persona JSON")
         if not isinstance(tree, dict):
-            raise Malformed("persona JSON must be an object", path="$")
+            raise wrong("$", "an object", tree)
         body = persona_body(tree)
         image = picture(s.data, (KEYWORD,), parsed=s.png)
         return Decoded(

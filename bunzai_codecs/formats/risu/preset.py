@@ -36,13 +36,14 @@ from typing import Any
 
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
-from bunzai_codecs.core.errors import Malformed, Unsupported
+from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
 from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared.links import DROP, keep_or_drop
+from bunzai_codecs.formats._shared.wire import wrong
 from bunzai_codecs.formats.risu import jsformat, risup, scripts, toggles
 
 UNSET = -1000
@@ -109,8 +110,6 @@ BLANKED = (
     "textgenWebUIStreamURL",
     "textgenWebUIBlockingURL",
 )
-#: botPreset signature keys (the misspellings are Risu's own)
-SIGNATURE = ("formatingOrder", "PresensePenalty")
 
 
 def _is_num(v: Any) -> bool:
@@ -126,10 +125,10 @@ def _clean(x: float) -> int | float:
 def _prompt_in(item: Any, i: int) -> dict[str, Any]:
     p = f"$.promptTemplate[{i}]"
     if not isinstance(item, dict):
-        raise Malformed("a prompt template item must be an object", path=p)
+        raise wrong(p, "an object", item)
     typ = item.get("type")
     if not isinstance(typ, str):
-        raise Malformed("a prompt template item needs a string type", path=f"{p}.type")
+        raise wrong(f"{p}.type", "a string", typ)
     out: dict[str, Any] = {"id": str(i)}
     name = item.get("name")
     if isinstance(name, str):
@@ -138,7 +137,7 @@ def _prompt_in(item: Any, i: int) -> dict[str, Any]:
     if typ in TEXT_TYPES:
         text = item.get("text")
         if text is not None and not isinstance(text, str):
-            raise Malformed("text must be a string", path=f"{p}.text")
+            raise wrong(f"{p}.text", "a string", text)
         out["content"] = text or ""
         mapped.add("text")
     else:
@@ -188,7 +187,7 @@ def preset_body(tree: dict[str, Any]) -> dict[str, Any]:
     elif pt is None:
         body["prompts"] = _legacy_prompts(tree)
     else:
-        raise Malformed("promptTemplate must be a list", path="$.promptTemplate")
+        raise wrong("$.promptTemplate", "an array", pt)
     tog = tree.get("customPromptTemplateToggle")
     if isinstance(tog, str) and tog:
         body["choices"] = toggles.choices_of(tog)
@@ -335,12 +334,7 @@ class PresetTwin(Twin):
 
 class RisuPresetCodec(Codec):
     id = "risu-preset"
-    kind = "preset"
-    family = "risu"
-    label = "RisuAI preset (.risup, .risupreset, botPreset JSON)"
     twin_type = PresetTwin
-    suffixes = (".risup", ".risupreset", ".json")
-    extension = ".risup"
     containers = (
         Container("risup", (".risup",), "binary"),
         Container("risupreset", (".risupreset",), "binary"),
@@ -391,18 +385,6 @@ class RisuPresetCodec(Codec):
         ],
     )
 
-    def detect(self, s: Sniff) -> float:
-        if not s.looks_like_json:
-            if s.is_png or s.is_zip or s.is_jpeg:
-                return 0.0
-            return 1.0 if risup.sniff_container(s.data) is not None else 0.0
-        j = s.json_object
-        if j is None:
-            return 0.0
-        if any(k in j for k in SIGNATURE) and ("promptTemplate" in j or "mainPrompt" in j):
-            return 0.95
-        return 0.0
-
     def decode(self, s: Sniff) -> Decoded:
         escrow: dict[str, Any] = {}
         if not s.looks_like_json:
@@ -422,7 +404,7 @@ class RisuPresetCodec(Codec):
         else:
             j = s.require_json()
             if not isinstance(j, dict):
-                raise Malformed("a Risu preset must be a JSON object", path="$")
+                raise wrong("$", "an object", j)
             tree = j
             escrow = {"container": "json"}
         body = preset_body(tree)
@@ -430,7 +412,7 @@ class RisuPresetCodec(Codec):
         links: list[str] = []
         rows = tree.get("regex")
         if rows is not None and not isinstance(rows, list):
-            raise Malformed("regex must be a list", path="$.regex")
+            raise wrong("$.regex", "an array", rows)
         primary = self.entity(s, body, raw=tree, **escrow)
         if rows:
             notes: list[str] = []

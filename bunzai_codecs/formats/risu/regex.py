@@ -18,8 +18,6 @@ a charx's), overlaid with the body.
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
@@ -27,35 +25,18 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.regex import RegexSetBody
-from bunzai_codecs.formats.risu import module, scripts, twins
+from bunzai_codecs.formats.risu import module, scripts
+from bunzai_codecs.formats.risu.detect import regex_envelope_rows as envelope_rows
 
 #: codecs whose twin of a regex entity holds customscript rows (a module twin stored under this
 #: codec's own id by bunzai 0.1.0 included)
 ROW_TWINS = ("risu-regex", module.ID, "risu-preset", "risu")
-_ROW_HINTS = ("type", "comment", "flag", "ableFlag", "disabled")
-_FOREIGN = ("findRegex", "scriptName", "replaceString")
-
-
-def envelope_rows(tree: Any) -> list[Any] | None:
-    if isinstance(tree, dict) and tree.get("type") == "regex" and isinstance(tree.get("data"), list):
-        return tree["data"]
-    return None
-
-
-def is_row_array(tree: Any) -> bool:
-    """A bare JSON array of customscript rows."""
-    return twins.is_row_array(tree, lambda r: "in" in r or "out" in r, _ROW_HINTS, _FOREIGN)
 
 
 class RisuRegexCodec(Codec):
     id = "risu-regex"
-    kind = "regex"
-    family = "risu"
-    label = "RisuAI regex scripts (regexscript export)"
     #: module twins of bunzai 0.1.0 (a module read as risu-regex) still sit under this id
     twin_type = module.ModuleTwin
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         *scripts.RULE_PATHS,
         notes=[
@@ -68,16 +49,6 @@ class RisuRegexCodec(Codec):
             "sortOrder (run order is the array order)",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if not s.looks_like_json:
-            return 0.0
-        j = s.json
-        if envelope_rows(j) is not None:
-            return 1.0
-        if is_row_array(j):
-            return 0.85
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         if module.looks_like_module(s):

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats._shared.wire import MapContext, wrong
 
 KEY = "risuai"
 SETTINGS = ("viewScreen", "largePortrait", "inlayViewScreen", "utilityBot", "lorePlus")
@@ -65,15 +64,15 @@ MAPPED = frozenset(
 
 def _pairs(v: Any, path: str, second: str) -> list[tuple[str, Any]]:
     if not isinstance(v, list):
-        raise Malformed("expected an array of pairs", path=path)
+        raise wrong(path, "an array of pairs", v)
     out = []
     for i, p in enumerate(v):
         if not (isinstance(p, list) and len(p) >= 2 and isinstance(p[0], str)):
-            raise Malformed("expected a [string, value] pair", path=f"{path}[{i}]")
+            raise wrong(f"{path}[{i}]", "a [string, value] pair", p)
         if second == "num" and (isinstance(p[1], bool) or not isinstance(p[1], int | float)):
-            raise Malformed("expected a number", path=f"{path}[{i}][1]")
+            raise wrong(f"{path}[{i}][1]", "a number", p[1])
         if second == "str" and not isinstance(p[1], str):
-            raise Malformed("expected a string", path=f"{path}[{i}][1]")
+            raise wrong(f"{path}[{i}][1]", "a string", p[1])
         out.append((p[0], p[1]))
     return out
 
@@ -88,7 +87,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> 
     c = ctx.child("extensions", KEY)
     p = c.path
     if not isinstance(r, dict):
-        raise Malformed("extensions.risuai must be an object", path=p)
+        raise wrong(p, "an object", r)
 
     if r.get("bias") is not None:
         body["bias"] = [{"phrase": a, "weight": b} for a, b in _pairs(r["bias"], f"{p}.bias", "num")]
@@ -109,7 +108,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> 
     gen = r.get("newGenData")
     if gen is not None:
         if not isinstance(gen, dict):
-            raise Malformed("newGenData must be an object", path=f"{p}.newGenData")
+            raise wrong(f"{p}.newGenData", "an object", gen)
         for wire, field in GEN_FIELDS.items():
             v = c.text(gen.get(wire), ("newGenData", wire))
             if v:  # Risu always writes all four, "" when unset
@@ -117,7 +116,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> 
     vits = r.get("vits")
     if vits is not None:
         if not isinstance(vits, dict):
-            raise Malformed("vits must be an object", path=f"{p}.vits")
+            raise wrong(f"{p}.vits", "an object", vits)
         if vits:
             persona["voice"] = {"provider": "vits", "extras": vits}
 
@@ -138,7 +137,7 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> 
     trig = r.get("triggerscript")
     if trig is not None:
         if not (isinstance(trig, list) and all(isinstance(t, dict) for t in trig)):
-            raise Malformed("triggerscript must be an array of objects", path=f"{p}.triggerscript")
+            raise wrong(f"{p}.triggerscript", "an array of objects", trig)
         beh["triggerScripts"] = trig
     for wire, field in _BEHAVIOR_STR.items():
         v = c.text(r.get(wire), (wire,))
@@ -152,16 +151,12 @@ def read_risuai(data: dict[str, Any], body: dict[str, Any], ctx: MapContext) -> 
     cmd = r.get("prebuiltAssetCommand")
     if cmd is not None:
         if not isinstance(cmd, bool | str):
-            raise Malformed(
-                "prebuiltAssetCommand must be a boolean or a string", path=f"{p}.prebuiltAssetCommand"
-            )
+            raise wrong(f"{p}.prebuiltAssetCommand", "a boolean or a string", cmd)
         pre["command"] = cmd
     exc = r.get("prebuiltAssetExclude")
     if exc is not None:
         if not (isinstance(exc, list) and all(isinstance(x, str) for x in exc)):
-            raise Malformed(
-                "prebuiltAssetExclude must be an array of strings", path=f"{p}.prebuiltAssetExclude"
-            )
+            raise wrong(f"{p}.prebuiltAssetExclude", "an array of strings", exc)
         pre["exclude"] = exc
     style = c.text(r.get("prebuiltAssetStyle"), ("prebuiltAssetStyle",))
     if style is not None:

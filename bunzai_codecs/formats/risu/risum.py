@@ -25,11 +25,9 @@ from typing import Any
 
 from bunzai_codecs.core.errors import EditedExportBlocked, Malformed
 from bunzai_codecs.core.sniff import parse_json
+from bunzai_codecs.formats._shared.wire import wrong
 from bunzai_codecs.formats.risu import jsformat, rpack
-
-MAGIC = 0x6F
-VERSION = 0x00
-MODULE_TYPE = "risuModule"
+from bunzai_codecs.formats.risu.detect import MAGIC, MODULE_TYPE, VERSION
 
 #: True once every corpus module decodes and re-encodes byte for byte (tests/formats/risu/test_risum.py)
 MODULE_REENCODE_VERIFIED = True
@@ -67,17 +65,6 @@ class OpenedModule:
         m = self.tree["module"]
         assert isinstance(m, dict)
         return m
-
-
-def looks_like_risum(data: bytes) -> bool:
-    """Cheap check for detection: magic, version, a main block that fits and starts with ``{``."""
-    if len(data) < 8 or data[0] != MAGIC or data[1] != VERSION:
-        return False
-    (n,) = struct.unpack_from("<I", data, 2)
-    if n < 2 or 6 + n + 1 > len(data):
-        return False
-    head = rpack.decode(data[6 : 6 + min(n, 8)]).lstrip(b" \t\r\n")
-    return head[:1] == b"{"
 
 
 def read_blocks(data: bytes) -> RisumBlocks:
@@ -160,11 +147,11 @@ def check_module_tree(tree: Any) -> None:
 def check_module(m: dict[str, Any], at: str) -> None:
     for key in ("lorebook", "regex", "trigger", "assets"):
         if key in m and m[key] is not None and not isinstance(m[key], list):
-            raise Malformed(f"module {key} must be a list", path=f"{at}.{key}")
+            raise wrong(f"{at}.{key}", "an array", m[key])
     for key in ("lorebook", "regex", "trigger"):
         for i, row in enumerate(m.get(key) or []):
             if not isinstance(row, dict):
-                raise Malformed(f"module {key} rows must be objects", path=f"{at}.{key}[{i}]")
+                raise wrong(f"{at}.{key}[{i}]", "an object", row)
     for i, a in enumerate(m.get("assets") or []):
         if not (isinstance(a, list) and len(a) >= 3 and all(isinstance(x, str) for x in a[:3])):
             raise Malformed("module asset rows must be [name, path, ext] strings", path=f"{at}.assets[{i}]")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
@@ -56,7 +55,7 @@ MAPPED = ("comment", "in", "out", "type", "ableFlag", "flag")
 def row_to_rule(row: Any, i: int, at: str, warnings: list[str]) -> dict[str, Any]:
     ctx = MapContext(at, warnings, (i,))
     if not isinstance(row, dict):
-        raise Malformed("a regex script row must be an object", path=ctx.path)
+        raise wrong(ctx.path, "an object", row)
     rtype = row.get("type")
     if rtype is not None and not isinstance(rtype, str):
         raise wrong(ctx.at("type"), "a string", rtype)
@@ -92,7 +91,7 @@ def rows_to_body(
     """The canonical regex set (as a dict) of a customscript row list (found at JSON path ``at``);
     values read by the reader's policy are noted in ``warnings``."""
     if not isinstance(rows, list):
-        raise Malformed("Risu regex scripts must be a list of rows", path=at)
+        raise wrong(at, "an array of rows", rows)
     rules = [row_to_rule(r, i, at, warnings) for i, r in enumerate(rows)]
     body: dict[str, Any] = {"name": name, "rules": rules}
     if description is not None:

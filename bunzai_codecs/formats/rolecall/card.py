@@ -31,32 +31,23 @@ object (``{}`` at least): that is what makes it a RoleCall card.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core.codec import Coverage
-from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
+from bunzai_codecs.formats.rolecall.detect import ROLECALL, rolecall_bag
 from bunzai_codecs.formats.tavern.card import TavernCard
 from bunzai_codecs.formats.tavern.fields import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats.tavern.lore import map_rows
-from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody
 
-ROLECALL = "rolecall"
 #: ``origin`` of a depth injection that came from the casting card
 DETAILS_ORIGIN = "rolecall_details"
 #: how the Tavern coverage notes that RoleCall's dialect lifts begin
 _LIFTED_NOTES = ("one depth injection", "greeting titles are not held")
-
-
-def rolecall_bag(tree: Any) -> dict[str, Any] | None:
-    """The ``rolecall`` bag of a card tree, or ``None``."""
-    ext = card_extensions(tree)
-    bag = ext.get(ROLECALL) if ext is not None else None
-    return bag if isinstance(bag, dict) else None
 
 
 class RoleCallDialect(TavernDialect):
@@ -83,8 +74,7 @@ class RoleCallDialect(TavernDialect):
     )
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
-        ext = data.get("extensions")
-        raw = ext.get(ROLECALL) if isinstance(ext, Mapping) else None
+        raw = self.extension(data, ROLECALL)
         if raw is None:
             return
         path = ("extensions", ROLECALL)
@@ -207,10 +197,7 @@ class RoleCallCard(TavernCard):
     """RoleCall characters: Tavern cards with ``data.extensions.rolecall`` (JSON, PNG, flat PNG)."""
 
     id = "rolecall"
-    family = "rolecall"
-    label = "RoleCall character (CCv2/v3 + extensions.rolecall; JSON, PNG)"
     dialect = RoleCallDialect()
-    suffixes: ClassVar[tuple[str, ...]] = (".json", ".png")
     coverage = Coverage(
         TavernCard.coverage.paths | RoleCallDialect.coverage.paths,
         # the Tavern notes this dialect lifts (it holds titles and several injections) are left out
@@ -223,14 +210,6 @@ class RoleCallCard(TavernCard):
         ),
     )
     embedded_coverage = TAVERN_EMBEDDED
-
-    def detect(self, s: Sniff) -> float:
-        trees = png_card_trees(s) if s.is_png else [s.json_object]
-        for t in trees:
-            bag = rolecall_bag(t)
-            if bag is not None and bag.get("type") != "persona":
-                return 1.0
-        return 0.0
 
 
 __all__ = [

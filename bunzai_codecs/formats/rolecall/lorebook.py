@@ -75,10 +75,10 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.rolecall.detect import SCHEMA_VERSION, is_rolecall_export
 from bunzai_codecs.formats.tavern.character_book import CATEGORY_PATHS, ST_ENTRY_PATHS
 from bunzai_codecs.formats.tavern.lore import LOGIC_INTS, map_rows, with_unique_ids
 
-SCHEMA_VERSION = "1.0.0"
 EPOCH = "1970-01-01T00:00:00.000Z"
 
 #: RoleCall ``scanSources`` flag -> canonical scan source
@@ -110,20 +110,6 @@ EXTENSIONS = "extensions"
 #: ``unsupportedFields`` keys that mean a canonical field: an extension key of the same name is
 #: written inside ``unsupportedFields.extensions`` instead, so it is not read as that field
 _RESERVED = frozenset({*UNSUPPORTED_FIELDS, *(flag for flag, _ in UNSUPPORTED_SCAN), EXTENSIONS})
-
-
-def is_rolecall_export(tree: Any) -> bool:
-    """The detection rule: ``schemaVersion`` string containing ``1.0.0`` and ``lorebook.entries`` array."""
-    if not isinstance(tree, dict):
-        return False
-    sv = tree.get("schemaVersion")
-    book = tree.get("lorebook")
-    return (
-        isinstance(sv, str)
-        and SCHEMA_VERSION in sv
-        and isinstance(book, dict)
-        and isinstance(book.get("entries"), list)
-    )
 
 
 # --- decode -------------------------------------------------------------------------------------
@@ -445,11 +431,6 @@ class RoleCallLorebook(TreeCodec):
     """RoleCall lorebook export (``RoleCallExportV1``)."""
 
     id = "rolecall-lorebook"
-    kind = "lorebook"
-    family = "rolecall"
-    label = "RoleCall lorebook export (v1)"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         "description",
@@ -486,7 +467,6 @@ class RoleCallLorebook(TreeCodec):
 
     list_key = by_id
 
-    fits = staticmethod(is_rolecall_export)
     read = staticmethod(export_to_body)
 
     def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:

@@ -68,22 +68,17 @@ from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Uns
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.entities.persona import PersonaBody
+from bunzai_codecs.entities.persona import SECTION_PATHS, PersonaBody
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext, opt_obj, str_at
 from bunzai_codecs.formats.rolecall.card import ROLECALL
+from bunzai_codecs.formats.rolecall.detect import CARD_SHAPE, RCPERSONA, RCPERSONA_SHAPE, SPEC, peel, shape_of
 from bunzai_codecs.formats.tavern.fields import SPEC_V2
 from bunzai_codecs.formats.tavern.png import (
     CARD_KEYWORDS,
-    card_extensions,
-    png_card_trees,
     sniff_payload_tree,
 )
 
-SPEC = "rolecall_persona"
-RCPERSONA = "rcpersona"
-RCPERSONA_SHAPE = "rcpersona"
-CARD_SHAPE = "card"
 #: PNG keywords, in the order RoleCall's persona importer prefers them
 PNG_KEYWORDS = (RCPERSONA, *CARD_KEYWORDS)
 #: the compile order of sections, with their labels
@@ -96,34 +91,6 @@ SECTION_LABELS = (
 )
 
 Path = tuple[str, ...]
-
-
-def peel(tree: Any) -> tuple[Any, Path]:
-    """The persona object inside the library-export and ``{persona}`` wrappers, and its path."""
-    path: Path = ()
-    if (
-        isinstance(tree, dict)
-        and "spec" not in tree
-        and ("exportedAt" in tree or "type" in tree)
-        and isinstance(tree.get("data"), dict)
-    ):
-        tree, path = tree["data"], ("data",)
-    if isinstance(tree, dict) and "spec" not in tree and isinstance(tree.get("persona"), dict):
-        tree, path = tree["persona"], (*path, "persona")
-    return tree, path
-
-
-def shape_of(t: Any) -> str | None:
-    """``rcpersona``, ``card`` or ``None`` for a peeled tree."""
-    if not isinstance(t, dict):
-        return None
-    if t.get("spec") == SPEC and isinstance(t.get("data"), dict):
-        return RCPERSONA_SHAPE
-    ext = card_extensions(t)
-    bag = ext.get(ROLECALL) if ext is not None else None
-    if isinstance(bag, dict) and bag.get("type") == "persona":
-        return CARD_SHAPE
-    return None
 
 
 def _at(tree: Any, path: Path) -> Any:
@@ -293,20 +260,13 @@ class RoleCallPersona(Codec):
     """RoleCall personas: ``rolecall_persona`` files and PNGs, and RoleCall's persona cards."""
 
     id = "rolecall-persona"
-    kind = "persona"
-    family = "rolecall"
-    label = "RoleCall persona (rolecall_persona JSON/PNG, persona card)"
     twin_type = PersonaTwin
-    suffixes = (".json", ".png")
     containers = (Container("json", (".json",), "json"), Container("png", (".png",), "png", images=True))
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         "content",
         "brief",
-        "sections.appearance",
-        "sections.personality",
-        "sections.history",
+        *SECTION_PATHS,
         "attribution.creator",
         "attribution.version",
         *media_mod.PORTRAIT_BYTES,
@@ -324,13 +284,6 @@ class RoleCallPersona(Codec):
             "no chat injection or world name; traits, pronouns, age and colors ride in escrow",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        if s.is_png:
-            if s.png_text(RCPERSONA) is not None:
-                return 1.0
-            return 1.0 if any(shape_of(peel(t)[0]) is not None for t in png_card_trees(s)) else 0.0
-        return 1.0 if shape_of(peel(s.json_object)[0]) is not None else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         if s.is_png:

@@ -38,11 +38,11 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetChoice
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats.rolecall.detect import is_rolecall_preset
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, dumps, keyed_items
 from bunzai_codecs.formats.sillytavern.preset import (
     SillyTavernPresetCodec,
-    _is_preset,
     body_to_preset,
     preset_to_body,
 )
@@ -51,20 +51,6 @@ from bunzai_codecs.formats.tavern.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 #: choice-group keys mapped onto ``PresetChoice`` fields (the rest goes to ``extras``)
 _CHOICE_KEYS = frozenset({"id", "label", "type", "key", "variableName", "options", "separator", "sortOrder"})
 _OPTION_KEYS = ("id", "label", "value")
-
-
-def is_rolecall_preset(t: Any) -> bool:
-    """An ST preset with a RoleCall fingerprint (see the module docstring)."""
-    if not isinstance(t, dict) or not _is_preset(t):
-        return False
-    if "exportedAt" in t and "data" in t:
-        return False  # RoleCall's library wrapper, not a preset file
-    ext = t.get("extensions")
-    return (
-        isinstance(t.get("macro_engine_yaml"), str)
-        or isinstance(t.get("choice_groups"), list)
-        or (isinstance(ext, dict) and isinstance(ext.get("linkedRegexScripts"), list))
-    )
 
 
 def rc_name(tree: Any, file_name: str) -> str:
@@ -168,11 +154,6 @@ class RoleCallPreset(Codec):
     """RoleCall presets: an ST chat-completion preset plus ``name``, ``readme`` and choice groups."""
 
     id = "rolecall-preset"
-    kind = "preset"
-    family = "rolecall"
-    label = "RoleCall preset (ST chat-completion preset + RoleCall keys)"
-    suffixes = (".json",)
-    extension = ".json"
     # the ST preset's paths, but for the prompt ids and marker slots a fresh ST export rewrites
     coverage = Coverage(
         SillyTavernPresetCodec.coverage.paths - {"prompts[].id", "prompts[].markerSlot"},
@@ -204,9 +185,6 @@ class RoleCallPreset(Codec):
     )
 
     embedded_coverage: ClassVar[Mapping[str, Coverage]] = {"regex": EMBEDDED_SCRIPTS_COVERAGE}
-
-    def detect(self, s: Sniff) -> float:
-        return 0.95 if is_rolecall_preset(s.json_object) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

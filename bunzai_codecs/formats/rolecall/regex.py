@@ -37,17 +37,9 @@ from typing import Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.overlay import by_id
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.formats._shared import wire
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
-from bunzai_codecs.formats._shared.wire import (
-    MapContext,
-    bool_at,
-    id_text,
-    js_number_text,
-    num_at,
-    str_at,
-    strs_at,
-    wrong,
-)
+from bunzai_codecs.formats.rolecall.detect import is_rolecall_script
 from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
@@ -82,62 +74,52 @@ RULE_KEYS = frozenset(
 )
 
 
-def is_rolecall_script(t: Any) -> bool:
-    """The detection rule (see the module docstring)."""
-    if not isinstance(t, dict):
-        return False
-    rules = t.get("rules")
-    if not isinstance(rules, list) or not rules:
-        return False
-    return all(isinstance(r, dict) and ("find_pattern" in r or "replace_string" in r) for r in rules)
-
-
-def rule_to_body(r: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
+def rule_to_body(r: Mapping[str, Any], index: int, ctx: wire.MapContext) -> dict[str, Any]:
     """One RoleCall rule as a ``RegexRule`` dict."""
     placement = r.get("placement")
     phases: list[str] = []
     if placement is not None:
         if not isinstance(placement, list):
-            raise wrong(ctx.at("placement"), "an array of placement names", placement)
+            raise wire.wrong(ctx.at("placement"), "an array of placement names", placement)
         for i, p in enumerate(placement):
             if isinstance(p, str):
                 ph = PLACEMENT_PHASES.get(p, p)
             elif isinstance(p, int | float) and not isinstance(p, bool):
-                ph = js_number_text(p)  # not RoleCall's spelling; kept as its digits
+                ph = wire.js_number_text(p)  # not RoleCall's spelling; kept as its digits
             else:
-                raise wrong(ctx.at("placement", i), "a placement name", p)
+                raise wire.wrong(ctx.at("placement", i), "a placement name", p)
             if ph not in phases:
                 phases.append(ph)
-    flags = str_at(r.get("flags"), ctx, "flags")
-    enabled = bool_at(r.get("enabled"), ctx, "enabled")
-    sort_order = num_at(r.get("sort_order"), ctx, "sort_order")
+    flags = wire.str_at(r.get("flags"), ctx, "flags")
+    enabled = wire.bool_at(r.get("enabled"), ctx, "enabled")
+    sort_order = wire.num_at(r.get("sort_order"), ctx, "sort_order")
     extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
     return {
-        "id": id_text(r.get("id"), index, ctx),
-        "label": str_at(r.get("name"), ctx, "name") or "",
-        "find": str_at(r.get("find_pattern"), ctx, "find_pattern") or "",
+        "id": wire.id_text(r.get("id"), index, ctx),
+        "label": wire.str_at(r.get("name"), ctx, "name") or "",
+        "find": wire.str_at(r.get("find_pattern"), ctx, "find_pattern") or "",
         "flags": DEFAULT_FLAGS if flags is None else flags,
-        "replace": str_at(r.get("replace_string"), ctx, "replace_string") or "",
-        "trimStrings": strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
+        "replace": wire.str_at(r.get("replace_string"), ctx, "replace_string") or "",
+        "trimStrings": wire.strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
         "phases": phases,
-        "minDepth": num_at(r.get("min_depth"), ctx, "min_depth"),
-        "maxDepth": num_at(r.get("max_depth"), ctx, "max_depth"),
-        "runOnEdit": bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
+        "minDepth": wire.num_at(r.get("min_depth"), ctx, "min_depth"),
+        "maxDepth": wire.num_at(r.get("max_depth"), ctx, "max_depth"),
+        "runOnEdit": wire.bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
         "enabled": True if enabled is None else enabled,
         "sortOrder": index if sort_order is None else sort_order,
         "extras": extras or None,
     }
 
 
-def script_to_body(t: Any, ctx: MapContext | None = None) -> dict[str, Any]:
+def script_to_body(t: Any, ctx: wire.MapContext | None = None) -> dict[str, Any]:
     """A RoleCall script file as a ``RegexSetBody`` dict."""
-    ctx = ctx or MapContext("$")
+    ctx = ctx or wire.MapContext("$")
     if not isinstance(t, dict):
-        raise wrong(ctx.path, "a regex script object", t)
+        raise wire.wrong(ctx.path, "a regex script object", t)
     out = with_unique_ids(
         map_rows(t.get("rules"), ctx, ("rules",), "an array of rules", "a rule object", rule_to_body)
     )
-    return {"name": str_at(t.get("name"), ctx, "name") or "", "rules": out}
+    return {"name": wire.str_at(t.get("name"), ctx, "name") or "", "rules": out}
 
 
 def rule_to_native(rule: RegexRule) -> dict[str, Any]:
@@ -177,11 +159,6 @@ class RoleCallRegex(TreeCodec):
     """RoleCall regex script files (one script with its rules)."""
 
     id = "rolecall-regex"
-    kind = "regex"
-    family = "rolecall"
-    label = "RoleCall regex script"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         *RULE_PATHS,
@@ -203,8 +180,6 @@ class RoleCallRegex(TreeCodec):
 
     list_key = by_id
 
-    score = 0.9
-    fits = staticmethod(is_rolecall_script)
     read = staticmethod(script_to_body)
     write = staticmethod(body_to_script)
 

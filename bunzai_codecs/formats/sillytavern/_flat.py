@@ -17,7 +17,6 @@ both sides.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import orjson
@@ -31,6 +30,7 @@ from bunzai_codecs.entities.preset import PresetBody
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem, js_number_text, type_name
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, dumps, int_like, keyed_items
+from bunzai_codecs.formats.sillytavern.keys import Key, keys, only_keys, paths
 from bunzai_codecs.formats.tavern.lore import ROLE_INTS, ROLE_NAMES
 
 #: message role numbers (context templates, persona descriptions)
@@ -61,31 +61,6 @@ NOVEL_SAMPLERS = {
     9: "unified",
     10: "minP",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """One wire key: where its value lives in the body, how it is spelled, what a fresh file says."""
-
-    key: str
-    #: canonical section (``samplers``, ``instruct``...) and field
-    section: str
-    field: str
-    #: ``num``, ``bool``, ``str``, ``role`` (0/1/2), ``json_strs`` (a JSON text of a string array),
-    #: ``kobold_order`` / ``novel_order`` (a list of sampler ids)
-    kind: str = "num"
-    #: written when the body has no value (``None``: the key is left out)
-    fresh: Any = None
-
-
-def keys(section: str, rows: Iterable[tuple[str, str, str, Any]]) -> tuple[Key, ...]:
-    """``Key`` rows of one section from ``(wire key, field, kind, fresh)`` tuples."""
-    return tuple(Key(k, section, f, kind, fresh) for k, f, kind, fresh in rows)
-
-
-def paths(table: Iterable[Key]) -> list[str]:
-    """The canonical paths a table carries (for coverage declarations)."""
-    return [f"{k.section}.{k.field}" for k in table]
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -234,7 +209,8 @@ def order_reshape(path: str, ids: dict[int, str], app: str) -> Reshape:
 class FlatPreset(Codec):
     """A SillyTavern preset kind stored as one flat object (see the module docstring).
 
-    A subclass gives its ``score`` (detection), ``read`` (tree -> body dict and a layout: what of
+    A subclass (detected by its row's detector, ``sillytavern/detect.py``, and listed after
+    ``sillytavern-preset`` by priority -1) gives its ``read`` (tree -> body dict and a layout: what of
     the file's own spelling a same-format export must follow) and ``write`` (body + layout ->
     tree); a preset that is its key table and nothing more declares the ``table`` instead. The name is the file name (sampler presets: SillyTavern keys them by file) or the
     ``name`` key (formatting templates, written last as SillyTavern does). A same-format export
@@ -242,12 +218,6 @@ class FlatPreset(Codec):
     survives; sampler presets also carry preset-scoped regex scripts as a linked regex set.
     """
 
-    kind = "preset"
-    family = "sillytavern"
-    suffixes = (".json",)
-    extension = ".json"
-    #: below ``sillytavern-preset``: SillyTavern's preset codec for another app's linked preset
-    priority = -1
     #: the name is the file name (True) or the ``name`` key (False)
     named_by_file: ClassVar[bool] = False
     #: ``extensions.regex_scripts`` decode into a linked regex set
@@ -258,9 +228,6 @@ class FlatPreset(Codec):
     name_first: ClassVar[bool] = False
     #: the wire keys the default ``read``/``write`` map (no layout), when that is all the preset is
     table: ClassVar[tuple[Key, ...]] = ()
-
-    def score(self, t: dict[str, Any]) -> float:
-        raise NotImplementedError
 
     def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         """``top`` (found at JSON path ``at``) as a body dict without its name, and its layout
@@ -274,10 +241,6 @@ class FlatPreset(Codec):
         return write_keys(body, self.table)
 
     # -- shared machinery
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        return 0.0 if t is None else self.score(t)
 
     def name_of(self, top: dict[str, Any], file_name: str, r: MapContext) -> str:
         if self.named_by_file and file_name:
@@ -344,11 +307,6 @@ class FlatPreset(Codec):
         if regex:
             _regex_link.fresh_scripts(self, entity, ctx, out)
         return out
-
-
-def only_keys(t: dict[str, Any], allowed: frozenset[str]) -> bool:
-    """Whether every key of ``t`` is one of ``allowed``."""
-    return all(k in allowed for k in t)
 
 
 __all__ = [

@@ -18,8 +18,6 @@ class SillyTavernCard(TavernCard):
     """SillyTavern and the Tavern card lineage: CCv1/V2/V3 JSON and PNG/APNG cards."""
 
     id = "sillytavern"
-    family = "sillytavern"
-    label = "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)"
 
 
 __all__ = ["SillyTavernCard"]

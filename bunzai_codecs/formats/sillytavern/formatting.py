@@ -29,74 +29,23 @@ from typing import Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
 from bunzai_codecs.formats._shared.wire import MapContext
-from bunzai_codecs.formats.sillytavern._flat import FlatPreset, keys, only_keys, paths, read_keys, write_keys
+from bunzai_codecs.formats.sillytavern._flat import FlatPreset, keys, paths, read_keys, write_keys
 from bunzai_codecs.formats.sillytavern._wire import Path
-
-INSTRUCT = keys(
-    "instruct",
-    (
-        ("input_sequence", "inputSequence", "str", ""),
-        ("output_sequence", "outputSequence", "str", ""),
-        ("last_output_sequence", "lastOutputSequence", "str", ""),
-        ("system_sequence", "systemSequence", "str", ""),
-        ("stop_sequence", "stopSequence", "str", ""),
-        ("wrap", "wrap", "bool", True),
-        ("macro", "macro", "bool", True),
-        ("names_behavior", "namesBehavior", "str", "force"),
-        ("activation_regex", "activationRegex", "str", ""),
-        ("first_output_sequence", "firstOutputSequence", "str", ""),
-        ("skip_examples", "skipExamples", "bool", False),
-        ("output_suffix", "outputSuffix", "str", ""),
-        ("input_suffix", "inputSuffix", "str", ""),
-        ("system_suffix", "systemSuffix", "str", ""),
-        ("user_alignment_message", "userAlignmentMessage", "str", ""),
-        ("system_same_as_user", "systemSameAsUser", "bool", False),
-        ("last_system_sequence", "lastSystemSequence", "str", ""),
-        ("first_input_sequence", "firstInputSequence", "str", ""),
-        ("last_input_sequence", "lastInputSequence", "str", ""),
-        ("sequences_as_stop_strings", "sequencesAsStopStrings", "bool", True),
-        ("story_string_prefix", "storyStringPrefix", "str", ""),
-        ("story_string_suffix", "storyStringSuffix", "str", ""),
-    ),
+from bunzai_codecs.formats.sillytavern.keys import (
+    CONTEXT,
+    INSTRUCT,
 )
+
 #: an older template's instruct switch (SillyTavern no longer saves it with the template; read, and
 #: written back only to a file that had it)
 INSTRUCT_ENABLED = keys("instruct", (("enabled", "enabled", "bool", None),))
-#: keys SillyTavern's import checks for an instruct template, and the ones only instruct templates have
-INSTRUCT_SIGNATURE = ("input_sequence", "output_sequence")
-INSTRUCT_KEYS = frozenset(k.key for k in INSTRUCT) | {
-    "names",
-    "names_force_groups",
-    "separator_sequence",
-    "system_sequence_prefix",
-    "system_sequence_suffix",
-}
 
-CONTEXT = keys(
-    "context",
-    (
-        ("story_string", "storyString", "str", ""),
-        ("example_separator", "exampleSeparator", "str", ""),
-        ("chat_start", "chatStart", "str", ""),
-        ("use_stop_strings", "useStopStrings", "bool", False),
-        ("names_as_stop_strings", "namesAsStopStrings", "bool", True),
-        ("story_string_position", "storyStringPosition", "num", 0),
-        ("story_string_depth", "storyStringDepth", "num", 1),
-        ("story_string_role", "storyStringRole", "role", 0),
-        ("always_force_name2", "alwaysForceName2", "bool", True),
-        ("trim_sentences", "trimSentences", "bool", False),
-        ("single_line", "singleLine", "bool", False),
-    ),
-)
-CONTEXT_KEYS = frozenset(k.key for k in CONTEXT) | {"allow_jailbreak"}
 
 REASONING = keys(
     "reasoning",
     (("prefix", "prefix", "str", ""), ("suffix", "suffix", "str", ""), ("separator", "separator", "str", "")),
 )
-REASONING_KEYS = frozenset({"name", "prefix", "suffix", "separator"})
 
-SYSPROMPT_KEYS = frozenset({"name", "content", "post_history"})
 #: canonical ids of the system prompt and the post-history instructions (SillyTavern's identifiers)
 MAIN = "main"
 POST_HISTORY = "jailbreak"
@@ -137,7 +86,6 @@ def find_prompt(body: PresetBody, pid: str) -> PresetPrompt | None:
 
 class SillyTavernInstructCodec(FlatPreset):
     id = "sillytavern-instruct"
-    label = "SillyTavern instruct template"
     what = "an instruct template object"
     coverage = Coverage.of(
         "name",
@@ -152,13 +100,6 @@ class SillyTavernInstructCodec(FlatPreset):
             "keeps system prompts as templates of their own)",
         ],
     )
-
-    def score(self, t: dict[str, Any]) -> float:
-        if not all(_is_str(t, k) for k in INSTRUCT_SIGNATURE):
-            return 0.0
-        if sum(1 for k in t if k in INSTRUCT_KEYS) >= 5:
-            return 0.95
-        return 0.6 if "name" in t else 0.0
 
     def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         body: dict[str, Any] = {}
@@ -203,7 +144,6 @@ class SillyTavernInstructCodec(FlatPreset):
 
 class SillyTavernContextCodec(FlatPreset):
     id = "sillytavern-context"
-    label = "SillyTavern context template (story string)"
     what = "a context template object"
     table = CONTEXT
     coverage = Coverage.of(
@@ -216,20 +156,12 @@ class SillyTavernContextCodec(FlatPreset):
         ],
     )
 
-    def score(self, t: dict[str, Any]) -> float:
-        if not _is_str(t, "story_string"):
-            return 0.0
-        if sum(1 for k in t if k in CONTEXT_KEYS) >= 4:
-            return 0.95
-        return 0.6 if "name" in t else 0.0
-
 
 # -- system prompt ----------------------------------------------------------------------------------
 
 
 class SillyTavernSyspromptCodec(FlatPreset):
     id = "sillytavern-sysprompt"
-    label = "SillyTavern system prompt template"
     what = "a system prompt object"
     name_first = True
     coverage = Coverage.of(
@@ -240,11 +172,6 @@ class SillyTavernSyspromptCodec(FlatPreset):
             "prompt, and the prompts' own settings, are not written, so no prompt path is claimed",
         ],
     )
-
-    def score(self, t: dict[str, Any]) -> float:
-        if not (_is_str(t, "name") and _is_str(t, "content") and only_keys(t, SYSPROMPT_KEYS)):
-            return 0.0
-        return 0.8 if _is_str(t, "post_history") else 0.6
 
     def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         prompts = [system_prompt(MAIN, r.text(top.get("content"), (*at, "content"), ""))]
@@ -266,16 +193,10 @@ class SillyTavernSyspromptCodec(FlatPreset):
 
 class SillyTavernReasoningCodec(FlatPreset):
     id = "sillytavern-reasoning"
-    label = "SillyTavern reasoning template"
     what = "a reasoning template object"
     name_first = True
     table = REASONING
     coverage = Coverage.of("name", *paths(REASONING))
-
-    def score(self, t: dict[str, Any]) -> float:
-        if all(_is_str(t, k) for k in REASONING_KEYS) and only_keys(t, REASONING_KEYS):
-            return 0.9
-        return 0.0
 
 
 __all__ = [

@@ -35,52 +35,44 @@ from bunzai_codecs.formats.sillytavern._wire import (
     dumps,
     int_like,
 )
+from bunzai_codecs.formats.sillytavern.detect import (
+    CHARACTER_BOOK,
+    LOREBOOK_V3,
+    book_shape,
+)
+from bunzai_codecs.formats.tavern import lore
 from bunzai_codecs.formats.tavern.character_book import (
     ENTRY_KEY,
     ST_ENTRY_PATHS,
     body_to_book,
     book_spelling,
     book_to_body,
-    is_character_book,
-)
-from bunzai_codecs.formats.tavern.lore import (
-    LOGIC_INTS,
-    LOGIC_NAMES,
-    POSITION_NAMES,
-    ROLE_INTS,
-    ROLE_NAMES,
-    SCAN_SOURCES,
-    format_key,
-    parse_key,
-    position_int,
 )
 
 #: the six extra-scan-source flags, in SillyTavern's order, and their canonical ``scanSources`` value
-SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in SCAN_SOURCES)
+SCAN_FLAGS: tuple[tuple[str, str], ...] = tuple((flag, canon) for canon, flag, _ in lore.SCAN_SOURCES)
 
 WORLD = "world"
-LOREBOOK_V3 = "lorebook_v3"
-CHARACTER_BOOK = "character_book"
 
 
 # -- world info -> canonical ----------------------------------------------------------------------
 
 
 def write_key(t: Trigger) -> str:
-    return format_key(t.text, t.isRegex, t.flags)
+    return lore.format_key(t.text, t.isRegex, t.flags)
 
 
 def read_position(v: Any) -> str:
     n = int_like(v)
     if n is not None:
-        return POSITION_NAMES.get(n, str(n))
+        return lore.POSITION_NAMES.get(n, str(n))
     if v is None:
         return "world"
     return str(v)
 
 
 def write_position(p: str) -> int | str:
-    n = position_int(p)
+    n = lore.position_int(p)
     return p if n is None else n  # an unknown spelling goes back verbatim
 
 
@@ -97,11 +89,11 @@ def _read_named(v: Any, r: MapContext, path: Path, names: Mapping[int, str], def
 
 
 def read_role(v: Any, r: MapContext, path: Path) -> str:
-    return _read_named(v, r, path, ROLE_NAMES, "system", f"role {v!r} is not 0, 1 or 2")
+    return _read_named(v, r, path, lore.ROLE_NAMES, "system", f"role {v!r} is not 0, 1 or 2")
 
 
 def read_selective_logic(v: Any, r: MapContext, path: Path) -> str:
-    return _read_named(v, r, path, LOGIC_NAMES, "and_any", f"selectiveLogic {v!r} is not 0..3")
+    return _read_named(v, r, path, lore.LOGIC_NAMES, "and_any", f"selectiveLogic {v!r} is not 0..3")
 
 
 def read_delay_until_recursion(v: Any, r: MapContext, path: Path) -> Any:
@@ -124,10 +116,10 @@ def entry_to_canonical(key: str, e: dict[str, Any], index: int, r: MapContext, a
     out["enabled"] = not r.boolean(e.get("disable"), (*at, "disable"), False)
     out["constant"] = r.boolean(e.get("constant"), (*at, "constant"), False)
     if e.get("key") is not None:
-        out["triggers"] = [parse_key(k) for k in r.str_list(e["key"], (*at, "key"))]
+        out["triggers"] = [lore.parse_key(k) for k in r.str_list(e["key"], (*at, "key"))]
     if e.get("keysecondary") is not None:
         out["secondaryTriggers"] = [
-            parse_key(k) for k in r.str_list(e["keysecondary"], (*at, "keysecondary"))
+            lore.parse_key(k) for k in r.str_list(e["keysecondary"], (*at, "keysecondary"))
         ]
     if "selective" in e:
         out["selective"] = r.boolean(e["selective"], (*at, "selective"), None)
@@ -256,7 +248,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     }
     _put(out, "vectorized", e.vectorized)
     _put(out, "selective", e.selective)
-    out["selectiveLogic"] = LOGIC_INTS[e.selectiveLogic]
+    out["selectiveLogic"] = lore.LOGIC_INTS[e.selectiveLogic]
     out["addMemo"] = True
     out["order"] = e.sortOrder
     out["position"] = write_position(e.position)
@@ -280,7 +272,7 @@ def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
     out["matchWholeWords"] = e.matchWholeWords
     out["useGroupScoring"] = e.useGroupScoring
     _put(out, "automationId", e.automationId)
-    out["role"] = ROLE_INTS[e.role]
+    out["role"] = lore.ROLE_INTS[e.role]
     out["sticky"] = e.sticky
     out["cooldown"] = e.cooldown
     out["delay"] = e.delay
@@ -322,32 +314,6 @@ def body_to_world(
 # -- the codec --------------------------------------------------------------------------------------
 
 
-def _is_world(t: dict[str, Any]) -> bool:
-    entries = t.get("entries")
-    if not isinstance(entries, dict):
-        return False
-    if not all(isinstance(e, dict) for e in entries.values()):
-        return False
-    if not entries:
-        return True
-    return any(("key" in e or "uid" in e or "content" in e) for e in entries.values())
-
-
-#: keys that mark another app's book with an ``entries`` array (Agnai, Risu, NovelAI) or a card
-_FOREIGN_BOOK_KEYS = ("kind", "type", "spec", "lorebookVersion")
-
-
-def book_shape(t: dict[str, Any]) -> str | None:
-    """``lorebook_v3`` for ``{spec: "lorebook_v3", data: {entries: [...]}}``, ``character_book`` for
-    a bare card book (Chub, card-extracted), else ``None``."""
-    if t.get("spec") == LOREBOOK_V3:
-        data = t.get("data")
-        return LOREBOOK_V3 if isinstance(data, dict) and isinstance(data.get("entries"), list) else None
-    if is_character_book(t) and not any(k in t for k in _FOREIGN_BOOK_KEYS):
-        return CHARACTER_BOOK
-    return None
-
-
 def book_name(book_body: dict[str, Any], file_name: str) -> str:
     """A standalone book's name: its own ``name``, else the file stem."""
     name = book_body.get("name")
@@ -362,11 +328,6 @@ def _book_of(tree: Any, shape: str) -> tuple[Any, MapContext]:
 
 class SillyTavernLorebookCodec(Codec):
     id = "sillytavern-lorebook"
-    kind = "lorebook"
-    family = "sillytavern"
-    label = "SillyTavern world info"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "extensions",
         "sourceBook",
@@ -386,19 +347,6 @@ class SillyTavernLorebookCodec(Codec):
             "entry ids are numeric uids: a numeric id is kept, any other id is renumbered",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        if t is None:
-            return 0.0
-        if _is_world(t):
-            return 0.9
-        shape = book_shape(t)
-        if shape == LOREBOOK_V3:
-            return 0.8
-        if shape == CHARACTER_BOOK:
-            return 0.78
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

@@ -37,6 +37,7 @@ from bunzai_codecs.entities.preset import PresetBody
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern._flat import FlatPreset
 from bunzai_codecs.formats.sillytavern._wire import dumps, keyed_items
+from bunzai_codecs.formats.sillytavern.detect import MASTER_SECTIONS, SRW, has_keys, is_master
 from bunzai_codecs.formats.sillytavern.formatting import (
     CONTEXT,
     INSTRUCT,
@@ -51,14 +52,8 @@ from bunzai_codecs.formats.sillytavern.formatting import (
 )
 from bunzai_codecs.formats.sillytavern.samplers import TEXTGEN, SillyTavernTextgenCodec
 
+
 #: "Start Reply With": not a template, a setting of the bundle
-SRW = "srw"
-
-
-def _has(t: Any, *keys: str) -> bool:
-    return isinstance(t, dict) and all(k in t for k in keys)
-
-
 def _any_set(body: PresetBody, table: Any) -> bool:
     return any(getattr(getattr(body, k.section), k.field) is not None for k in table)
 
@@ -77,7 +72,7 @@ class Section:
 
     def valid(self, t: Any) -> bool:
         """SillyTavern's own test of the section (its ``isPossibly...Data``)."""
-        return _has(t, *self.required)
+        return has_keys(t, *self.required)
 
     def read(self, sec: dict[str, Any], r: MapContext) -> tuple[dict[str, Any], Any, str]:
         """The part's body dict, layout and name (its ``name`` key)."""
@@ -97,38 +92,31 @@ SECTIONS = (
     Section(
         "instruct",
         SillyTavernInstructCodec(),
-        ("name", "input_sequence", "output_sequence"),
+        MASTER_SECTIONS["instruct"],
         lambda b: _any_set(b, INSTRUCT),
     ),
-    Section("context", SillyTavernContextCodec(), ("name", "story_string"), lambda b: _any_set(b, CONTEXT)),
+    Section("context", SillyTavernContextCodec(), MASTER_SECTIONS["context"], lambda b: _any_set(b, CONTEXT)),
     Section(
         "sysprompt",
         SillyTavernSyspromptCodec(),
-        ("name", "content"),
+        MASTER_SECTIONS["sysprompt"],
         lambda b: find_prompt(b, MAIN) is not None or find_prompt(b, POST_HISTORY) is not None,
     ),
     Section(
         "preset",
         SillyTavernTextgenCodec(),
-        ("temp", "top_k", "top_p", "rep_pen"),
+        MASTER_SECTIONS["preset"],
         lambda b: _any_set(b, TEXTGEN),
     ),
     Section(
         "reasoning",
         SillyTavernReasoningCodec(),
-        ("name", "prefix", "suffix", "separator"),
+        MASTER_SECTIONS["reasoning"],
         lambda b: _any_set(b, REASONING),
     ),
 )
 SECTION_KEYS = frozenset(s.key for s in SECTIONS) | {SRW}
 BY_KEY = {s.key: s for s in SECTIONS}
-
-
-def is_master(t: Any) -> bool:
-    """A non-empty object of section keys only, one of them a section SillyTavern would import."""
-    if not isinstance(t, dict) or not t or not all(k in SECTION_KEYS for k in t):
-        return False
-    return any(s.valid(t.get(s.key)) for s in SECTIONS) or _has(t.get(SRW), "value", "show")
 
 
 # -- native -> canonical ------------------------------------------------------------------------------
@@ -282,12 +270,6 @@ def _named(tree: Any, name: str) -> Any:
 
 class SillyTavernMasterCodec(Codec):
     id = "sillytavern-master"
-    kind = "preset"
-    family = "sillytavern"
-    label = "SillyTavern Advanced Formatting master export"
-    suffixes = (".json",)
-    extension = ".json"
-    priority = -1
     coverage = (
         Coverage.of("systemPrompts.assistantPrefill")
         | Coverage(SillyTavernInstructCodec.coverage.paths - {"name"})
@@ -311,9 +293,6 @@ class SillyTavernMasterCodec(Codec):
             ]
         )
     )
-
-    def detect(self, s: Sniff) -> float:
-        return 0.95 if is_master(s.json_object) else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

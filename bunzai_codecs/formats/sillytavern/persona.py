@@ -41,6 +41,7 @@ from bunzai_codecs.entities.persona import PersonaBody
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, dumps, int_like, none_if_empty
+from bunzai_codecs.formats.sillytavern.detect import BACKUP, SETTINGS, shape_of
 from bunzai_codecs.formats.tavern.lore import ROLE_INTS, ROLE_NAMES
 
 #: persona description ``position`` number -> canonical ``chatInjection.position``
@@ -58,8 +59,6 @@ POSITION_NUMBERS: dict[str, int] = {v: k for k, v in POSITIONS.items()}
 #: SillyTavern's default persona depth
 DEFAULT_DEPTH = 2
 
-BACKUP = "backup"
-SETTINGS = "settings"
 MEMBER = "member"
 
 #: which persona the primary entity is: one of the maps, the settings' active user, or nothing
@@ -253,17 +252,6 @@ def avatar_for(body: PersonaBody, used: set[str]) -> str:
 # -- the codec ----------------------------------------------------------------------------------------
 
 
-def shape_of(t: dict[str, Any]) -> str | None:
-    if isinstance(t.get("personas"), dict) and isinstance(t.get("persona_descriptions"), dict):
-        return BACKUP
-    pu = t.get("power_user")
-    if isinstance(pu, dict) and (
-        isinstance(pu.get("personas"), dict) or isinstance(pu.get("persona_descriptions"), dict)
-    ):
-        return SETTINGS
-    return None
-
-
 def _global_scripts(tree: Any, r: MapContext) -> list[Any] | None:
     ext = tree.get("extension_settings") if isinstance(tree, dict) else None
     if not isinstance(ext, dict) or ext.get("regex") is None:
@@ -285,12 +273,7 @@ class PersonaTwin(Twin):
 
 class SillyTavernPersonaCodec(Codec):
     id = "sillytavern-persona"
-    kind = "persona"
-    family = "sillytavern"
-    label = "SillyTavern personas (backup or settings.json)"
     twin_type = PersonaTwin
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         "content",
@@ -307,10 +290,6 @@ class SillyTavernPersonaCodec(Codec):
             "no structured sections, author, version or embedded image",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        return 0.9 if t is not None and shape_of(t) is not None else 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

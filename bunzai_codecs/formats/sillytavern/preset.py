@@ -34,6 +34,7 @@ from bunzai_codecs.formats.sillytavern._wire import (
     int_like,
     keyed_items,
 )
+from bunzai_codecs.formats.sillytavern.detect import _is_prompt_export
 
 #: the prompt order chat completion uses (the "global strategy" dummy character), then the legacy one
 EFFECTIVE_ORDER_IDS = (100001, 100000)
@@ -99,30 +100,6 @@ SCALARS: tuple[tuple[str, str, str, str], ...] = (
     ("continue_postfix", "behavior", "continuePostfix", "str"),
 )
 
-#: keys that say "SillyTavern chat-completion preset" (detection)
-_SIGNAL_KEYS = frozenset(
-    {
-        "chat_completion_source",
-        "openai_max_context",
-        "openai_max_tokens",
-        "openai_model",
-        "claude_model",
-        "wi_format",
-        "scenario_format",
-        "personality_format",
-        "impersonation_prompt",
-        "new_chat_prompt",
-        "new_group_chat_prompt",
-        "new_example_chat_prompt",
-        "continue_nudge_prompt",
-        "names_behavior",
-        "send_if_empty",
-        "stream_openai",
-        "bias_preset_selected",
-        "assistant_prefill",
-        "squash_system_messages",
-    }
-)
 
 PRESET = "preset"
 PROMPTS = "prompts"
@@ -381,23 +358,6 @@ def body_to_prompt_export(body: PresetBody, layout: OrderLayout | None) -> dict[
 # -- the codec ------------------------------------------------------------------------------------------
 
 
-def _is_prompt_export(t: dict[str, Any]) -> bool:
-    data = t.get("data")
-    return (
-        isinstance(t.get("version"), int | float)
-        and isinstance(t.get("type"), str)
-        and isinstance(data, dict)
-        and isinstance(data.get("prompts"), list)
-        and "spec" not in t
-    )
-
-
-def _is_preset(t: dict[str, Any]) -> bool:
-    if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
-        return True
-    return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
-
-
 def preset_name(tree: Any, file_name: str) -> str:
     if file_name:
         return file_stem(file_name)
@@ -407,11 +367,6 @@ def preset_name(tree: Any, file_name: str) -> str:
 
 class SillyTavernPresetCodec(Codec):
     id = "sillytavern-preset"
-    kind = "preset"
-    family = "sillytavern"
-    label = "SillyTavern chat-completion preset"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = Coverage.of(
         "name",
         "prompts[].name",
@@ -436,14 +391,6 @@ class SillyTavernPresetCodec(Codec):
             "connection and model settings stay in escrow (never canonical)",
         ],
     )
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json_object
-        if t is None:
-            return 0.0
-        if _is_prompt_export(t) or _is_preset(t):
-            return 0.9
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()

@@ -28,7 +28,6 @@ from bunzai_codecs.formats.tavern.st_regex import (
     SCRIPT_KEY,
     ST_REGEX_COVERAGE,
     body_to_scripts,
-    is_script,
     rule_to_script,
     script_to_rule,
     scripts_to_body,
@@ -42,20 +41,7 @@ class SillyTavernRegex(Codec):
     """SillyTavern regex scripts (the built-in Regex extension's export files)."""
 
     id = "sillytavern-regex"
-    kind = "regex"
-    family = "sillytavern"
-    label = "SillyTavern regex scripts"
-    suffixes = (".json",)
-    extension = ".json"
     coverage = ST_REGEX_COVERAGE
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json
-        if isinstance(t, dict):
-            return 0.9 if is_script(t) and isinstance(t.get("scriptName"), str) else 0.0
-        if isinstance(t, list) and t:
-            return 0.9 if all(is_script(x) for x in t) else 0.0
-        return 0.0
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.require_json()

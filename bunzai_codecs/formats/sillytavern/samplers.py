@@ -117,29 +117,40 @@ KOBOLD = (
     + SEED
 )
 
+#: NovelAI's own parameter names (and fresh values) shared by a NovelAI preset file's ``parameters``
+#: and SillyTavern's copy of a NovelAI preset, in NovelAI's order: the length floor, the samplers and
+#: the repetition penalties...
+NOVEL_SAMPLING_ROWS: tuple[tuple[str, str, str, Any], ...] = (
+    ("min_length", "minTokens", "num", 1),
+    ("top_k", "topK", "num", 0),
+    ("top_p", "topP", "num", 1),
+    ("top_a", "topA", "num", 0),
+    ("typical_p", "typicalP", "num", 1),
+    ("tail_free_sampling", "tailFreeSampling", "num", 1),
+    ("repetition_penalty", "repetitionPenalty", "num", 1),
+    ("repetition_penalty_range", "repetitionPenaltyRange", "num", 0),
+    ("repetition_penalty_slope", "repetitionPenaltySlope", "num", 0),
+    ("repetition_penalty_frequency", "frequencyPenalty", "num", 0),
+    ("repetition_penalty_presence", "presencePenalty", "num", 0),
+)
+#: ... and the unified sampler (``math1``) and min-p
+NOVEL_UNIFIED_ROWS: tuple[tuple[str, str, str, Any], ...] = (
+    ("math1_temp", "unifiedLinear", "num", 1),
+    ("math1_quad", "unifiedQuad", "num", 0),
+    ("math1_quad_entropy_scale", "unifiedConf", "num", 0),
+    ("min_p", "minP", "num", 0),
+)
+
 #: the NovelAI preset's samplers (both layouts)
 NOVEL_SAMPLER_KEYS = keys(
     "samplers",
     (
         ("temperature", "temperature", "num", 1),
-        ("min_length", "minTokens", "num", 1),
-        ("top_k", "topK", "num", 0),
-        ("top_p", "topP", "num", 1),
-        ("top_a", "topA", "num", 0),
-        ("typical_p", "typicalP", "num", 1),
-        ("tail_free_sampling", "tailFreeSampling", "num", 1),
-        ("repetition_penalty", "repetitionPenalty", "num", 1),
-        ("repetition_penalty_range", "repetitionPenaltyRange", "num", 0),
-        ("repetition_penalty_slope", "repetitionPenaltySlope", "num", 0),
-        ("repetition_penalty_frequency", "frequencyPenalty", "num", 0),
-        ("repetition_penalty_presence", "presencePenalty", "num", 0),
+        *NOVEL_SAMPLING_ROWS,
         ("phrase_rep_pen", "phraseRepetitionPenalty", "str", "off"),
         ("mirostat_lr", "mirostatEta", "num", 1),
         ("mirostat_tau", "mirostatTau", "num", 0),
-        ("math1_temp", "unifiedLinear", "num", 1),
-        ("math1_quad", "unifiedQuad", "num", 0),
-        ("math1_quad_entropy_scale", "unifiedConf", "num", 0),
-        ("min_p", "minP", "num", 0),
+        *NOVEL_UNIFIED_ROWS,
         ("order", "samplerOrder", "novel_order", [1, 5, 0, 2, 3, 4]),
         ("banned_tokens", "bannedTokens", "str", None),
     ),
@@ -151,50 +162,6 @@ NOVEL_LENGTHS = keys(
 )
 #: lengths of a NovelAI preset SillyTavern saved (it has ``genamt``)
 NOVEL_SAVED_LENGTHS = LENGTHS
-
-#: keys only the Text Completion preset has (KoboldAI and NovelAI presets never do)
-TEXTGEN_ONLY = frozenset(
-    {
-        "temperature_last",
-        "epsilon_cutoff",
-        "eta_cutoff",
-        "typical_p",
-        "encoder_rep_pen",
-        "no_repeat_ngram_size",
-        "penalty_alpha",
-        "num_beams",
-        "dynatemp",
-        "smoothing_factor",
-        "dry_multiplier",
-        "mirostat_mode",
-        "guidance_scale",
-        "sampler_priority",
-        "skip_special_tokens",
-        "freq_pen",
-        "presence_pen",
-        "xtc_threshold",
-        "nsigma",
-        "ban_eos_token",
-    }
-)
-KOBOLD_ONLY = frozenset({"typical", "mirostat", "use_default_badwordsids", "streaming_kobold", "grammar"})
-NOVEL_ONLY = frozenset(
-    {
-        "tail_free_sampling",
-        "repetition_penalty_range",
-        "repetition_penalty_slope",
-        "repetition_penalty_frequency",
-        "repetition_penalty_presence",
-        "phrase_rep_pen",
-        "math1_temp",
-        "math1_quad",
-        "mirostat_lr",
-    }
-)
-#: keys of other apps' presets that share ``temperature``/``repetition_penalty`` with NovelAI's
-NOT_NOVEL = frozenset(
-    {"presetVersion", "parameters", "formatingOrder", "PresensePenalty", "chat_completion_source", "temp"}
-)
 
 
 def _samplers_coverage(table: tuple[Key, ...], ids: dict[int, str], app: str, *notes: str) -> Coverage:
@@ -213,7 +180,6 @@ def _samplers_coverage(table: tuple[Key, ...], ids: dict[int, str], app: str, *n
 
 class SillyTavernTextgenCodec(FlatPreset):
     id = "sillytavern-textgen"
-    label = "SillyTavern Text Completion preset (samplers)"
     named_by_file = True
     carries_regex = True
     what = "a Text Completion preset object"
@@ -227,15 +193,9 @@ class SillyTavernTextgenCodec(FlatPreset):
         "(`do_sample`, `num_beams`, `penalty_alpha`, `logit_bias`, `json_schema`...) ride the escrow twin",
     )
 
-    def score(self, t: dict[str, Any]) -> float:
-        if "temp" in t and "rep_pen" in t and any(k in t for k in TEXTGEN_ONLY):
-            return 0.9
-        return 0.0
-
 
 class SillyTavernKoboldCodec(FlatPreset):
     id = "sillytavern-kobold"
-    label = "SillyTavern KoboldAI preset (samplers)"
     named_by_file = True
     carries_regex = True
     what = "a KoboldAI preset object"
@@ -247,16 +207,6 @@ class SillyTavernKoboldCodec(FlatPreset):
         "`use_default_badwordsids` and `streaming_kobold` ride the escrow twin",
     )
 
-    def score(self, t: dict[str, Any]) -> float:
-        if (
-            "temp" in t
-            and "rep_pen" in t
-            and any(k in t for k in KOBOLD_ONLY)
-            and not any(k in t for k in TEXTGEN_ONLY)
-        ):
-            return 0.9
-        return 0.0
-
 
 def novel_tables(saved: bool) -> tuple[Key, ...]:
     """The NovelAI preset's keys: as SillyTavern saved it (``genamt``) or as NovelAI spells it."""
@@ -265,7 +215,6 @@ def novel_tables(saved: bool) -> tuple[Key, ...]:
 
 class SillyTavernNovelCodec(FlatPreset):
     id = "sillytavern-novel"
-    label = "SillyTavern NovelAI preset (samplers)"
     named_by_file = True
     carries_regex = True
     what = "a NovelAI preset object"
@@ -281,16 +230,6 @@ class SillyTavernNovelCodec(FlatPreset):
         "escrow twin",
     )
 
-    def score(self, t: dict[str, Any]) -> float:
-        if (
-            "temperature" in t
-            and "repetition_penalty" in t
-            and sum(1 for k in NOVEL_ONLY if k in t) >= 2
-            and not any(k in t for k in NOT_NOVEL)
-        ):
-            return 0.9
-        return 0.0
-
     def read(self, top: dict[str, Any], r: MapContext, at: Path = ()) -> tuple[dict[str, Any], Any]:
         saved = "genamt" in top
         body: dict[str, Any] = {}
@@ -304,6 +243,8 @@ class SillyTavernNovelCodec(FlatPreset):
 __all__ = [
     "KOBOLD",
     "NOVEL_SAMPLER_KEYS",
+    "NOVEL_SAMPLING_ROWS",
+    "NOVEL_UNIFIED_ROWS",
     "TEXTGEN",
     "SillyTavernKoboldCodec",
     "SillyTavernNovelCodec",

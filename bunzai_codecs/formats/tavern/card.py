@@ -13,7 +13,10 @@ own around the card, as Marinara's ``{type: "marinara_character", data: <V2 card
         label = "MyApp character (CCv3 + extensions.myapp)"
         dialect = MyAppDialect()
 
-Such a codec detects a card holding one of its dialect's keys (0.95, above the generic 0.9),
+(an app of this package sets only ``id`` and ``dialect``: its row in ``formats/table.py`` declares
+the rest and names its detector in ``<app>/detect.py``; SillyTavern's is this lineage's own,
+:func:`~bunzai_codecs.formats.tavern.detect.card`). Such a codec detects a card holding one of its dialect's keys (0.95,
+above the generic 0.9),
 decodes it through the shared mapping plus :data:`SHARED_DIALECTS` plus its dialect, and writes it
 back overlaid on its twin; its coverage is the shared coverage with its dialect's.
 
@@ -64,8 +67,9 @@ from bunzai_codecs.entities import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_body, choose
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.tavern.character_book import BOOK_TAG, book_to_body
+from bunzai_codecs.formats.tavern.detect import card as card_detect
+from bunzai_codecs.formats.tavern.detect import card_score
 from bunzai_codecs.formats.tavern.fields import (
-    CARD_SPECS,
     TAVERN_COVERAGE,
     V3_SHAPE,
     CardShape,
@@ -78,9 +82,6 @@ from bunzai_codecs.formats.tavern.links import apply_links, embedded_links, fres
 from bunzai_codecs.formats.tavern.png import (
     CARD_KEYWORDS,
     CCV3,
-    card_extensions,
-    card_keyword,
-    png_card_trees,
     png_media,
     rewrite_png,
     sniff_payload_tree,
@@ -117,35 +118,6 @@ def tavern_coverage(dialects: Iterable[TavernDialect]) -> Coverage:
         # one is written), so no injection path is claimed
         excludes=["prompts.depthInjections"],
     )
-
-
-#: strings that make a flat object a character (with a string ``name``)
-_STRONG_FLAT = ("first_mes", "mes_example")
-_WEAK_FLAT = (
-    "description",
-    "personality",
-    "scenario",
-    "creator_notes",
-    "creatorcomment",
-    "system_prompt",
-    "post_history_instructions",
-)
-
-
-def card_score(t: dict[str, Any]) -> float:
-    """The detection score of a parsed JSON object as a Tavern card (see the module docstring)."""
-    spec = t.get("spec")
-    if spec is not None:
-        return 0.9 if isinstance(spec, str) and spec in CARD_SPECS else 0.0
-    if "data" in t or "entries" in t or not isinstance(t.get("name"), str):
-        return 0.0  # `entries`: a lorebook ({name, description, entries}), never a flat card
-    for k in _STRONG_FLAT:
-        if isinstance(t.get(k), str):
-            return 0.9
-    for k in _WEAK_FLAT:
-        if isinstance(t.get(k), str):
-            return 0.6
-    return 0.6 if isinstance(t.get("alternate_greetings"), list) else 0.0
 
 
 #: writes the card of a body (see :meth:`CardEnvelope.write`)
@@ -239,23 +211,8 @@ class TavernCard(Codec):
     # -- detect ----------------------------------------------------------------------------------
 
     def detect(self, s: Sniff) -> float:
-        by_envelope = self.envelope.score(s)
-        if by_envelope is not None:
-            return by_envelope
-        if self.dialect is not None:
-            # an app's card: certain when the card holds one of its dialect's extension keys
-            trees = png_card_trees(s) if s.is_png else [s.json_object]
-            claims = self.dialect.claims
-            return 0.95 if any(claims & set(card_extensions(t) or ()) for t in trees) else 0.0
-        if s.is_png:
-            # keywords only: nothing is inflated here (an unrelated zTXt bomb costs nothing), and a
-            # card chunk that will not decode is still claimed so the decoder can say what is wrong
-            pf = s.png
-            if pf is None:
-                return 0.0
-            return 0.9 if any(card_keyword(c) is not None for c in pf.chunks) else 0.0
-        t = s.json_object
-        return card_score(t) if t is not None else 0.0
+        claims = self.dialect.claims if self.dialect is not None else None
+        return card_detect(s, self.envelope.score, claims)
 
     # -- decode ----------------------------------------------------------------------------------
 

@@ -63,6 +63,7 @@ from bunzai_codecs.formats._shared.wire import (
     strs_at,
     wrong,
 )
+from bunzai_codecs.formats.tavern.detect import is_character_book
 from bunzai_codecs.formats.tavern.lore import (
     LOGIC_INTS,
     LOGIC_NAMES,
@@ -160,23 +161,6 @@ ENTRY_KEY = by_id
 
 #: ``core.basecache`` tag of :func:`book_to_body`'s dicts (decoders that keep them use this tag)
 BOOK_TAG = "character_book"
-
-
-def is_character_book(tree: Any) -> bool:
-    """True for an object whose ``entries`` is an array of CCv3-shaped rows (``keys`` array or
-    ``content`` string on the first row), the shape of a standalone ``character_book``/Chub book.
-    An Agnai memory book (``keywords`` + ``entry``) is not one."""
-    if not isinstance(tree, dict):
-        return False
-    entries = tree.get("entries")
-    if not isinstance(entries, list):
-        return False
-    if not entries:
-        return "name" in tree or "scan_depth" in tree or "token_budget" in tree
-    first = entries[0]
-    if not isinstance(first, dict) or ("keywords" in first and "entry" in first):
-        return False
-    return isinstance(first.get("keys"), list) or isinstance(first.get("content"), str)
 
 
 # --- decode -------------------------------------------------------------------------------------
@@ -663,17 +647,23 @@ def require_book(v: Any, path: str) -> dict[str, Any]:
     return v
 
 
+#: the basic canonical paths of a lore entry: its title, text, on and always-on switches and plain
+#: trigger words; the books of apps that import SillyTavern lore (Agnai, NovelAI) hold these too
+BASIC_ENTRY_PATHS: tuple[str, ...] = (
+    "entries[].title",
+    "entries[].content",
+    "entries[].enabled",
+    "entries[].constant",
+    "entries[].triggers[].text",
+)
+
 #: the canonical paths of a SillyTavern lore entry: what a card book's entry holds; a world's, and
 #: the entries of apps that import ST lore, hold these less a few (their coverage says which)
 ST_ENTRY_PATHS: frozenset[str] = frozenset(
     {
         "entries[].id",
-        "entries[].title",
         "entries[].comment",
-        "entries[].content",
-        "entries[].enabled",
-        "entries[].constant",
-        "entries[].triggers[].text",
+        *BASIC_ENTRY_PATHS,
         "entries[].triggers[].isRegex",
         "entries[].triggers[].flags",
         "entries[].secondaryTriggers[].text",
@@ -745,6 +735,7 @@ CHARACTER_BOOK_COVERAGE = Coverage.of(
 
 
 __all__ = [
+    "BASIC_ENTRY_PATHS",
     "BOOK_TAG",
     "CATEGORY_PATHS",
     "CHARACTER_BOOK_COVERAGE",

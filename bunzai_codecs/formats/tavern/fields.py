@@ -63,14 +63,12 @@ from bunzai_codecs.formats._shared.wire import (
     wrong,
 )
 from bunzai_codecs.formats.tavern.character_book import CHARACTER_BOOK_COVERAGE
+from bunzai_codecs.formats.tavern.png import CARD_SPECS, SPEC_V2, SPEC_V3
 from bunzai_codecs.formats.tavern.st_regex import EMBEDDED_SCRIPTS_COVERAGE
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 
-SPEC_V2 = "chara_card_v2"
-SPEC_V3 = "chara_card_v3"
-CARD_SPECS = frozenset({SPEC_V2, SPEC_V3})
 
 #: ``data.extensions`` keys the shared mapping reads (never copied into ``body.extensions``)
 CLAIMED_EXTENSIONS: frozenset[str] = frozenset(
@@ -124,8 +122,9 @@ class TavernDialect:
 
     - ``read(data, body, ctx)`` runs after the shared decode; ``data`` is the card's ``data`` object
       (read-only), ``body`` the body dict being built (every section is already a dict, e.g.
-      ``body["settings"]["risu"]``); set or override canonical fields there. Raise ``Malformed`` with
-      ``ctx.at(...)`` paths for wrong types; ``ctx.warn`` for notes.
+      ``body["settings"]["risu"]``); set or override canonical fields there (``self.extension(data,
+      key)`` is the block the dialect owns). Raise ``Malformed`` with ``ctx.at(...)`` paths for wrong
+      types; ``ctx.warn`` for notes.
     - ``write(body, data)`` runs after the shared encode; ``body`` is the ``CharacterBody`` model,
       ``data`` the fresh ``data`` dict (``data["extensions"]`` exists); write your keys into it.
 
@@ -143,6 +142,13 @@ class TavernDialect:
 
     def read(self, data: Mapping[str, Any], body: dict[str, Any], ctx: MapContext) -> None:
         """Map this app's keys of ``data`` into ``body`` (see the class docstring)."""
+
+    @staticmethod
+    def extension(data: Mapping[str, Any], key: str) -> Any:
+        """``data.extensions[key]``, the block a dialect owns; ``None`` when the card has no such key
+        (or no ``extensions`` object). Its type is the dialect's to check."""
+        ext = data.get("extensions")
+        return ext.get(key) if isinstance(ext, Mapping) else None
 
     def write(self, body: CharacterBody, data: dict[str, Any]) -> None:
         """Write this app's keys for ``body`` into the fresh ``data`` (see the class docstring)."""

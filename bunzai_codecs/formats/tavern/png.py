@@ -8,6 +8,8 @@ looks into a card that detectors of apps writing Tavern cards take.
   PNG it came from, every other chunk and the chunk layout kept;
 - :func:`png_media` finds the bytes of a PNG card's media (CCv3 ``__asset:N`` chunks, the picture);
 - :func:`card_extensions` and :func:`png_card_trees` are detection helpers that never raise.
+
+It imports no canonical model: detectors (``formats/<app>/detect.py``) use it.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ import orjson
 from bunzai_codecs.core import png
 from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.sniff import BIG_JSON, Sniff, parse_json
-from bunzai_codecs.formats._shared.carrier import picture, portrait_resolver
-from bunzai_codecs.formats.tavern.fields import CARD_SPECS, SPEC_V2, SPEC_V3
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.media import Resolver
+
+#: the ``spec`` labels of a V2 and a V3 card
+SPEC_V2 = "chara_card_v2"
+SPEC_V3 = "chara_card_v3"
+CARD_SPECS = frozenset({SPEC_V2, SPEC_V3})
 
 CCV3 = "ccv3"
 CHARA = "chara"
@@ -259,6 +264,8 @@ def png_media(s: Sniff, pf: png.PngFile) -> Resolver:
     """Where a Tavern PNG card's media bytes are: an ``__asset:N`` ref is the ``chara-ext-asset_:N``
     chunk (CCv3, RisuAI), and a portrait that means the card image is the PNG without its card
     chunks (``_shared/carrier``)."""
+    from bunzai_codecs.formats._shared.carrier import picture, portrait_resolver
+
     image = picture(s.data, parsed=pf)
     chunks: dict[str, bytes] | None = None
 

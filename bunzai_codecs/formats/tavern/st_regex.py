@@ -49,16 +49,8 @@ from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
-from bunzai_codecs.formats._shared.wire import (
-    MapContext,
-    bool_at,
-    id_text,
-    js_number_text,
-    num_at,
-    str_at,
-    strs_at,
-    wrong,
-)
+from bunzai_codecs.formats._shared import wire
+from bunzai_codecs.formats.tavern.detect import is_script
 from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
 
 if TYPE_CHECKING:
@@ -110,16 +102,6 @@ def SCRIPT_KEY(item: Any) -> Any:
     return None
 
 
-def is_script(v: Any) -> bool:
-    """A dict that looks like an ST regex script: a string ``findRegex`` plus ``scriptName`` or
-    ``replaceString``."""
-    return (
-        isinstance(v, dict)
-        and isinstance(v.get("findRegex"), str)
-        and (isinstance(v.get("scriptName"), str) or isinstance(v.get("replaceString"), str))
-    )
-
-
 def split_find(find_regex: str) -> tuple[str, str]:
     """``"/a+b/gi"`` -> ``("a+b", "gi")``; a string that is not a ``/pattern/flags`` literal is
     the whole pattern with no flags (see the module docstring)."""
@@ -153,20 +135,20 @@ def st_flags(rule: RegexRule) -> str:
     return "".join(dict.fromkeys(c for c in _DIRECTIVE.sub("", rule.flags) if c in _FLAG_LETTERS))
 
 
-def _phase(v: Any, ctx: MapContext, i: int) -> str:
+def _phase(v: Any, ctx: wire.MapContext, i: int) -> str:
     if v.__class__ is int:
         return PLACEMENT_PHASES.get(v) or str(v)  # the common case
     if isinstance(v, bool) or not isinstance(v, int | float | str):
-        raise wrong(ctx.at("placement", i), "a placement number", v)
+        raise wire.wrong(ctx.at("placement", i), "a placement number", v)
     if isinstance(v, str):
         return v  # not ST's own spelling, but an open enum keeps what it is given
     if isinstance(v, float) and not v.is_integer():
-        return js_number_text(v)
+        return wire.js_number_text(v)
     n = int(v)
     return PLACEMENT_PHASES.get(n) or str(n)
 
 
-def _substitute(v: Any, ctx: MapContext) -> str | None:
+def _substitute(v: Any, ctx: wire.MapContext) -> str | None:
     if v is None:
         return None
     if v is True:
@@ -177,37 +159,37 @@ def _substitute(v: Any, ctx: MapContext) -> str | None:
         n = int(v) if float(v).is_integer() else None
         if n is not None and n in SUBSTITUTE_NAMES:
             return SUBSTITUTE_NAMES[n]
-        return js_number_text(v)
+        return wire.js_number_text(v)
     if isinstance(v, str):
         return v
-    raise wrong(ctx.at("substituteRegex"), "a substituteRegex number", v)
+    raise wire.wrong(ctx.at("substituteRegex"), "a substituteRegex number", v)
 
 
-def _script_id(v: Any, index: int, ctx: MapContext) -> str:
+def _script_id(v: Any, index: int, ctx: wire.MapContext) -> str:
     if v == -1 or v == "-1":  # SillyTavern's "no id" sentinel, beside absent and ""
         return str(index)
-    return id_text(v, index, ctx)
+    return wire.id_text(v, index, ctx)
 
 
-def script_to_rule(script: Mapping[str, Any], index: int, ctx: MapContext) -> dict[str, Any]:
+def script_to_rule(script: Mapping[str, Any], index: int, ctx: wire.MapContext) -> dict[str, Any]:
     """One ST script as a ``RegexRule`` dict; ``index`` is its position (id fallback, sortOrder).
 
     JSON paths are built only for an error (``ctx.at``): the happy path formats none."""
     g = script.get
-    find, flags = split_find(str_at(g("findRegex"), ctx, "findRegex") or "")
+    find, flags = split_find(wire.str_at(g("findRegex"), ctx, "findRegex") or "")
 
     placement = g("placement")
     phases: list[str] = []
     if placement is not None:
         if placement.__class__ is not list:
-            raise wrong(ctx.at("placement"), "an array of placement numbers", placement)
+            raise wire.wrong(ctx.at("placement"), "an array of placement numbers", placement)
         for i, p in enumerate(placement):
             ph = _phase(p, ctx, i)
             if ph not in phases:
                 phases.append(ph)
 
-    md = bool_at(g("markdownOnly"), ctx, "markdownOnly")
-    po = bool_at(g("promptOnly"), ctx, "promptOnly")
+    md = wire.bool_at(g("markdownOnly"), ctx, "markdownOnly")
+    po = wire.bool_at(g("promptOnly"), ctx, "promptOnly")
     targets = None
     if md or po:
         targets = []
@@ -216,33 +198,33 @@ def script_to_rule(script: Mapping[str, Any], index: int, ctx: MapContext) -> di
         if po:
             targets.append("prompt")
 
-    disabled = bool_at(g("disabled"), ctx, "disabled")
-    trim = strs_at(g("trimStrings"), ctx, "trimStrings")
+    disabled = wire.bool_at(g("disabled"), ctx, "disabled")
+    trim = wire.strs_at(g("trimStrings"), ctx, "trimStrings")
     return {
         "id": _script_id(g("id"), index, ctx),
-        "label": str_at(g("scriptName"), ctx, "scriptName") or "",
+        "label": wire.str_at(g("scriptName"), ctx, "scriptName") or "",
         "find": find,
         "flags": flags,
-        "replace": str_at(g("replaceString"), ctx, "replaceString") or "",
+        "replace": wire.str_at(g("replaceString"), ctx, "replaceString") or "",
         "trimStrings": trim or None,
         "phases": phases,
         "targets": targets,
         "substituteFind": _substitute(g("substituteRegex"), ctx),
-        "minDepth": num_at(g("minDepth"), ctx, "minDepth"),
-        "maxDepth": num_at(g("maxDepth"), ctx, "maxDepth"),
-        "runOnEdit": bool_at(g("runOnEdit"), ctx, "runOnEdit"),
+        "minDepth": wire.num_at(g("minDepth"), ctx, "minDepth"),
+        "maxDepth": wire.num_at(g("maxDepth"), ctx, "maxDepth"),
+        "runOnEdit": wire.bool_at(g("runOnEdit"), ctx, "runOnEdit"),
         "enabled": not disabled,
         "sortOrder": index,
     }
 
 
-def scripts_to_body(scripts: Any, *, name: str = "", ctx: MapContext | None = None) -> dict[str, Any]:
+def scripts_to_body(scripts: Any, *, name: str = "", ctx: wire.MapContext | None = None) -> dict[str, Any]:
     """An array of ST scripts as a ``RegexSetBody`` dict named ``name``.
 
     ``ctx.path`` is the array's JSON path (``$.data.extensions.regex_scripts``); an item that is not
     an object, or a field of the wrong type, raises ``Malformed`` with its path.
     """
-    ctx = ctx or MapContext()
+    ctx = ctx or wire.MapContext()
     rules = map_rows(scripts, ctx, (), "an array of regex scripts", "a regex script object", script_to_rule)
     return {"name": name, "rules": with_unique_ids(rules)}
 

@@ -40,12 +40,12 @@ from bunzai_codecs.core.entity import (
     SCHEMA_VERSION,
     CanonicalEntity,
     Decoded,
-    EntityKind,
     Source,
 )
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, json_path
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.formats._shared.wire import type_name
 
 BLOBS = "blobs"
 MEDIA = "media"
@@ -106,7 +106,7 @@ class _Pngs:
                 data = self.media[key]
                 if data[:8] == png.PNG_SIGNATURE:
                     try:
-                        self._parsed.append((key, png.parse(data)))
+                        self._parsed.append((key, png.parse(data, skip_crc=png.IMAGE_DATA)))
                     except BunzaiError:
                         continue
         return self._parsed
@@ -121,7 +121,7 @@ class _Pngs:
         if blob[:8] != png.PNG_SIGNATURE or not self.parsed():
             return None
         try:
-            whole = png.parse(blob)
+            whole = png.parse(blob, skip_crc=png.IMAGE_DATA)
         except BunzaiError:
             return None
         for key, pf in self.parsed():
@@ -249,7 +249,7 @@ class _Stored:
         if listed is None:
             return
         if not isinstance(listed, list):
-            raise Malformed(f"{prefix}stored must be a list", uri=uri, path=f"$.{STORED}")
+            raise _wrong(prefix, uri, f"$.{STORED}", "an array", listed)
         for i, item in enumerate(listed):
             key = item.get("sha256") if isinstance(item, dict) else None
             if not (isinstance(key, str) and len(key) == 64 and all(c in "0123456789abcdef" for c in key)):
@@ -286,6 +286,11 @@ class _Stored:
         return data
 
 
+def _wrong(prefix: str, uri: str | None, path: str, expected: str, value: Any) -> Malformed:
+    """The one reader's error for a wrong type (``expected X, found Y``), after a line's prefix."""
+    return Malformed(f"{prefix}expected {expected}, found {type_name(value)}", uri=uri, path=path)
+
+
 def from_tree(
     t: Any, *, uri: str | None = None, line: int = 0, fetch: Fetch | None = None
 ) -> CanonicalEntity:
@@ -295,7 +300,7 @@ def from_tree(
 
     prefix = f"line {line + 1}: " if line else ""
     if not isinstance(t, dict):
-        raise Malformed(f"{prefix}a vaud-json entity must be an object", uri=uri, path="$")
+        raise _wrong(prefix, uri, "$", "a vaud-json entity object", t)
     if t.get("schemaVersion") != SCHEMA_VERSION:
         raise Malformed(
             f"{prefix}unsupported schemaVersion {t.get('schemaVersion')!r} (this bunzai reads {SCHEMA_VERSION})",
@@ -317,11 +322,15 @@ def from_tree(
             raw_original = orjson.loads(data)
         except orjson.JSONDecodeError:
             raise Malformed(f"{prefix}the stored escrow is not JSON", uri=uri, path="$.original") from None
-    for key, typ in (("id", str), ("body", dict), ("links", dict)):
+    for key, typ, what in (
+        ("id", str, "a string"),
+        ("body", dict, "an object"),
+        ("links", dict, "an object"),
+    ):
         if key in t and not isinstance(t[key], typ):
-            raise Malformed(f"{prefix}{key} must be {typ.__name__}", uri=uri, path=f"$.{key}")
+            raise _wrong(prefix, uri, f"$.{key}", what, t[key])
     if not isinstance(raw_original, dict):
-        raise Malformed(f"{prefix}original must be dict", uri=uri, path="$.original")
+        raise _wrong(prefix, uri, "$.original", "an object", raw_original)
     if not isinstance(t.get("id"), str) or not t["id"]:
         raise Malformed(f"{prefix}id is missing", uri=uri, path="$.id")
     try:
@@ -335,7 +344,7 @@ def from_tree(
     links = t.get("links", {})
     for k, v in links.items():
         if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-            raise Malformed(f"{prefix}links.{k} must be a list of ids", uri=uri, path=json_path(("links", k)))
+            raise _wrong(prefix, uri, json_path(("links", k)), "an array of ids", v)
     media = _media_in(t.get(MEDIA), prefix, uri)
     if stored.keys and fetch is not None:  # the body's media items whose bytes are in the store
         from bunzai_codecs.core.media import items
@@ -352,7 +361,7 @@ def from_tree(
         blobs: dict[str, bytes] | None = None
         if raw_blobs is not None:
             if not isinstance(raw_blobs, dict):
-                raise Malformed(f"{prefix}blobs must be an object", uri=uri, path=f"{where}.{BLOBS}")
+                raise _wrong(prefix, uri, f"{where}.{BLOBS}", "an object", raw_blobs)
             blobs = {}
             for name, b64 in raw_blobs.items():
                 blobs[name] = _blob_in(b64, media, stored, prefix, uri, ("original", fmt, BLOBS, name))
@@ -369,7 +378,7 @@ def from_tree(
             raise Malformed(f"{prefix}source is incomplete", uri=uri, path="$.source") from None
     warnings = t.get("warnings", [])
     if not isinstance(warnings, list):
-        raise Malformed(f"{prefix}warnings must be a list", uri=uri, path="$.warnings")
+        raise _wrong(prefix, uri, "$.warnings", "an array", warnings)
     from bunzai_codecs.core.media import bind
 
     # an inline data: URL of an older line moves to the store; a digest whose bytes the line does
@@ -393,7 +402,7 @@ def _media_in(m: Any, prefix: str, uri: str | None) -> dict[str, bytes]:
     if m is None:
         return {}
     if not isinstance(m, dict):
-        raise Malformed(f"{prefix}media must be an object", uri=uri, path="$.media")
+        raise _wrong(prefix, uri, "$.media", "an object", m)
     out: dict[str, bytes] = {}
     for key, b64 in m.items():
         path = json_path((MEDIA, key))
@@ -446,7 +455,7 @@ def _splice_in(
         if isinstance(item, list) and len(item) == 2 and isinstance(item[1], str) and item[1].startswith(_REF)
     }
     try:
-        pf = png.parse(base)
+        pf = png.parse(base, skip_crc=png.IMAGE_DATA)
         chunks = list(pf.chunks)
         for j, item in enumerate(insert):
             i, b64 = item
@@ -459,44 +468,11 @@ def _splice_in(
         raise Malformed(f"{prefix}blob is not a readable PNG splice", uri=uri, path=path) from None
 
 
-def _looks_like_entity(t: Any) -> bool:
-    return (
-        isinstance(t, dict)
-        and isinstance(t.get("schemaVersion"), int)
-        and t.get("kind") in ENTITY_KINDS
-        and isinstance(t.get("body"), dict)
-    )
-
-
 class VaudJsonCodec(Codec):
     id = "vaud-json"
-    label = "bunzai canonical (vaud-json)"
-    family = "vaud"
-    kind = "character"  # the kind of a fresh line's default; the format holds every kind
-    kinds = frozenset(ENTITY_KINDS)
     lossless = True
-    suffixes = (".vaud.json", ".jsonl")
-    extension = ".vaud.json"
     containers = (Container("json", (".vaud.json", ".jsonl", ".json"), "json", images=True),)
-    priority = 100
     coverage = Coverage.of("*")
-
-    def detect(self, s: Sniff) -> float:
-        t = s.json
-        if t is None and s.json_error is not None and s.looks_like_json:
-            first = _first_line(s.data)
-            if first is None:
-                return 0.0
-            t = first
-        return 1.0 if _looks_like_entity(t) else 0.0
-
-    def kind_of(self, s: Sniff) -> EntityKind:
-        """The first line's kind: vaud-json holds every kind, and the file says which."""
-        t = s.json
-        if t is None and s.json_error is not None and s.looks_like_json:
-            t = _first_line(s.data)
-        kind = t.get("kind") if isinstance(t, dict) else None
-        return kind if kind in ENTITY_KINDS else self.kind
 
     def decode(self, s: Sniff) -> Decoded:
         t = s.json
@@ -518,16 +494,6 @@ class VaudJsonCodec(Codec):
             lines.append(dumps(linked))
             ctx.embed(linked)
         return b"\n".join(lines) + b"\n"
-
-
-def _first_line(data: bytes) -> Any:
-    nl = data.find(b"\n")
-    if nl < 0:
-        return None
-    try:
-        return parse_json(data[:nl])
-    except Malformed:
-        return None
 
 
 __all__ = ["INLINE_MAX", "LINE_BOUND", "STORED", "Fetch", "VaudJsonCodec", "dumps", "from_tree", "to_tree"]

@@ -56,6 +56,7 @@ from bunzai_codecs.entities.character import CharacterBody, MediaAsset
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
 from bunzai_codecs.formats._shared.wire import MapContext
+from bunzai_codecs.formats.voxta.detect import CHARACTER
 from bunzai_codecs.formats.voxta.mapping import (
     MEMORY_BOOKS,
     book_body,
@@ -74,10 +75,7 @@ from bunzai_codecs.formats.voxta.mapping import (
 
 ID = "voxta"
 PACKAGE = "package.json"
-CHARACTER = re.compile(r"^Characters/([^/]+)/character\.json$")
 BOOK = re.compile(r"^Books/([^/]+)/book\.json$")
-#: root members of the other zip card formats (charx/Lumiverse ``card.json``, BYAF ``manifest.json``)
-FOREIGN = ("card.json", "manifest.json")
 #: ``EntryResource.Kind`` of a character
 KIND_CHARACTER = 1
 
@@ -205,12 +203,7 @@ def _twin(entity: CanonicalEntity) -> PackageTwin:
 
 class VoxtaCodec(Codec):
     id = ID
-    kind = "character"
     twin_type = PackageTwin
-    family = "voxta"
-    label = "Voxta package (.voxpkg)"
-    suffixes = (".voxpkg",)
-    extension = ".voxpkg"
     containers = (Container("voxpkg", (".voxpkg",), "zip", images=True),)
     coverage = Coverage.of(
         "identity.name",
@@ -251,18 +244,6 @@ class VoxtaCodec(Codec):
         reshapes=[Reshape(p, has_spaced_placeholder, _SPACED_NOTE) for p in _TEXT_PATHS],
     )
     embedded_coverage: ClassVar[Mapping[str, Coverage]] = {"lorebook": BOOK_COVERAGE}
-
-    def detect(self, s: Sniff) -> float:
-        if not s.is_zip:
-            return 0.0
-        z = s.zip
-        if z is None:
-            return 0.5 if s.suffix == ".voxpkg" else 0.0
-        if any(f in z for f in FOREIGN):
-            return 0.0
-        if any(CHARACTER.match(n) for n in z.names):
-            return 1.0
-        return 0.6 if s.suffix == ".voxpkg" else 0.0
 
     # -- decode -----------------------------------------------------------------------------------
 
@@ -483,26 +464,33 @@ class _Writer:
         self.files[PACKAGE] = (_dumps(pkg, True), None)
         return archive.write_zip([archive.ZipMemberSpec(n, d, m) for n, (d, m) in self.files.items()])
 
+    def place(
+        self, e: CanonicalEntity, twin: PackageTwin, member_re: re.Pattern[str], folder: str, name: str
+    ) -> tuple[dict[str, Any] | None, str, str]:
+        """Where ``e`` is written, as ``(raw tree, member, Voxta id)``: the member it was read from,
+        when its twin has one that ``member_re`` matches and no entity written before claimed it
+        (then the raw tree and its ``Id``, else its folder's name); otherwise a new
+        ``<folder>/<uuid>/<name>`` derived from ``e``'s id, and no raw tree."""
+        raw, member = twin.raw, twin.member
+        if (
+            isinstance(raw, dict)
+            and isinstance(member, str)
+            and member_re.match(member)
+            and member not in self.files
+        ):
+            rid = raw.get("Id")
+            return raw, member, rid if isinstance(rid, str) else member.split("/")[1]
+        uid, n = derived_uuid(e.id), 2
+        while f"{folder}/{uid}/{name}" in self.files:
+            uid, n = derived_uuid(e.id, str(n)), n + 1
+        return None, f"{folder}/{uid}/{name}", uid
+
     def character(self, c: CanonicalEntity, methods: dict[str, int], unnamed: set[str]) -> str:
         """Write ``c``'s ``character.json``, its files and its linked books; its Voxta id."""
         body = c.body
         assert isinstance(body, CharacterBody)
         twin = _twin(c)
-        raw = twin.raw
-        member = twin.member
-        if not isinstance(raw, dict) or not isinstance(member, str) or not CHARACTER.match(member):
-            raw, member = None, None
-        if member is not None and member in self.files:
-            raw, member = None, None  # two entities claim one folder: the second becomes new
-        if member is None:
-            cid = derived_uuid(c.id)
-            n = 2
-            while f"Characters/{cid}/character.json" in self.files:
-                cid, n = derived_uuid(c.id, str(n)), n + 1
-            member = f"Characters/{cid}/character.json"
-        else:
-            rid = raw.get("Id") if raw is not None else None
-            cid = rid if isinstance(rid, str) else member.split("/")[1]
+        raw, member, cid = self.place(c, twin, CHARACTER, "Characters", "character.json")
         folder = _folder(member)
         self.add(member, b"")  # its place: before its files
         mime, picture = self.media(c, folder, methods, from_voxta=raw is not None)
@@ -595,22 +583,10 @@ class _Writer:
         body = b.body
         assert isinstance(body, LorebookBody)
         twin = _twin(b)
-        raw = twin.raw
-        member = twin.member
-        if not isinstance(raw, dict) or not isinstance(member, str) or not BOOK.match(member):
-            raw, member = None, None
-        if member is not None and member in self.files:
-            raw, member = None, None
-        if member is None or raw is None:
-            bid = derived_uuid(b.id)
-            n = 2
-            while f"Books/{bid}/book.json" in self.files:
-                bid, n = derived_uuid(b.id, str(n)), n + 1
-            member = f"Books/{bid}/book.json"
+        raw, member, bid = self.place(b, twin, BOOK, "Books", "book.json")
+        if raw is None:
             data = _dumps(fresh_book(body, bid, self.package_id, self.creator, owner), True)
         else:
-            rid = raw.get("Id")
-            bid = rid if isinstance(rid, str) else member.split("/")[1]
             base = mapped_book(LorebookBody.model_validate(book_body(raw, MapContext())), bid)
             tree = merge3(raw, base, mapped_book(body, bid), list_key=item_key)
             data = _member_bytes(tree, raw, twin.blob(member))

@@ -295,11 +295,20 @@ def test_json_without_a_character_object_is_malformed_at_its_path() -> None:
         CODEC.decode(Sniff(legacy_png(b'{"character": [1], "version": 2}'), "x.png"))
     assert ei.value.path == "$.character"
     with pytest.raises(Malformed) as ei:
-        CODEC.decode(Sniff(legacy_png(b'{"character": {"aiPersona": 5}, "version": 2}'), "x.png"))
-    assert ei.value.path == "$.character.aiPersona"
+        CODEC.decode(Sniff(legacy_png(b'{"character": {"aiPersona": [5]}, "version": 2}'), "x.png"))
+    assert (ei.value.path, ei.value.message) == ("$.character.aiPersona", "expected a string, found an array")
     with pytest.raises(Malformed) as ei:
-        CODEC.decode(Sniff(legacy_png(b'{"character": {"loreItems": [{"key": 1}]}}'), "x.png"))
-    assert ei.value.path == "$.character.loreItems[0].key"
+        CODEC.decode(Sniff(legacy_png(b'{"character": {"loreItems": [{"key": false}]}}'), "x.png"))
+    assert (ei.value.path, ei.value.message) == (
+        "$.character.loreItems[0].key",
+        "expected a string, found a boolean",
+    )
+    with pytest.raises(Malformed) as ei:
+        CODEC.decode(Sniff(legacy_png(b'{"character": {"loreItems": ["tower"]}}'), "x.png"))
+    assert (ei.value.path, ei.value.message) == (
+        "$.character.loreItems[0]",
+        "expected an object, found a string",
+    )
 
 
 def test_a_broken_exif_block_is_malformed_with_a_file_offset() -> None:

@@ -376,10 +376,11 @@ def test_broken_json_members_are_malformed_and_name_the_member() -> None:
     with pytest.raises(Malformed, match=r"character\.json") as ei:
         read(data, "m.byaf")
     assert ei.value.path == "$.persona"
-    data = with_json("scenarios/dusk.json", lambda s: s.update(firstMessages=[{"text": 3}]))
+    data = with_json("scenarios/dusk.json", lambda s: s.update(firstMessages=[{"text": True}]))
     with pytest.raises(Malformed) as ei:
         read(data, "m.byaf")
     assert ei.value.path == "$.firstMessages[0].text"
+    assert ei.value.message.endswith(": expected a string, found a boolean")
 
 
 def test_a_folder_that_differs_from_the_id_is_a_warning() -> None:

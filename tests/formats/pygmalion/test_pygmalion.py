@@ -227,7 +227,7 @@ def test_chara_chunk_with_bad_base64_is_malformed_with_its_offset() -> None:
 def test_wrong_types_are_malformed_with_the_path() -> None:
     with pytest.raises(Malformed) as ei:
         CODEC.decode(_json({"char_name": "A", "char_persona": ["p"], "char_greeting": "g"}))
-    assert ei.value.path == "$.char_persona"
+    assert (ei.value.path, ei.value.message) == ("$.char_persona", "expected a string, found an array")
     with pytest.raises(Malformed) as ei:
         CODEC.decode(_json([1, 2]))
     assert ei.value.path == "$"

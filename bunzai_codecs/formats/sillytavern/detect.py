@@ -1,0 +1,311 @@
+"""Detection of SillyTavern's files; imports no canonical model.
+
+Cards are the Tavern card lineage's (``tavern/detect.py``). A world info file is an ``entries``
+object (0.9), a ``lorebook_v3`` book 0.8 and a bare card book 0.78 (below the other apps' books);
+a chat-completion preset or prompt export 0.9; a persona backup or a settings file with personas
+0.9; a regex script or array of scripts 0.9; the Advanced Formatting master export 0.95; the flat
+templates and sampler presets by the keys SillyTavern's own import looks for (``formatting.py``,
+``samplers.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.formats.sillytavern.keys import (
+    CONTEXT_KEYS,
+    INSTRUCT_KEYS,
+    INSTRUCT_SIGNATURE,
+    REASONING_KEYS,
+    SYSPROMPT_KEYS,
+    only_keys,
+)
+from bunzai_codecs.formats.tavern import detect as tavern
+from bunzai_codecs.formats.tavern.detect import is_character_book, is_script
+
+
+def card(s: Sniff) -> float:
+    return tavern.card(s)
+
+
+LOREBOOK_V3 = "lorebook_v3"
+
+CHARACTER_BOOK = "character_book"
+
+
+def _is_world(t: dict[str, Any]) -> bool:
+    entries = t.get("entries")
+    if not isinstance(entries, dict):
+        return False
+    if not all(isinstance(e, dict) for e in entries.values()):
+        return False
+    if not entries:
+        return True
+    return any(("key" in e or "uid" in e or "content" in e) for e in entries.values())
+
+
+#: keys that mark another app's book with an ``entries`` array (Agnai, Risu, NovelAI) or a card
+_FOREIGN_BOOK_KEYS = ("kind", "type", "spec", "lorebookVersion")
+
+
+def book_shape(t: dict[str, Any]) -> str | None:
+    """``lorebook_v3`` for ``{spec: "lorebook_v3", data: {entries: [...]}}``, ``character_book`` for
+    a bare card book (Chub, card-extracted), else ``None``."""
+    if t.get("spec") == LOREBOOK_V3:
+        data = t.get("data")
+        return LOREBOOK_V3 if isinstance(data, dict) and isinstance(data.get("entries"), list) else None
+    if is_character_book(t) and not any(k in t for k in _FOREIGN_BOOK_KEYS):
+        return CHARACTER_BOOK
+    return None
+
+
+BACKUP = "backup"
+
+SETTINGS = "settings"
+
+
+def shape_of(t: dict[str, Any]) -> str | None:
+    if isinstance(t.get("personas"), dict) and isinstance(t.get("persona_descriptions"), dict):
+        return BACKUP
+    pu = t.get("power_user")
+    if isinstance(pu, dict) and (
+        isinstance(pu.get("personas"), dict) or isinstance(pu.get("persona_descriptions"), dict)
+    ):
+        return SETTINGS
+    return None
+
+
+#: keys that say "SillyTavern chat-completion preset" (detection)
+_SIGNAL_KEYS = frozenset(
+    {
+        "chat_completion_source",
+        "openai_max_context",
+        "openai_max_tokens",
+        "openai_model",
+        "claude_model",
+        "wi_format",
+        "scenario_format",
+        "personality_format",
+        "impersonation_prompt",
+        "new_chat_prompt",
+        "new_group_chat_prompt",
+        "new_example_chat_prompt",
+        "continue_nudge_prompt",
+        "names_behavior",
+        "send_if_empty",
+        "stream_openai",
+        "bias_preset_selected",
+        "assistant_prefill",
+        "squash_system_messages",
+    }
+)
+
+
+def _is_prompt_export(t: dict[str, Any]) -> bool:
+    data = t.get("data")
+    return (
+        isinstance(t.get("version"), int | float)
+        and isinstance(t.get("type"), str)
+        and isinstance(data, dict)
+        and isinstance(data.get("prompts"), list)
+        and "spec" not in t
+    )
+
+
+def _is_preset(t: dict[str, Any]) -> bool:
+    if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
+        return True
+    return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
+
+
+#: keys only the Text Completion preset has (KoboldAI and NovelAI presets never do)
+TEXTGEN_ONLY = frozenset(
+    {
+        "temperature_last",
+        "epsilon_cutoff",
+        "eta_cutoff",
+        "typical_p",
+        "encoder_rep_pen",
+        "no_repeat_ngram_size",
+        "penalty_alpha",
+        "num_beams",
+        "dynatemp",
+        "smoothing_factor",
+        "dry_multiplier",
+        "mirostat_mode",
+        "guidance_scale",
+        "sampler_priority",
+        "skip_special_tokens",
+        "freq_pen",
+        "presence_pen",
+        "xtc_threshold",
+        "nsigma",
+        "ban_eos_token",
+    }
+)
+
+KOBOLD_ONLY = frozenset({"typical", "mirostat", "use_default_badwordsids", "streaming_kobold", "grammar"})
+
+NOVEL_ONLY = frozenset(
+    {
+        "tail_free_sampling",
+        "repetition_penalty_range",
+        "repetition_penalty_slope",
+        "repetition_penalty_frequency",
+        "repetition_penalty_presence",
+        "phrase_rep_pen",
+        "math1_temp",
+        "math1_quad",
+        "mirostat_lr",
+    }
+)
+
+#: keys of other apps' presets that share ``temperature``/``repetition_penalty`` with NovelAI's
+NOT_NOVEL = frozenset(
+    {"presetVersion", "parameters", "formatingOrder", "PresensePenalty", "chat_completion_source", "temp"}
+)
+
+
+# -- the Advanced Formatting master export ------------------------------------------------------------
+
+#: the sections of a master export and what SillyTavern's import checks for each (its
+#: ``isPossibly...Data``); ``srw`` is Start Reply With
+MASTER_SECTIONS: dict[str, tuple[str, ...]] = {
+    "instruct": ("name", "input_sequence", "output_sequence"),
+    "context": ("name", "story_string"),
+    "sysprompt": ("name", "content"),
+    "preset": ("temp", "top_k", "top_p", "rep_pen"),
+    "reasoning": ("name", "prefix", "suffix", "separator"),
+}
+SRW = "srw"
+_MASTER_KEYS = frozenset(MASTER_SECTIONS) | {SRW}
+
+
+def has_keys(t: Any, *keys: str) -> bool:
+    return isinstance(t, dict) and all(k in t for k in keys)
+
+
+def is_master(t: Any) -> bool:
+    """A non-empty object of section keys only, one of them a section SillyTavern would import."""
+    if not isinstance(t, dict) or not t or not all(k in _MASTER_KEYS for k in t):
+        return False
+    return any(has_keys(t.get(k), *req) for k, req in MASTER_SECTIONS.items()) or has_keys(
+        t.get(SRW), "value", "show"
+    )
+
+
+# -- detectors ----------------------------------------------------------------------------------------
+
+
+def lorebook(s: Sniff) -> float:
+    t = s.json_object
+    if t is None:
+        return 0.0
+    if _is_world(t):
+        return 0.9
+    shape = book_shape(t)
+    if shape == LOREBOOK_V3:
+        return 0.8
+    if shape == CHARACTER_BOOK:
+        return 0.78
+    return 0.0
+
+
+def master(s: Sniff) -> float:
+    return 0.95 if is_master(s.json_object) else 0.0
+
+
+def persona(s: Sniff) -> float:
+    t = s.json_object
+    return 0.9 if t is not None and shape_of(t) is not None else 0.0
+
+
+def preset(s: Sniff) -> float:
+    t = s.json_object
+    if t is None:
+        return 0.0
+    if _is_prompt_export(t) or _is_preset(t):
+        return 0.9
+    return 0.0
+
+
+def regex(s: Sniff) -> float:
+    t = s.json
+    if isinstance(t, dict):
+        return 0.9 if is_script(t) and isinstance(t.get("scriptName"), str) else 0.0
+    if isinstance(t, list) and t:
+        return 0.9 if all(is_script(x) for x in t) else 0.0
+    return 0.0
+
+
+# -- flat presets: each by the keys SillyTavern's own import looks for ---------------------------------
+
+
+def _is_str(t: dict[str, Any], key: str) -> bool:
+    return isinstance(t.get(key), str)
+
+
+def instruct(s: Sniff) -> float:
+    t = s.json_object
+    if t is None or not all(_is_str(t, k) for k in INSTRUCT_SIGNATURE):
+        return 0.0
+    if sum(1 for k in t if k in INSTRUCT_KEYS) >= 5:
+        return 0.95
+    return 0.6 if "name" in t else 0.0
+
+
+def context(s: Sniff) -> float:
+    t = s.json_object
+    if t is None or not _is_str(t, "story_string"):
+        return 0.0
+    if sum(1 for k in t if k in CONTEXT_KEYS) >= 4:
+        return 0.95
+    return 0.6 if "name" in t else 0.0
+
+
+def sysprompt(s: Sniff) -> float:
+    t = s.json_object
+    if t is None or not (_is_str(t, "name") and _is_str(t, "content") and only_keys(t, SYSPROMPT_KEYS)):
+        return 0.0
+    return 0.8 if _is_str(t, "post_history") else 0.6
+
+
+def reasoning(s: Sniff) -> float:
+    t = s.json_object
+    if t is not None and all(_is_str(t, k) for k in REASONING_KEYS) and only_keys(t, REASONING_KEYS):
+        return 0.9
+    return 0.0
+
+
+def textgen(s: Sniff) -> float:
+    t = s.json_object
+    if t is not None and "temp" in t and "rep_pen" in t and any(k in t for k in TEXTGEN_ONLY):
+        return 0.9
+    return 0.0
+
+
+def kobold(s: Sniff) -> float:
+    t = s.json_object
+    if (
+        t is not None
+        and "temp" in t
+        and "rep_pen" in t
+        and any(k in t for k in KOBOLD_ONLY)
+        and not any(k in t for k in TEXTGEN_ONLY)
+    ):
+        return 0.9
+    return 0.0
+
+
+def novel(s: Sniff) -> float:
+    t = s.json_object
+    if (
+        t is not None
+        and "temperature" in t
+        and "repetition_penalty" in t
+        and sum(1 for k in NOVEL_ONLY if k in t) >= 2
+        and not any(k in t for k in NOT_NOVEL)
+    ):
+        return 0.9
+    return 0.0

@@ -1,0 +1,127 @@
+"""Every format bunzai reads and writes, declared once (``core.format.Format``).
+
+A row says what a format is (id, kind, app, label, suffixes, export suffix, tie-break priority)
+and where its detector and its codec live, as ``"module:name"`` below ``bunzai_codecs.formats``.
+The registry lists and detects from these rows without loading any codec: a detector module
+(``<app>/detect.py``) imports no canonical model. The codec class named here takes the row's
+fields when it is created, so a codec module declares only its id.
+
+Priorities: ``vaud-json`` (100) is asked first; Lumiverse's card (10) before the other Tavern card
+codecs; SillyTavern's flat preset kinds (-1) after ``sillytavern-preset``, which keeps another
+app's linked preset.
+"""
+
+from __future__ import annotations
+
+from bunzai_codecs.core.format import Format
+
+JSON_PNG = (".json", ".png")
+MARINARA = (".marinara.json", ".json")
+
+# fmt: off
+FORMATS: tuple[Format, ...] = (
+    Format("agnai", "character", "agnai", "Agnai character",
+           "agnai.codec:AgnaiCharacterCodec", "agnai.detect:character"),
+    Format("agnai-lorebook", "lorebook", "agnai", "Agnai memory book",
+           "agnai.lorebook:AgnaiLorebookCodec", "agnai.detect:lorebook"),
+    Format("vaud-json", "character", "vaud", "bunzai canonical (vaud-json)",
+           "vaud.codec:VaudJsonCodec", "vaud.detect:entity", (".vaud.json", ".jsonl"), ".vaud.json",
+           priority=100, kinds=frozenset({"character", "lorebook", "persona", "preset", "regex"}),
+           kind_reader="vaud.detect:kind_of"),
+    Format("marinara-character", "character", "marinara",
+           "Marinara-Engine character (marinara_character export)",
+           "marinara.character:MarinaraCharacterCodec", "marinara.detect:character",
+           MARINARA, ".marinara.json"),
+    Format("marinara-lorebook", "lorebook", "marinara", "Marinara-Engine lorebook",
+           "marinara.lorebook:MarinaraLorebookCodec", "marinara.detect:lorebook", MARINARA, ".marinara.json"),
+    Format("marinara-persona", "persona", "marinara", "Marinara-Engine persona",
+           "marinara.persona:MarinaraPersonaCodec", "marinara.detect:persona", MARINARA, ".marinara.json"),
+    Format("marinara-preset", "preset", "marinara", "Marinara-Engine prompt preset",
+           "marinara.preset:MarinaraPresetCodec", "marinara.detect:preset", MARINARA, ".marinara.json"),
+    Format("marinara-regex", "regex", "marinara", "Marinara-Engine regex scripts",
+           "marinara.regex:MarinaraRegexCodec", "marinara.detect:regex"),
+    Format("marinara-story-bundle", "lorebook", "marinara", "Marinara-Engine story bundle (references only)",
+           "marinara.story_bundle:MarinaraStoryBundleCodec", "marinara.detect:story_bundle",
+           (".marinara.json",), ".marinara.json"),
+    Format("backyard", "character", "backyard", "Backyard.ai / Faraday legacy character PNG (EXIF)",
+           "backyard.legacy:BackyardCodec", "backyard.detect:legacy", (".png",), ".png"),
+    Format("byaf", "character", "backyard", "Backyard.ai archive (.byaf)",
+           "backyard.byaf:ByafCodec", "backyard.detect:byaf", (".byaf",), ".byaf"),
+    Format("chub-lorebook", "lorebook", "chub", "Chub lorebook (character_book JSON)",
+           "chub.lorebook:ChubLorebook", "chub.detect:lorebook"),
+    Format("lumiverse", "character", "lumiverse",
+           "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)",
+           "lumiverse.card:LumiverseCard", "lumiverse.detect:card", (".json", ".png", ".charx", ".zip"),
+           priority=10),
+    Format("lumiverse-persona", "persona", "lumiverse", "Lumiverse persona (account object)",
+           "lumiverse.persona:LumiversePersona", "lumiverse.detect:persona"),
+    Format("lumiverse-preset", "preset", "lumiverse", "Lumiverse preset (lumiverse_preset wrapper)",
+           "lumiverse.preset:LumiversePreset", "lumiverse.detect:preset"),
+    Format("lumiverse-regex", "regex", "lumiverse", "Lumiverse regex scripts",
+           "lumiverse.regex:LumiverseRegex", "lumiverse.detect:regex"),
+    Format("novelai-lorebook", "lorebook", "novelai",
+           "NovelAI lorebook (.lorebook, PNG naidata card, .scenario book)",
+           "novelai.lorebook:NovelAILorebookCodec", "novelai.detect:lorebook",
+           (".lorebook", ".json", ".png", ".scenario"), ".lorebook"),
+    Format("novelai-preset", "preset", "novelai", "NovelAI text generation preset (.preset)",
+           "novelai.preset:NovelAIPresetCodec", "novelai.detect:preset", (".preset", ".json"), ".preset"),
+    Format("pygmalion", "character", "pygmalion", "Pygmalion / oobabooga classic character (JSON, PNG)",
+           "pygmalion.codec:PygmalionCodec", "pygmalion.detect:character", JSON_PNG),
+    Format("risu", "character", "risu", "RisuAI character (.charx, JPEG+ZIP)",
+           "risu.charx:RisuCharxCodec", "risu.detect:charx", (".charx", ".jpeg", ".jpg"), ".charx"),
+    Format("risu-lorebook", "lorebook", "risu", "RisuAI lorebook export",
+           "risu.lorebook:RisuLorebookCodec", "risu.detect:lorebook", (".json", ".lorebook")),
+    Format("risu-module", "regex", "risu", "RisuAI module (.risum, RisuRealm module JSON)",
+           "risu.module:RisuModuleCodec", "risu.detect:module", (".risum", ".json"), ".risum"),
+    Format("risu-persona", "persona", "risu", "RisuAI persona PNG",
+           "risu.persona:RisuPersonaCodec", "risu.detect:persona", (".png",), ".png"),
+    Format("risu-preset", "preset", "risu", "RisuAI preset (.risup, .risupreset, botPreset JSON)",
+           "risu.preset:RisuPresetCodec", "risu.detect:preset", (".risup", ".risupreset", ".json"), ".risup"),
+    Format("risu-regex", "regex", "risu", "RisuAI regex scripts (regexscript export)",
+           "risu.regex:RisuRegexCodec", "risu.detect:regex"),
+    Format("rolecall", "character", "rolecall",
+           "RoleCall character (CCv2/v3 + extensions.rolecall; JSON, PNG)",
+           "rolecall.card:RoleCallCard", "rolecall.detect:card", JSON_PNG),
+    Format("rolecall-lorebook", "lorebook", "rolecall", "RoleCall lorebook export (v1)",
+           "rolecall.lorebook:RoleCallLorebook", "rolecall.detect:lorebook"),
+    Format("rolecall-persona", "persona", "rolecall",
+           "RoleCall persona (rolecall_persona JSON/PNG, persona card)",
+           "rolecall.persona:RoleCallPersona", "rolecall.detect:persona", JSON_PNG),
+    Format("rolecall-preset", "preset", "rolecall",
+           "RoleCall preset (ST chat-completion preset + RoleCall keys)",
+           "rolecall.preset:RoleCallPreset", "rolecall.detect:preset"),
+    Format("rolecall-regex", "regex", "rolecall", "RoleCall regex script",
+           "rolecall.regex:RoleCallRegex", "rolecall.detect:regex"),
+    Format("sillytavern", "character", "sillytavern", "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)",
+           "sillytavern.card:SillyTavernCard", "sillytavern.detect:card", (".png", ".json", ".apng")),
+    Format("sillytavern-context", "preset", "sillytavern", "SillyTavern context template (story string)",
+           "sillytavern.formatting:SillyTavernContextCodec", "sillytavern.detect:context", priority=-1),
+    Format("sillytavern-instruct", "preset", "sillytavern", "SillyTavern instruct template",
+           "sillytavern.formatting:SillyTavernInstructCodec", "sillytavern.detect:instruct", priority=-1),
+    Format("sillytavern-kobold", "preset", "sillytavern", "SillyTavern KoboldAI preset (samplers)",
+           "sillytavern.samplers:SillyTavernKoboldCodec", "sillytavern.detect:kobold", priority=-1),
+    Format("sillytavern-lorebook", "lorebook", "sillytavern", "SillyTavern world info",
+           "sillytavern.lorebook:SillyTavernLorebookCodec", "sillytavern.detect:lorebook"),
+    Format("sillytavern-master", "preset", "sillytavern", "SillyTavern Advanced Formatting master export",
+           "sillytavern.master:SillyTavernMasterCodec", "sillytavern.detect:master", priority=-1),
+    Format("sillytavern-novel", "preset", "sillytavern", "SillyTavern NovelAI preset (samplers)",
+           "sillytavern.samplers:SillyTavernNovelCodec", "sillytavern.detect:novel", priority=-1),
+    Format("sillytavern-persona", "persona", "sillytavern", "SillyTavern personas (backup or settings.json)",
+           "sillytavern.persona:SillyTavernPersonaCodec", "sillytavern.detect:persona"),
+    Format("sillytavern-preset", "preset", "sillytavern", "SillyTavern chat-completion preset",
+           "sillytavern.preset:SillyTavernPresetCodec", "sillytavern.detect:preset"),
+    Format("sillytavern-reasoning", "preset", "sillytavern", "SillyTavern reasoning template",
+           "sillytavern.formatting:SillyTavernReasoningCodec", "sillytavern.detect:reasoning", priority=-1),
+    Format("sillytavern-regex", "regex", "sillytavern", "SillyTavern regex scripts",
+           "sillytavern.regex:SillyTavernRegex", "sillytavern.detect:regex"),
+    Format("sillytavern-sysprompt", "preset", "sillytavern", "SillyTavern system prompt template",
+           "sillytavern.formatting:SillyTavernSyspromptCodec", "sillytavern.detect:sysprompt", priority=-1),
+    Format("sillytavern-textgen", "preset", "sillytavern", "SillyTavern Text Completion preset (samplers)",
+           "sillytavern.samplers:SillyTavernTextgenCodec", "sillytavern.detect:textgen", priority=-1),
+    Format("voxta", "character", "voxta", "Voxta package (.voxpkg)",
+           "voxta.package:VoxtaCodec", "voxta.detect:package", (".voxpkg",), ".voxpkg"),
+)
+# fmt: on
+
+#: the declarations by format id
+BY_ID: dict[str, Format] = {f.id: f for f in FORMATS}
