@@ -9,7 +9,7 @@ input was not found, not recognised or rejected, or a path holds no input file (
 any input failed, the others are written); 4 an output cannot
 be written (a folder where a file is meant, a file where a folder is meant, permissions, a full
 disk, a store error; ``normalize``: the run failed and changed nothing); 5 an internal error (a bug:
-please report it); 130 interrupted.
+please report it); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -599,8 +599,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if debug and args.command in ("normalize", "export"):
         args.args = [*args.args, "--debug"]
     prog = f"bunzai {args.command}"
+    from bunzai_codecs.core.stop import interrupted_exit, terminate_as_interrupt
+
     try:
-        return int(args.fn(args))
+        with terminate_as_interrupt():  # SIGTERM takes the Ctrl-C path: staged files are removed
+            return int(args.fn(args))
     except (BunzaiError, _InputError) as exc:
         _report(exc, debug)
         return EXIT_INPUT
@@ -609,9 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OUTPUT
     except BrokenPipeError:
         return EXIT_OK
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted_exit(exc)
     except OSError as exc:  # an output or store problem the command did not name itself
         _report(exc, debug, f"{prog}: error: {type(exc).__name__}: ", text=exc.strerror or str(exc))
         return EXIT_OUTPUT

@@ -209,10 +209,15 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[Outcome], None] | None
     from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter: no state, no threads copied
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx)
+    try:
         for outcome in pool.map(convert_one, jobs):
             outcomes.append(outcome)
             done(outcome)
+    except BaseException:  # Ctrl-C, SIGTERM, a failure: the queued jobs are not started
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return outcomes
 
 

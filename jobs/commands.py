@@ -25,7 +25,8 @@ def run_job(
     malloc is tuned before the runner starts its workers (they inherit the settings), Beam's logs
     stay quiet unless ``--debug``, and ``start(args)`` parses and runs the job, its exit code
     returned. A ``UsageError`` from it is one line ``PROG: error: ...`` on stderr (then ``usage``,
-    if given) and exit 2."""
+    if given) and exit 2; SIGTERM is handled as Ctrl-C (:mod:`bunzai_codecs.core.stop`)."""
+    from bunzai_codecs.core.stop import interrupted_exit, terminate_as_interrupt
     from jobs.normalize import EXIT_OK, EXIT_USAGE, beam_logs
     from pipeline.memory import tune_malloc
     from pipeline.options import UsageError
@@ -37,11 +38,15 @@ def run_job(
     tune_malloc()  # before the runner starts its workers: they inherit the settings
     with beam_logs("--debug" in args):
         try:
-            return start(args)
+            with terminate_as_interrupt():  # SIGTERM takes the Ctrl-C path: the staged run is removed
+                return start(args)
         except UsageError as exc:
             print(f"{prog}: error: {exc}", file=sys.stderr)
             sys.stderr.write(usage)
             return EXIT_USAGE
+        except KeyboardInterrupt as exc:  # before or after the run's own interrupt handling
+            print(f"{prog}: interrupted", file=sys.stderr)
+            return interrupted_exit(exc)
 
 
 def _normalize(args: argparse.Namespace) -> int:

@@ -20,11 +20,11 @@ from typing import Any
 import apache_beam as beam
 import orjson
 
+from bunzai_codecs.core.stop import interrupt_of, interrupted_exit
 from bunzai_codecs.progress import Progress
 from jobs.normalize import (
     EXIT_FAILED,
     EXIT_INPUT,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     OutputProblem,
     check_output,
@@ -128,11 +128,15 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
     try:
         if not run_and_wait(p, options, display, prog=PROG, announce=announce, show=show):
             return EXIT_OK
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (bunzai_codecs.core.stop)
         _clean_up(built, existed)
         _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
-        return EXIT_INTERRUPTED
+        return interrupted_exit(exc)
     except Exception as exc:
+        if (stop := interrupt_of(exc)) is not None:  # raised inside a DoFn: the runner wraps it
+            _clean_up(built, existed)
+            _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
+            return interrupted_exit(stop)
         if cfg.debug:
             traceback.print_exc()
         refused = _refused(built)

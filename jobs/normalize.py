@@ -38,6 +38,7 @@ import orjson
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 from apache_beam.runners.runner import PipelineResult
 
+from bunzai_codecs.core.stop import interrupt_of, interrupted_exit
 from bunzai_codecs.progress import Progress
 from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
@@ -356,6 +357,20 @@ def _failed(run: _Run, built: Built, exc: BaseException) -> int:
     return EXIT_FAILED
 
 
+def _interrupted(run: _Run, built: Built, stop: KeyboardInterrupt) -> int:
+    """Ctrl-C or SIGTERM during the run: its staged files are removed and one line says where the
+    output stands (as it was, unless the stop came while the commit moved files into place)."""
+    clean_up(built, run.existed)
+    if run.had_manifest and _has_manifest(built.output) is False:
+        _err(
+            f"interrupted while committing; {built.output.url} has no manifest.json now (incomplete): "
+            "run again into it to rewrite it whole"
+        )
+    else:
+        _err(f"interrupted; nothing was committed: {built.output.url} is as it was")
+    return interrupted_exit(stop)
+
+
 def _execute(run: _Run) -> int:
     cfg, options = run.cfg, run.options
     handover = submits_only(options)
@@ -385,11 +400,11 @@ def _execute(run: _Run) -> int:
 
         if not run_and_wait(p, options, display, prog=PROG, announce=announce):
             return EXIT_OK
-    except KeyboardInterrupt:
-        clean_up(built, run.existed)
-        _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (bunzai_codecs.core.stop)
+        return _interrupted(run, built, exc)
     except Exception as exc:
+        if (stop := interrupt_of(exc)) is not None:  # raised inside a DoFn: the runner wraps it
+            return _interrupted(run, built, stop)
         if cfg.debug:
             traceback.print_exc()
         return _failed(run, built, exc)

@@ -363,3 +363,32 @@ def test_a_glob_never_names_a_file_outside_the_output_folder(
     rc, err = _run(capsys, "convert", f"{src}/a/*/../../b/*.png", "--to", "sillytavern", "-o", str(out))
     assert rc == 3 and err.strip().endswith("the folder before its first wildcard"), err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_mid_batch_leaves_the_output_folder_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """A scheduler's timeout (SIGTERM) after the first file: exit 143, one line, no staging folder
+    and no converted file left; what the output folder held before is untouched."""
+    import signal
+
+    from bunzai_codecs.progress import Progress
+
+    src = _tree(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "last-night.json").write_bytes(b"{}")
+    real_advance = Progress.advance
+    handler = signal.getsignal(signal.SIGTERM)
+
+    def advance_then_term(self: Progress, *args: object, **kwargs: object) -> None:
+        real_advance(self, *args, **kwargs)  # type: ignore[arg-type]
+        signal.raise_signal(signal.SIGTERM)
+
+    monkeypatch.setattr(Progress, "advance", advance_then_term)
+    rc, err = _run(capsys, "convert", str(src), "--to", "sillytavern", "-o", f"{out}/", "-j", jobs)
+    assert rc == 143, err
+    assert err.strip().splitlines()[-1] == "bunzai convert: interrupted"
+    assert [p.name for p in out.iterdir()] == ["last-night.json"]
+    assert signal.getsignal(signal.SIGTERM) is handler  # put back

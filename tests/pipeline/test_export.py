@@ -154,6 +154,43 @@ def test_filters_pick_entities_and_an_empty_selection_writes_nothing(
     assert not empty.exists()
 
 
+@pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run
+def test_sigterm_during_an_export_leaves_the_last_export_as_it_was(
+    dataset: tuple[Path, dict[Path, Path]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An export stopped by SIGTERM at its second write: exit 143, one line, no staging left, and
+    the previous export into that folder byte for byte as it was."""
+    import signal
+
+    import pipeline.export_job
+
+    ds, _ = dataset
+    out = tmp_path / "out"
+    args = [*PINNED, "-q", str(ds), "-o", str(out)]
+    assert export_job([*args, "--to", "sillytavern", "--kind", "character"]) == 0
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    calls = {"n": 0}
+    real_write = pipeline.export_job.write_bytes
+
+    def write_then_term(fs: object, path: str, data: bytes) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            signal.raise_signal(signal.SIGTERM)
+        real_write(fs, path, data)
+
+    monkeypatch.setattr(pipeline.export_job, "write_bytes", write_then_term)
+    capsys.readouterr()
+    assert export_job([*args, "--to", "vaud-json"]) == 143
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"bunzai export: error: interrupted; nothing was committed: {out} is as it was"
+    )
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert calls["n"] >= 2 and after == before
+
+
 def test_usage_errors_and_a_missing_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert export_job([str(tmp_path), "--to", "sillytavern", "-o", str(tmp_path / "o"), "--kid", "x"]) == 2
     assert "did you mean --kind?" in capsys.readouterr().err

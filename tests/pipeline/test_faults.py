@@ -124,6 +124,53 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
     same_outputs(reference, rerun)
 
 
+@pytest.mark.parametrize("after", [2, 9])
+def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
+    shared: SharedRuns,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    after: int,
+) -> None:
+    """A nightly run stopped by its scheduler (SIGTERM) at its ``after``-th output write: exit 143,
+    one line saying nothing was committed, no ``.bunzai-staging`` left, and last night's output
+    byte for byte as it was."""
+    import signal
+
+    import pipeline.export
+    import pipeline.fidelity
+    import pipeline.io
+    import pipeline.shards
+    from jobs.normalize import run
+
+    from .conftest import PINNED, copy_output
+
+    out = copy_output(shared.run(), tmp_path / "out")
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    calls = {"n": 0}
+    real_write = pipeline.io.write_bytes
+
+    def write_then_term(fs: Any, path: str, data: bytes) -> None:
+        calls["n"] += 1
+        if calls["n"] == after:
+            signal.raise_signal(signal.SIGTERM)
+        real_write(fs, path, data)
+
+    for mod in (pipeline.io, pipeline.export, pipeline.shards, pipeline.fidelity):
+        if hasattr(mod, "write_bytes"):
+            monkeypatch.setattr(mod, "write_bytes", write_then_term)
+    rc = run([*PINNED, "--input", str(shared.inputs), "--output", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert calls["n"] >= after
+    assert rc == 143, err
+    assert err.strip().splitlines()[-1] == (
+        f"bunzai normalize: error: interrupted; nothing was committed: {out} is as it was"
+    )
+    after_run = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert after_run == before
+    assert not any(p.name.startswith(".bunzai") for p in out.iterdir())
+
+
 # -- the hostile set ---------------------------------------------------------------------------------
 
 
