@@ -6,7 +6,7 @@ is accepted (``--runner=DataflowRunner`` with the bunzai image runs it on Datafl
 stderr, and the output folder changes only when the run is complete: everything is staged in
 ``OUT/.bunzai-staging/<run>/`` first. Exit codes: 0 done (entities a format refuses are rejects,
 listed); 2 usage error; 3 the dataset is missing or not a complete dataset, or nothing matches the
-filters (nothing written); 4 the run failed (nothing committed); 130 interrupted.
+filters (nothing written); 4 the run failed (nothing committed); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ unaccounted for: a bug to report; nothing committed), or ``--audit-against`` fou
 (the run is committed); 2 a usage error (the previous run given to ``--audit-against`` is checked
 before the run starts); 3 an input does not exist, matched no file (without ``--allow-empty``) or
 could not be listed (nothing written); 4 the run failed (the output cannot be written, a store
-error, a worker crashed; nothing committed); 130 interrupted.
+error, a worker crashed; nothing committed); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either leaves the output as it was.
 
 With ``--audit-against PREVIOUS_OUTPUT`` the run, once written, is audited against a previous run
 (``jobs/audit.py``: the same gate as ``bunzai audit``) and the audit's result is printed after the

@@ -627,7 +627,7 @@ EXIT_CODES = (
     "exit codes: 0 done (rejects are results); 1 the manifest does not balance (a bug; nothing "
     "committed); 2 usage error; 3 an input does not exist, matches no file or cannot be listed "
     "(nothing written); 4 the run failed: the output cannot be written, a store error, a worker "
-    "crash (nothing committed); 130 interrupted. The output folder changes only when a run is "
+    "crash (nothing committed); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). The output folder changes only when a run is "
     "complete and balanced."
 )
 
