@@ -244,3 +244,54 @@ def test_a_png_card_whose_portrait_cannot_be_read_gets_the_default_portrait_and_
     assert [(x.path, x.cls) for x in row.changed if x.path == "media.portrait"] == [
         ("media.portrait", "unexpected")
     ]
+
+
+def _sideways_jpeg() -> bytes:
+    """A 32x16 JPEG, left half red and right half blue, stored with EXIF Orientation 6 (a phone held
+    upright: a viewer turns it 90 degrees clockwise and shows 16x32, red on top)."""
+    from PIL import Image
+
+    im = Image.new("RGB", (32, 16), (0, 0, 255))
+    im.paste((255, 0, 0), (0, 0, 16, 16))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    out = io.BytesIO()
+    im.save(out, format="JPEG", quality=95, exif=exif.tobytes())
+    return out.getvalue()
+
+
+def _shown(data: bytes) -> tuple[tuple[int, int], tuple[int, ...], tuple[int, ...]]:
+    """Size, top-centre and bottom-centre pixel of the picture as stored (no EXIF applied)."""
+    from PIL import Image
+
+    im = Image.open(io.BytesIO(data)).convert("RGB")
+    w, h = im.size
+    return im.size, im.getpixel((w // 2, 2)), im.getpixel((w // 2, h - 3))
+
+
+def test_a_sideways_jpeg_is_written_upright_where_it_is_re_encoded() -> None:
+    from bunzai_codecs.core.media import as_jpeg, as_png
+
+    jpeg = _sideways_jpeg()
+    for out in (as_png(jpeg), as_jpeg(jpeg)):
+        size, top, bottom = _shown(out)
+        assert size == (16, 32)
+        assert top[0] > 200 and top[2] < 60, top  # red on top, as a viewer showed the source
+        assert bottom[2] > 200 and bottom[0] < 60, bottom
+    # to the fidelity check the PNG is the same picture: the keys compare what a viewer shows
+    assert pixels_key(as_png(jpeg)) == pixels_key(jpeg)
+
+
+def test_a_card_with_a_sideways_jpeg_portrait_becomes_a_png_card_shown_the_same_way() -> None:
+    decoded = read(sample("risu/oswin_the_lamplighter.charx"), "oswin.charx")
+    card = decoded.primary
+    webp = next(a for a in card.body.media.assets or [] if a.mime == "image/webp")
+    jpeg = _sideways_jpeg()
+    portrait = webp.model_copy(update={"role": "portrait", "sha256": digest(jpeg), "mime": "image/jpeg"})
+    card.body = card.body.model_copy(
+        update={"media": card.body.media.model_copy(update={"portrait": portrait, "assets": None})}
+    )
+    card.media[digest(jpeg)] = jpeg  # type: ignore[index]
+    out = write(card, "sillytavern", container="png").data
+    size, top, _ = _shown(_portrait_bytes(read(out, "x.png").primary))
+    assert size == (16, 32) and top[0] > 200 and top[2] < 60

@@ -398,6 +398,25 @@ class _Memo:
         return value
 
 
+#: EXIF Orientation (tag 0x0112): how a viewer turns the stored pixels to show them (1: as stored)
+_ORIENTATION = 0x0112
+
+
+def _upright(im: Any) -> Any:
+    """``im`` as a viewer shows it: turned by its EXIF Orientation (browsers, and so the apps, honour
+    it), the tag dropped. A re-encoded picture has no EXIF block, so without this a phone photo
+    stored sideways with an Orientation tag would be written, and shown, sideways."""
+    try:
+        turn = im.getexif().get(_ORIENTATION, 1)
+    except Exception:  # an unreadable EXIF block: a viewer shows the pixels as stored
+        return im
+    if turn not in range(2, 9):
+        return im
+    from PIL import ImageOps
+
+    return ImageOps.exif_transpose(im)
+
+
 _PNG_MEMO = _Memo(4)
 _PIXEL_MEMO = _Memo(256)
 
@@ -406,6 +425,7 @@ def _encode_png(data: bytes) -> bytes | ImageError:
     try:
         im = _open(data)
         im.load()
+        im = _upright(im)
         if im.mode not in ("RGB", "RGBA", "L", "LA", "P", "1", "I", "I;16"):
             im = im.convert("RGBA")
         out = io.BytesIO()
@@ -419,7 +439,8 @@ def _encode_png(data: bytes) -> bytes | ImageError:
 
 def as_png(data: bytes) -> bytes:
     """``data`` as PNG bytes: itself when it already is a PNG, else re-encoded (first frame of an
-    animation) with Pillow. Raises ``ImageError`` for bytes that are no readable image."""
+    animation, turned upright by its EXIF Orientation) with Pillow. Raises ``ImageError`` for bytes
+    that are no readable image."""
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         return data
     out = _PNG_MEMO.get(digest(data), lambda: _encode_png(data))
@@ -430,11 +451,13 @@ def as_png(data: bytes) -> bytes:
 
 
 def as_jpeg(data: bytes) -> bytes:
-    """``data`` rendered as a JPEG (quality 90, alpha flattened on white), as RisuAI renders the
-    picture of a JPEG+ZIP card. Raises ``ImageError`` for bytes that are no readable image."""
+    """``data`` rendered as a JPEG (quality 90, alpha flattened on white, turned upright by its EXIF
+    Orientation), as RisuAI renders the picture of a JPEG+ZIP card. Raises ``ImageError`` for bytes
+    that are no readable image."""
     try:
         im = _open(data)
         im.load()
+        im = _upright(im)
         if im.mode in ("RGBA", "LA", "P"):
             rgba = im.convert("RGBA")
             from PIL import Image
@@ -457,7 +480,7 @@ def _pixels(data: bytes) -> str | None:
     try:
         im = _open(data)
         im.load()
-        rgba = im.convert("RGBA")
+        rgba = _upright(im).convert("RGBA")
     except Exception:
         return None
     h = hashlib.sha256(f"{rgba.size[0]}x{rgba.size[1]}:".encode())
@@ -466,8 +489,9 @@ def _pixels(data: bytes) -> str | None:
 
 
 def pixels_key(data: bytes, key: str | None = None) -> str | None:
-    """A digest of the image's pixels (first frame, as RGBA) or None when the bytes are not an image
-    Pillow reads within the bounds: two encodings of the same picture have the same key. ``key``
+    """A digest of the image's pixels as a viewer shows them (first frame, upright by its EXIF
+    Orientation, as RGBA) or None when the bytes are not an image Pillow reads within the bounds:
+    two encodings of the same picture have the same key. ``key``
     is the bytes' digest when the caller has it."""
     result: str | None = _PIXEL_MEMO.get(key or digest(data), lambda: _pixels(data))
     return result
