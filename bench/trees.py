@@ -1,0 +1,124 @@
+"""The pipeline's cost in two (or more) source trees over one corpus, runs alternating.
+
+    python -m bench.trees CORPUS N LABEL=TREE [LABEL=TREE ...] [--rounds R] [--out DIR]
+        [--measure pipe|procs|same-work] [--fidelity off]
+
+``TREE`` is a checkout of bunzai (``git worktree add /tmp/old COMMIT``); each run is a fresh
+interpreter of this venv started in ``TREE`` with ``PYTHONPATH=TREE``, so it imports that tree's
+``bunzai_codecs``, ``pipeline``, ``jobs`` and ``bench`` (the libraries are this venv's). Runs
+alternate between the trees, ``--rounds`` times, so a busy neighbour costs each tree alike; the
+load average is printed with each run. What is measured, by the tree's own code:
+
+- ``pipe``: ``bench.pipe.normalize(CORPUS, ..., mode="multi_processing", workers=2, files=N,
+  fidelity=...)``: wall, CPU of the process tree, peak RSS of the tree (job / workers);
+- ``procs``: the same ``normalize`` command, with the CPU of each process of the tree (utime +
+  stime from ``/proc/<pid>/stat``, polled every 0.05 s; the last value seen per process);
+- ``same-work``: ``bench.pipe.same_work`` over the first ``N`` files of the corpus in memory, one
+  process: CPU seconds of one pass after a pass over 200 files (imports, models).
+
+BENCHMARKS.md ("The pipeline's CPU since 2026-11-30") has a run of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+from bench.pipe import _tree
+
+_PIPE = """
+import sys
+from bench.pipe import normalize
+r = normalize(sys.argv[1], sys.argv[2], mode="multi_processing", workers=2, files=int(sys.argv[3]),
+              fidelity=sys.argv[4])
+mib = 1 << 20
+print(f"wall={r.wall_s:.1f}s cpu={r.cpu_s:.1f}s rss={r.peak_rss // mib}MiB job={r.job_rss // mib}MiB "
+      f"workers={[w // mib for w in r.worker_rss if w > 16 * mib]}MiB exit={r.exit_code}")
+"""
+
+_SAME_WORK = """
+import contextlib, gc, sys, time
+from bench.loop import load
+from bench.pipe import same_work
+files = load(sys.argv[1], int(sys.argv[3]))
+def cpu(fs):
+    gc.collect()
+    c0 = time.process_time()
+    for f in fs:
+        with contextlib.suppress(Exception):
+            same_work(f, sys.argv[4])
+    return time.process_time() - c0
+cpu(files[:200])
+print(f"files={len(files)} cpu={cpu(files):.2f}s")
+"""
+
+
+def proc_cpu(stat: bytes, ticks: int) -> float:
+    """utime + stime in seconds from the text of ``/proc/<pid>/stat`` (the command name may hold
+    spaces and parentheses: the fields follow the last ``)``)."""
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def _procs(tree: str, env: dict[str, str], corpus: str, out: str, fidelity: str) -> str:
+    ticks = os.sysconf("SC_CLK_TCK")
+    argv = [sys.executable, "-m", "jobs.normalize", "--input", corpus, "--output", out]
+    argv += [f"--fidelity={fidelity}", "--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+    t0, c0 = time.perf_counter(), os.times()
+    p = subprocess.Popen(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen: dict[int, float] = {}
+    while p.poll() is None:
+        for pid in _tree(p.pid):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as fh:
+                    seen[pid] = proc_cpu(fh.read(), ticks)
+            except OSError:
+                pass
+        time.sleep(0.05)
+    c1 = os.times()
+    total = c1.children_user - c0.children_user + c1.children_system - c0.children_system
+    others = sorted((c for pid, c in seen.items() if pid != p.pid), reverse=True)
+    return (
+        f"wall={time.perf_counter() - t0:.1f}s cpu={total:.1f}s job={seen.get(p.pid, 0.0):.1f}s "
+        f"workers={[round(c, 1) for c in others if c >= 0.05]}s exit={p.returncode}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.trees", description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus")
+    ap.add_argument("n", type=int)
+    ap.add_argument("trees", nargs="+", metavar="LABEL=TREE")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", default="/tmp/bench-trees-out")
+    ap.add_argument("--measure", choices=("pipe", "procs", "same-work"), default="pipe")
+    ap.add_argument("--fidelity", default="off")
+    a = ap.parse_args(argv)
+    trees = [t.split("=", 1) for t in a.trees]
+    if any(len(t) != 2 or not os.path.isdir(t[1]) for t in trees):
+        ap.error("each tree is LABEL=FOLDER, the folder a checkout of bunzai")
+    for r in range(a.rounds):
+        for label, tree in trees:
+            tree = os.path.abspath(tree)
+            env = dict(os.environ, PYTHONPATH=tree)
+            out = os.path.join(a.out, label)
+            shutil.rmtree(out, ignore_errors=True)
+            load = os.getloadavg()[0]
+            if a.measure == "procs":
+                said = _procs(tree, env, a.corpus, out, a.fidelity)
+            else:
+                code = _PIPE if a.measure == "pipe" else _SAME_WORK
+                cmd = [sys.executable, "-c", code, a.corpus, out, str(a.n), a.fidelity]
+                p = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+                said = p.stdout.strip() or f"failed: {p.stderr.strip()[-500:]}"
+            print(f"{time.strftime('%H:%M:%S')} round {r} {label}: {said} (load {load:.2f})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
