@@ -42,7 +42,7 @@ from typing import Any, Literal, Required, TypedDict, Unpack, cast
 import orjson
 
 from bunzai_codecs.bundle import Export, read_sniff, write
-from bunzai_codecs.core import registry
+from bunzai_codecs.core import basecache, registry
 from bunzai_codecs.core.codec import Codec, Coverage, normalize_path
 from bunzai_codecs.core.diff import Change, diff, join
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
@@ -541,7 +541,26 @@ class _Dumps:
         if not self.keep:
             return e.body.dump()
         _, dump, text = self._made(e)
-        return cast(dict[str, Any], orjson.loads(text)) if text is not None else _copy(dump)
+        if text is None:
+            return _copy(dump)
+        if basecache.CHECK:
+            self.verify()
+        # the only edit a comparison makes to the source side is taking the media items out of
+        # ``media`` (``media_changes``): a copy of the top level and of ``media`` is a dump the
+        # comparison may edit, every other value shared with the kept dump and only read; with
+        # ``basecache.CHECK`` on, ``verify`` holds every kept dump to its JSON text
+        out = dict(dump)
+        media = out.get("media")
+        if media.__class__ is dict:
+            out["media"] = dict(media)
+        return out
+
+    def verify(self) -> None:
+        """Raise ``basecache.RuleBroken`` when a kept dump no longer reads as the JSON text it had
+        when it was made (a comparison edited a value ``fresh`` shares)."""
+        for _, dump, text in self.made.values():
+            if text is not None and orjson.dumps(dump) != text:
+                raise basecache.RuleBroken("fidelity: a comparison edited a shared source dump")
 
 
 _NO_UNITS: dict[str, int] = {}
@@ -551,10 +570,17 @@ class _Units:
     """The units of content of the bodies a cross row compares (``prefix`` -> path -> weight), each
     taken at most once: a lost unit counts once however many changes touch it."""
 
-    def __init__(self, units: dict[str, dict[str, int]], order: dict[str, list[str]] | None = None) -> None:
+    def __init__(
+        self,
+        units: dict[str, dict[str, int]],
+        order: dict[str, list[str]] | None = None,
+        total: int | None = None,
+    ) -> None:
         self.units = units
         self.order = order if order is not None else {p: sorted(u) for p, u in units.items()}
         self.taken: set[tuple[str, str]] = set()
+        #: ``total()``, once summed (the units are never changed after they are made)
+        self._total = total
 
     @classmethod
     def of_bodies(cls, bodies: Iterable[tuple[str, Any]]) -> _Units:
@@ -572,10 +598,12 @@ class _Units:
     def fresh(self) -> _Units:
         """The same units, none taken yet: one entity's cross rows (one per target) weigh the same
         units, which do not depend on the target."""
-        return _Units(self.units, self.order)
+        return _Units(self.units, self.order, self.total())
 
     def total(self) -> int:
-        return sum(w for units in self.units.values() for w in units.values())
+        if self._total is None:
+            self._total = sum(w for units in self.units.values() for w in units.values())
+        return self._total
 
     def take(self, prefix: str, path: str) -> list[tuple[str, int]]:
         """The units not yet taken that a change at ``path`` touches: the unit at ``path``, every
@@ -1513,6 +1541,8 @@ def check_decoded(
                 if units is None:
                     units = _Units.of(e, decoded.entities, dumps)
                 rows.append(cross_format(e, t, pool=decoded.entities, units=units, dumps=dumps, **kw))
+    if basecache.CHECK:
+        dumps.verify()
     return rows
 
 

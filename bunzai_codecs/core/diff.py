@@ -83,13 +83,17 @@ def _same_tree(a: Any, b: Any) -> bool:
         return False
 
 
-def _walk(a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | None) -> None:
+def _walk(
+    a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | None, differ: bool = False
+) -> None:
+    """``diff``'s walk. ``differ``: the caller found ``_same_tree(a, b)`` false already (it asks
+    before spelling a child's path, which is only spelled where something differs)."""
     if limit is not None and len(out) >= limit:
         return
     if a is b:
         return
     if isinstance(a, dict) and isinstance(b, dict):
-        if _same_tree(a, b):
+        if not differ and _same_tree(a, b):
             return
         # the keys whose values may differ, in the walk's order (keys sorted); a key both sides
         # hold with the same plain value is passed over before the sort
@@ -111,10 +115,16 @@ def _walk(a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | 
                     out.append(Change(join(path, k), "added", None, b[k]))
             else:
                 # the child's path is spelled only when something there differs
-                _walk(a[k], b[k], join(path, k), eia, out, limit)
+                x, y = a[k], b[k]
+                c = x.__class__
+                if (c is dict or c is list) and y.__class__ is c:
+                    if not _same_tree(x, y):
+                        _walk(x, y, join(path, k), eia, out, limit, True)
+                else:
+                    _walk(x, y, join(path, k), eia, out, limit)
         return
     if isinstance(a, list) and isinstance(b, list):
-        if _same_tree(a, b):
+        if not differ and _same_tree(a, b):
             return
         for i in range(max(len(a), len(b))):
             if i >= len(b):
@@ -125,7 +135,12 @@ def _walk(a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | 
                 x, y = a[i], b[i]
                 if x is y or (type(x) is type(y) and type(x) in _PLAIN and x == y):
                     continue
-                _walk(x, y, join(path, i), eia, out, limit)
+                c = x.__class__
+                if (c is dict or c is list) and y.__class__ is c:
+                    if not _same_tree(x, y):
+                        _walk(x, y, join(path, i), eia, out, limit, True)
+                else:
+                    _walk(x, y, join(path, i), eia, out, limit)
         return
     if _same_scalar(a, b):
         return

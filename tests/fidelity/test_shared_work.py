@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bunzai_codecs.bundle import read_sniff
-from bunzai_codecs.core import registry
+from bunzai_codecs.core import basecache, registry
 from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff
@@ -24,6 +24,7 @@ from bunzai_codecs.fidelity import (
     content_units,
     cross_format,
     cross_targets,
+    media_changes,
 )
 from tests.conftest import ROOT, corpus_root
 
@@ -70,6 +71,36 @@ def test_a_shared_dump_is_a_separate_copy_equal_to_a_new_dump() -> None:
             assert a == b == e.body.dump() and a is not b
             a.clear()  # a comparison edits its copy: the next one is whole
             assert dumps.fresh(e) == e.body.dump() == dumps.shared(e)
+
+
+def test_a_fresh_dump_shares_only_what_no_comparison_edits() -> None:
+    """``fresh`` copies the top level and ``media`` only (a comparison takes the media items out of
+    ``media``; it edits nothing else of the source side): the rest is the kept dump's. ``verify``
+    (run on every ``fresh`` and after ``check_decoded`` with ``basecache.CHECK`` on) holds each
+    kept dump to its JSON text, so an edit of a shared value is caught, not trusted."""
+    assert basecache.CHECK  # tests/conftest.py: the suite runs with the checks on
+    with_media = nested = 0
+    for _, _, _, decoded in _inputs():
+        for e in decoded.entities:
+            dumps = _Dumps(keep=True)
+            a = dumps.fresh(e)
+            media = a.get("media")
+            if isinstance(media, dict) and (media.get("portrait") or media.get("assets")):
+                media_changes(a, e.body.dump(), e.media, e.media, None)  # takes them out of ``a``
+                assert "portrait" not in a["media"] and "assets" not in a["media"]
+                with_media += 1
+            dumps.verify()  # the kept dump is whole
+            assert dumps.fresh(e) == e.body.dump() == dumps.shared(e)
+            inner = next((k for k, v in a.items() if isinstance(v, dict) and k != "media"), None)
+            if inner is None:
+                continue
+            a[inner]["x-edited"] = 1  # a value the copy shares with the kept dump
+            with pytest.raises(basecache.RuleBroken):
+                dumps.verify()
+            with pytest.raises(basecache.RuleBroken):
+                dumps.fresh(e)
+            nested += 1
+    assert with_media > 0 and nested > 10
 
 
 def test_each_pattern_classed_once_is_classed_as_each_path() -> None:
