@@ -14,8 +14,8 @@ FIDELITY_INPUTS := samples $(if $(CORPUS),corpus=$(CORPUS)) --exclude '*.md' --e
 BASELINE := audit/baseline.tsv
 
 # The venv is installed by uv (a build tool from PyPI, never imported by bunzai): from an empty cache
-# it resolves and installs the same versions as pip in ~40 s of wall where pip takes ~4 minutes and
-# 100 s of CPU (BENCHMARKS.md, "make test from a fresh clone"). Where uv cannot be installed or fails,
+# it resolves and installs the same versions as pip, in 33 s of wall and 19 s of CPU where pip took
+# 234 s and 111 s (load 5-8; BENCHMARKS.md, "make test from a fresh clone"). Where uv cannot be installed or fails,
 # pip does it as before. Neither byte-compiles the whole of site-packages: the tests compile what
 # they import, once (the bytecode cache stays on for them, below).
 UV_SPEC := uv~=0.13.0
