@@ -26,7 +26,7 @@ from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import holds_mapped, merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem
@@ -326,6 +326,18 @@ def _book_of(tree: Any, shape: str) -> tuple[Any, MapContext]:
     return tree, MapContext("$")
 
 
+def _world_merge(raw: dict[str, Any], name: str, body: LorebookBody, mapped: Any) -> Any:
+    """The twin's world tree with what ``body`` changes from the book it decodes to (``mapped``:
+    decode's body dict of ``raw``, or None to map it again) merged in."""
+    old = LorebookBody.model_validate(
+        world_to_body(raw, name, MapContext(lenient=True)) if mapped is None else mapped
+    )
+    keys = frozenset(raw["entries"])
+    base = body_to_world(old, with_name=False, twin_keys=keys)
+    fresh = body_to_world(body, with_name=False, twin_keys=keys)
+    return merge3(raw, base, fresh)
+
+
 class SillyTavernLorebookCodec(Codec):
     id = "sillytavern-lorebook"
     coverage = Coverage.of(
@@ -381,13 +393,12 @@ class SillyTavernLorebookCodec(Codec):
             raw = twin.raw
             name = twin.name or ""
             mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
-            old = LorebookBody.model_validate(
-                world_to_body(raw, name, MapContext(lenient=True)) if mapped is None else mapped
-            )
-            keys = frozenset(raw["entries"])
-            base = body_to_world(old, with_name=False, twin_keys=keys)
-            fresh = body_to_world(body, with_name=False, twin_keys=keys)
-            return dumps(merge3(raw, base, fresh))
+            if mapped is not None and holds_mapped(body, mapped):
+                # unedited: the merge below would give the twin's own tree back
+                if basecache.CHECK and _world_merge(raw, name, body, mapped) is not raw:
+                    raise basecache.RuleBroken("holds_mapped: an unedited world did not merge to its twin")
+                return dumps(raw)
+            return dumps(_world_merge(raw, name, body, mapped))
         if twin is not None and twin.shape in (LOREBOOK_V3, CHARACTER_BOOK):
             raw = twin.raw
             book, _ = _book_of(raw, twin.shape)

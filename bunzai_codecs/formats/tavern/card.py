@@ -50,7 +50,7 @@ import importlib
 import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import orjson
 from pydantic import ValidationError
@@ -61,7 +61,7 @@ from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, bo
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import holds_mapped, merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_body, choose
@@ -403,10 +403,14 @@ class TavernCard(Codec):
 
     def base_body(self, raw: dict[str, Any]) -> CharacterBody:
         """The body the twin's own tree decodes to (what an unedited entity holds)."""
+        return CharacterBody.model_validate(self._mapped(raw))
+
+    def _mapped(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """The body dict the mapper makes of the twin's tree (kept from the decode when it can be)."""
         body = basecache.recall(self._card_tag, raw)
         if body is None:
             body, _ = self._card_body(raw, self.envelope.card(raw), MapContext("$"))
-        return CharacterBody.model_validate(body)
+        return cast(dict[str, Any], body)
 
     def overlay_tree(
         self,
@@ -421,9 +425,13 @@ class TavernCard(Codec):
         (``core.media.wire``; default: images with bytes as data: URLs)."""
         body = body if body is not None else _wired(entity)
         shape = card_shape(self.envelope.card(raw))
-        base_body = self.base_body(raw)
+        mapped = self._mapped(raw)
         delta = None
-        if body == base_body:
+        if holds_mapped(body, mapped):  # unedited, found without validating the base
+            if basecache.CHECK and CharacterBody.model_validate(mapped) != body:
+                raise basecache.RuleBroken("holds_mapped: a card body differs from its validated base")
+            tree = raw
+        elif body == (base_body := CharacterBody.model_validate(mapped)):
             tree = raw
         else:
             base = self.file_tree(base_body, shape, raw)
