@@ -83,6 +83,19 @@ def _same_tree(a: Any, b: Any) -> bool:
         return False
 
 
+def _child(
+    x: Any, y: Any, path: str, key: str | int, eia: bool, out: list[Change], limit: int | None
+) -> None:
+    """The walk of the child ``key`` of two containers at ``path``: a dict or list is asked whether
+    it is the same first, so its path is spelled only when something there differs."""
+    c = x.__class__
+    if (c is dict or c is list) and y.__class__ is c:
+        if not _same_tree(x, y):
+            _walk(x, y, join(path, key), eia, out, limit, True)
+    else:
+        _walk(x, y, join(path, key), eia, out, limit)
+
+
 def _walk(
     a: Any, b: Any, path: str, eia: bool, out: list[Change], limit: int | None, differ: bool = False
 ) -> None:
@@ -114,14 +127,7 @@ def _walk(
                 if not (eia and _empty(b[k])):
                     out.append(Change(join(path, k), "added", None, b[k]))
             else:
-                # the child's path is spelled only when something there differs
-                x, y = a[k], b[k]
-                c = x.__class__
-                if (c is dict or c is list) and y.__class__ is c:
-                    if not _same_tree(x, y):
-                        _walk(x, y, join(path, k), eia, out, limit, True)
-                else:
-                    _walk(x, y, join(path, k), eia, out, limit)
+                _child(a[k], b[k], path, k, eia, out, limit)
         return
     if isinstance(a, list) and isinstance(b, list):
         if not differ and _same_tree(a, b):
@@ -135,12 +141,7 @@ def _walk(
                 x, y = a[i], b[i]
                 if x is y or (type(x) is type(y) and type(x) in _PLAIN and x == y):
                     continue
-                c = x.__class__
-                if (c is dict or c is list) and y.__class__ is c:
-                    if not _same_tree(x, y):
-                        _walk(x, y, join(path, i), eia, out, limit, True)
-                else:
-                    _walk(x, y, join(path, i), eia, out, limit)
+                _child(x, y, path, i, eia, out, limit)
         return
     if _same_scalar(a, b):
         return
