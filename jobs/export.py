@@ -20,7 +20,7 @@ from typing import Any
 import apache_beam as beam
 import orjson
 
-from bunzai_codecs.core.stop import interrupt_of, interrupted_exit
+from bunzai_codecs.core.stop import interrupted_exit
 from bunzai_codecs.progress import Progress
 from jobs.normalize import (
     EXIT_FAILED,
@@ -133,10 +133,6 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
         _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
         return interrupted_exit(exc)
     except Exception as exc:
-        if (stop := interrupt_of(exc)) is not None:  # raised inside a DoFn: the runner wraps it
-            _clean_up(built, existed)
-            _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
-            return interrupted_exit(stop)
         if cfg.debug:
             traceback.print_exc()
         refused = _refused(built)

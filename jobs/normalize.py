@@ -119,7 +119,8 @@ def run_and_wait(
     """Run ``p`` with ``display`` watching its counters (closed however the run ends). A run that
     only hands the job over (``submits_only``) writes ``announce(result, console_url)`` to stdout and
     returns False; otherwise the console URL, if any, goes to stderr, the run is waited for and
-    True is returned. Exceptions (a failed run, ``KeyboardInterrupt``) are the caller's."""
+    True is returned. Exceptions (a failed run, ``KeyboardInterrupt``) are the caller's: a Ctrl-C or
+    SIGTERM that landed inside a step, which the runner wraps in its own error, is raised as itself."""
     with watching(display, show=show):
         try:
             result = p.run()
@@ -131,6 +132,11 @@ def run_and_wait(
                 print(f"{prog}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
             result.wait_until_finish()
             return True
+        except Exception as exc:
+            stop = interrupt_of(exc)
+            if stop is not None:
+                raise stop from None
+            raise
         finally:
             if display is not None:
                 display.close()
@@ -403,8 +409,6 @@ def _execute(run: _Run) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (bunzai_codecs.core.stop)
         return _interrupted(run, built, exc)
     except Exception as exc:
-        if (stop := interrupt_of(exc)) is not None:  # raised inside a DoFn: the runner wraps it
-            return _interrupted(run, built, stop)
         if cfg.debug:
             traceback.print_exc()
         return _failed(run, built, exc)
