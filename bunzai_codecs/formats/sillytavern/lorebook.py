@@ -26,7 +26,7 @@ from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.core.overlay import holds_mapped, merge3
+from bunzai_codecs.core.overlay import merge3, unedited
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.wire import MapContext, file_stem
@@ -393,11 +393,8 @@ class SillyTavernLorebookCodec(Codec):
             raw = twin.raw
             name = twin.name or ""
             mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
-            if mapped is not None and holds_mapped(body, mapped):
-                # unedited: the merge below would give the twin's own tree back
-                if basecache.CHECK and _world_merge(raw, name, body, mapped) is not raw:
-                    raise basecache.RuleBroken("holds_mapped: an unedited world did not merge to its twin")
-                return dumps(raw)
+            if mapped is not None and unedited(body, mapped):
+                return dumps(raw)  # what the merge below gives an unedited body
             return dumps(_world_merge(raw, name, body, mapped))
         if twin is not None and twin.shape in (LOREBOOK_V3, CHARACTER_BOOK):
             raw = twin.raw

@@ -61,7 +61,7 @@ from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, bo
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
-from bunzai_codecs.core.overlay import holds_mapped, merge3
+from bunzai_codecs.core.overlay import merge3, unedited
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_body, choose
@@ -401,10 +401,6 @@ class TavernCard(Codec):
         # the card mapping depends on the codec's dialects: one basecache tag per codec
         return f"tavern-card:{self.id}"
 
-    def base_body(self, raw: dict[str, Any]) -> CharacterBody:
-        """The body the twin's own tree decodes to (what an unedited entity holds)."""
-        return CharacterBody.model_validate(self._mapped(raw))
-
     def _mapped(self, raw: dict[str, Any]) -> dict[str, Any]:
         """The body dict the mapper makes of the twin's tree (kept from the decode when it can be)."""
         body = basecache.recall(self._card_tag, raw)
@@ -427,11 +423,8 @@ class TavernCard(Codec):
         shape = card_shape(self.envelope.card(raw))
         mapped = self._mapped(raw)
         delta = None
-        if holds_mapped(body, mapped):  # unedited, found without validating the base
-            if basecache.CHECK and CharacterBody.model_validate(mapped) != body:
-                raise basecache.RuleBroken("holds_mapped: a card body differs from its validated base")
-            tree = raw
-        elif body == (base_body := CharacterBody.model_validate(mapped)):
+        # unedited: found without validating the base where holds_mapped can tell
+        if unedited(body, mapped) or body == (base_body := CharacterBody.model_validate(mapped)):
             tree = raw
         else:
             base = self.file_tree(base_body, shape, raw)
