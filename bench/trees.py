@@ -41,6 +41,7 @@ print(f"wall={r.wall_s:.1f}s cpu={r.cpu_s:.1f}s rss={r.peak_rss // mib}MiB job={
       f"workers={[w // mib for w in r.worker_rss if w > 16 * mib]}MiB exit={r.exit_code}")
 """
 
+# spelled out rather than bench.pipe.timed_loop: it runs in old trees, which may predate it
 _SAME_WORK = """
 import contextlib, gc, sys, time
 from bench.loop import load
