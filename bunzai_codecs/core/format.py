@@ -8,8 +8,9 @@ its id's declaration at class creation (``Codec.__init_subclass__``), so nothing
 twice.
 
 Detectors are plain functions ``(Sniff) -> float`` in modules that import no canonical model
-(``formats/<app>/detect.py``): ``bunzai detect`` and ``bunzai formats`` run on declarations and
-detectors alone and never import pydantic or the codecs. This module imports nothing but
+(``formats/<app>/detect.py``), or a detector object a row builds from its format's data (the Tavern
+card lineage's): ``bunzai detect`` and ``bunzai formats`` run on declarations and detectors alone
+and never import pydantic or the codecs. This module imports nothing but
 ``core.entity`` (kind names) and ``core.errors``.
 """
 
@@ -68,8 +69,10 @@ class Format:
     label: str
     #: ``"module:Class"`` of the codec (decode/encode), loaded on first use
     codec: str
-    #: ``"module:function"`` of the detector, ``(Sniff) -> float`` in [0, 1]; it imports no model
-    detector: str
+    #: the detector, ``(Sniff) -> float`` in [0, 1]: its ``"module:function"`` path, or a detector
+    #: object built in the row from the format's own data (the Tavern card lineage's
+    #: ``tavern.detect.CardDetector``); either imports no model
+    detector: str | Callable[[Sniff], float]
     #: file name suffixes this format is usually saved with: a hint, never a requirement
     suffixes: tuple[str, ...] = (".json",)
     #: the suffix an export of this format is written with
@@ -87,6 +90,8 @@ class Format:
 
     @cached_property
     def _detector(self) -> Callable[[Sniff], float]:
+        if not isinstance(self.detector, str):
+            return self.detector
         fn: Callable[[Sniff], float] = resolve(self.detector)
         return fn
 

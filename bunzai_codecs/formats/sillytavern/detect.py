@@ -1,6 +1,6 @@
 """Detection of SillyTavern's files; imports no canonical model.
 
-Cards are the Tavern card lineage's (``tavern/detect.py``). A world info file is an ``entries``
+Cards are the Tavern card lineage's (``tavern/detect.py``, named by the row). A world info file is an ``entries``
 object (0.9), a ``lorebook_v3`` book 0.8 and a bare card book 0.78 (below the other apps' books);
 a chat-completion preset or prompt export 0.9; a persona backup or a settings file with personas
 0.9; a regex script or array of scripts 0.9; the Advanced Formatting master export 0.95; the flat
@@ -21,13 +21,7 @@ from bunzai_codecs.formats.sillytavern.keys import (
     SYSPROMPT_KEYS,
     only_keys,
 )
-from bunzai_codecs.formats.tavern import detect as tavern
 from bunzai_codecs.formats.tavern.detect import is_character_book, is_script
-
-
-def card(s: Sniff) -> float:
-    return tavern.card(s)
-
 
 LOREBOOK_V3 = "lorebook_v3"
 
@@ -102,7 +96,8 @@ _SIGNAL_KEYS = frozenset(
 )
 
 
-def _is_prompt_export(t: dict[str, Any]) -> bool:
+def is_prompt_export(t: dict[str, Any]) -> bool:
+    """SillyTavern's prompt export: ``{version, type, data: {prompts: [...]}}``."""
     data = t.get("data")
     return (
         isinstance(t.get("version"), int | float)
@@ -113,7 +108,9 @@ def _is_prompt_export(t: dict[str, Any]) -> bool:
     )
 
 
-def _is_preset(t: dict[str, Any]) -> bool:
+def is_preset(t: dict[str, Any]) -> bool:
+    """A chat-completion preset: ``prompts`` with ``prompt_order``, or three of its signal keys
+    (RoleCall's preset is one, with its own keys besides)."""
     if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
         return True
     return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
@@ -225,7 +222,7 @@ def preset(s: Sniff) -> float:
     t = s.json_object
     if t is None:
         return 0.0
-    if _is_prompt_export(t) or _is_preset(t):
+    if is_prompt_export(t) or is_preset(t):
         return 0.9
     return 0.0
 
