@@ -76,8 +76,14 @@ class ChubLorebook(TreeCodec):
             raise wrong("$", "a lorebook object", tree)
         return _to_body(tree, ctx)
 
+    @staticmethod
+    def write(body: LorebookBody) -> dict[str, Any]:
+        """A fresh book: Chub's camelCase spelling."""
+        return _to_book(body, "camel")
+
     def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
-        return _to_book(body, "camel" if twin is None else book_spelling(twin))
+        """The twin's spelling (camelCase or snake_case keys) when there is one."""
+        return self.write(body) if twin is None else _to_book(body, book_spelling(twin))
 
 
 __all__ = ["ChubLorebook", "is_chub_book"]
