@@ -55,6 +55,17 @@ def guarded(format_id: str, fn: Callable[[Sniff], float], s: Sniff) -> float:
     return 0.0 if score < 0.0 else 1.0 if score > 1.0 else score
 
 
+def object_detector(test: Callable[[Any], bool], score: float) -> Callable[[Sniff], float]:
+    """The detector of a format whose file is one JSON object ``test`` recognises: ``score`` for an
+    input whose parsed JSON object it accepts (``None`` is passed for any other input), else 0."""
+
+    def detect(s: Sniff) -> float:
+        return score if test(s.json_object) else 0.0
+
+    detect.__doc__ = f"{score} for a JSON object {test.__name__} accepts, else 0"
+    return detect
+
+
 @dataclass(frozen=True)
 class Format:
     """One format id's declaration (see the module docstring). The fields the codec class takes

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.core.sniff import Sniff
 
 MODULES_JSON = "lumiverse_modules.json"
@@ -46,13 +47,6 @@ def is_export(t: Any) -> bool:
     return isinstance(t, dict) and t.get("type") == FILE_TYPE and isinstance(t.get("scripts"), list)
 
 
-def persona(s: Sniff) -> float:
-    return 0.95 if is_account_persona(s.json_object) else 0.0
-
-
-def preset(s: Sniff) -> float:
-    return 1.0 if is_preset_export(s.json_object) else 0.0
-
-
-def regex(s: Sniff) -> float:
-    return 1.0 if is_export(s.json_object) else 0.0
+persona = object_detector(is_account_persona, 0.95)
+preset = object_detector(is_preset_export, 1.0)
+regex = object_detector(is_export, 1.0)

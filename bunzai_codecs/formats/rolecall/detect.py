@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats.sillytavern.detect import is_preset
 from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
@@ -98,13 +99,6 @@ def persona(s: Sniff) -> float:
     return 1.0 if shape_of(peel(s.json_object)[0]) is not None else 0.0
 
 
-def preset(s: Sniff) -> float:
-    return 0.95 if is_rolecall_preset(s.json_object) else 0.0
-
-
-def lorebook(s: Sniff) -> float:
-    return 1.0 if is_rolecall_export(s.json_object) else 0.0
-
-
-def regex(s: Sniff) -> float:
-    return 0.9 if is_rolecall_script(s.json_object) else 0.0
+preset = object_detector(is_rolecall_preset, 0.95)
+lorebook = object_detector(is_rolecall_export, 1.0)
+regex = object_detector(is_rolecall_script, 0.9)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats.sillytavern.keys import (
     CONTEXT_KEYS,
@@ -209,8 +210,7 @@ def lorebook(s: Sniff) -> float:
     return 0.0
 
 
-def master(s: Sniff) -> float:
-    return 0.95 if is_master(s.json_object) else 0.0
+master = object_detector(is_master, 0.95)
 
 
 def persona(s: Sniff) -> float:
