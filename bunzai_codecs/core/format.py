@@ -17,6 +17,7 @@ and never import pydantic or the codecs. This module imports nothing but
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from bunzai_codecs.core.entity import ENTITY_KINDS, EntityKind
 
 if TYPE_CHECKING:
+    from bunzai_codecs.core.archive import ZipReader
     from bunzai_codecs.core.sniff import Sniff
 
 #: the package the ``"module:name"`` paths of a declaration are relative to
@@ -63,6 +65,30 @@ def object_detector(test: Callable[[Any], bool], score: float) -> Callable[[Snif
         return score if test(s.json_object) else 0.0
 
     detect.__doc__ = f"{score} for a JSON object {test.__name__} accepts, else 0"
+    return detect
+
+
+def package_detector(
+    suffix: str, member: re.Pattern[str], fits: Callable[[ZipReader], bool]
+) -> Callable[[Sniff], float]:
+    """The detector of a zip package format (BYAF, Voxta): 1.0 for a readable zip that ``fits`` and
+    has a member named like ``member`` (its character); 0.6 for one that fits without such a member
+    but is named ``suffix``, 0.5 for an unreadable zip named so; else 0."""
+
+    def detect(s: Sniff) -> float:
+        if not s.is_zip:
+            return 0.0
+        z = s.zip
+        named = s.suffix == suffix
+        if z is None:
+            return 0.5 if named else 0.0
+        if not fits(z):
+            return 0.0
+        if any(member.match(n) for n in z.names):
+            return 1.0
+        return 0.6 if named else 0.0
+
+    detect.__doc__ = f"a {suffix} package: a zip with a member like {member.pattern}"
     return detect
 
 

@@ -154,14 +154,10 @@ class LumiverseRegex(Codec):
     )
 
     def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        if not isinstance(tree, dict):
-            raise wire.wrong("$", "a Lumiverse regex export object", tree)
+        tree = wire.obj(s.require_json(), "$", "a Lumiverse regex export object")
         ctx = wire.MapContext("$.scripts")
         body = scripts_to_body(tree.get("scripts"), name=wire.file_stem(s.name), ctx=ctx)
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+        return Decoded([self.entity(s, body, raw=tree, warnings=ctx.warnings)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = body_as(entity, RegexSetBody)

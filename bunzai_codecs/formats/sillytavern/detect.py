@@ -243,22 +243,23 @@ def _is_str(t: dict[str, Any], key: str) -> bool:
     return isinstance(t.get(key), str)
 
 
-def instruct(s: Sniff) -> float:
+def _template(s: Sniff, signature: tuple[str, ...], keys: frozenset[str], least: int) -> float:
+    """A template SillyTavern's import takes by its ``signature`` strings: 0.95 with at least
+    ``least`` of its ``keys``, 0.6 with only a ``name`` besides."""
     t = s.json_object
-    if t is None or not all(_is_str(t, k) for k in INSTRUCT_SIGNATURE):
+    if t is None or not all(_is_str(t, k) for k in signature):
         return 0.0
-    if sum(1 for k in t if k in INSTRUCT_KEYS) >= 5:
+    if sum(1 for k in t if k in keys) >= least:
         return 0.95
     return 0.6 if "name" in t else 0.0
+
+
+def instruct(s: Sniff) -> float:
+    return _template(s, INSTRUCT_SIGNATURE, INSTRUCT_KEYS, 5)
 
 
 def context(s: Sniff) -> float:
-    t = s.json_object
-    if t is None or not _is_str(t, "story_string"):
-        return 0.0
-    if sum(1 for k in t if k in CONTEXT_KEYS) >= 4:
-        return 0.95
-    return 0.6 if "name" in t else 0.0
+    return _template(s, ("story_string",), CONTEXT_KEYS, 4)
 
 
 def sysprompt(s: Sniff) -> float:
@@ -275,34 +276,32 @@ def reasoning(s: Sniff) -> float:
     return 0.0
 
 
-def textgen(s: Sniff) -> float:
+def _samplers(
+    s: Sniff,
+    needs: tuple[str, str],
+    only: frozenset[str],
+    least: int = 1,
+    never: frozenset[str] = frozenset(),
+) -> float:
+    """0.9 for a sampler preset: a JSON object with both ``needs`` keys, at least ``least`` of the
+    keys ``only`` its kind has, and none of ``never`` (another kind's)."""
     t = s.json_object
-    if t is not None and "temp" in t and "rep_pen" in t and any(k in t for k in TEXTGEN_ONLY):
-        return 0.9
-    return 0.0
+    ok = (
+        t is not None
+        and all(k in t for k in needs)
+        and sum(1 for k in only if k in t) >= least
+        and not any(k in t for k in never)
+    )
+    return 0.9 if ok else 0.0
+
+
+def textgen(s: Sniff) -> float:
+    return _samplers(s, ("temp", "rep_pen"), TEXTGEN_ONLY)
 
 
 def kobold(s: Sniff) -> float:
-    t = s.json_object
-    if (
-        t is not None
-        and "temp" in t
-        and "rep_pen" in t
-        and any(k in t for k in KOBOLD_ONLY)
-        and not any(k in t for k in TEXTGEN_ONLY)
-    ):
-        return 0.9
-    return 0.0
+    return _samplers(s, ("temp", "rep_pen"), KOBOLD_ONLY, never=TEXTGEN_ONLY)
 
 
 def novel(s: Sniff) -> float:
-    t = s.json_object
-    if (
-        t is not None
-        and "temperature" in t
-        and "repetition_penalty" in t
-        and sum(1 for k in NOVEL_ONLY if k in t) >= 2
-        and not any(k in t for k in NOT_NOVEL)
-    ):
-        return 0.9
-    return 0.0
+    return _samplers(s, ("temperature", "repetition_penalty"), NOVEL_ONLY, least=2, never=NOT_NOVEL)
