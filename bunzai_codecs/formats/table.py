@@ -30,7 +30,7 @@ TAVERN_CARD = CardDetector()
 #: RoleCall: an ``extensions.rolecall`` object (its ``type: "persona"`` is a rolecall-persona card);
 #: only RoleCall writes that key, so the mark is certain
 ROLECALL_CARD = CardDetector(CardMark.of({"rolecall": dict}, unless={"type": "persona"}, score=1.0))
-#: Lumiverse: its bare ``extensions`` keys (lumiverse.md#character); its zip is scored by its listing
+#: Lumiverse: its bare ``extensions`` keys (docs/formats/lumiverse.md#character); its zip is scored by its listing
 LUMIVERSE_CARD = CardDetector(
     CardMark.of(
         {
