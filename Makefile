@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: run test check lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock \
-	bench bench-full output-digests
+	bench bench-full goldens
 
 # The fidelity audit runs over samples/ plus the shared corpus when it is present.
 CORPUS ?= $(or $(BUNZAI_CORPUS),$(wildcard ../shared/corpus))
@@ -76,11 +76,11 @@ report-screenshot: $(STAMP)
 	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1280 --height 1000 \
 		--code-digest docs/img/fidelity-report.code.sha256
 
-# the byte-identity guard's list (tests/pipeline/output-digests.tsv): every output file's sha256 of a
-# fixed normalize run over samples/. Regenerate only when a change means to alter outputs (a canonical
-# line, a codec fix) and read the diff: speed work must leave it as it is
-output-digests: $(STAMP)
-	$(BIN)/python -m tests.pipeline.output_digests --write
+# the byte-identity guard (tests/pipeline/goldens/): the outputs of a fixed normalize run over samples/
+# as golden text (tests/pipeline/goldens.py says what each holds). Rewrite them only when a change means
+# to alter outputs (a canonical line, a codec fix) and explain their diff: speed work leaves them as they are
+goldens: $(STAMP)
+	$(BIN)/python -m tests.pipeline.goldens --update
 
 format: $(STAMP)
 	$(BIN)/ruff format .
