@@ -83,6 +83,7 @@ def test_an_output_no_golden_claims_is_an_error() -> None:
 
 
 @pytest.mark.slow  # runs the pipeline
+@pytest.mark.xdist_group("goldens")  # shares the module's run
 def test_normalize_outputs_match_the_goldens(
     outputs: dict[str, bytes], request: pytest.FixtureRequest
 ) -> None:
@@ -103,6 +104,7 @@ def test_normalize_outputs_match_the_goldens(
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("goldens")  # shares the module's run
 def test_the_goldens_stand_for_every_byte_of_the_run(outputs: dict[str, bytes]) -> None:
     """The digests derived from the golden text alone are the run's own, file for file."""
     assert len(outputs) > 1000  # every export of every sample, not an empty run
@@ -130,6 +132,7 @@ def _volatile_spans(manifest: bytes) -> list[range]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("goldens")  # shares the module's run
 def test_a_one_byte_change_in_any_output_fails(outputs: dict[str, bytes]) -> None:
     """Flip one bit at the first, middle and last byte and at five more places of every output file
     (every byte of the manifest): the check fails each time, by its digest or by the file no
@@ -167,6 +170,7 @@ def test_a_one_byte_change_in_any_output_fails(outputs: dict[str, bytes]) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("goldens")  # shares the module's run
 def test_a_change_in_a_text_output_shows_as_a_text_diff(outputs: dict[str, bytes]) -> None:
     """A one-letter change inside a canonical value, an inventory row or the manifest's counts is
     reported by the text comparison, as the line that moved (not as a digest)."""
@@ -185,33 +189,6 @@ def test_a_change_in_a_text_output_shows_as_a_text_diff(outputs: dict[str, bytes
             rel,
             problems[:10],
         )
-
-
-def test_the_goldens_stand_for_the_committed_digest_list() -> None:
-    """Transitional: the goldens replace ``output-digests.tsv``; the digests derived from them (the
-    text goldens rebuilt to bytes) equal that list's, every file. Two differ in how the list
-    normalised them: the manifest golden names the varying values the list dropped (dropped again
-    here, the list's way), and report.json is now hashed as written (next test)."""
-    from . import output_digests as od
-
-    stored = g.load()
-    listed = od.load()
-    derived = g.digests_from_goldens(stored)
-    assert len(listed) == 1103
-    assert sorted(derived) == sorted(listed)
-    derived["manifest.json"] = g.sha256(od.normalised("manifest.json", stored["manifest.json"].encode()))
-    assert {rel for rel in listed if derived[rel] != listed[rel]} == {"fidelity/report.json"}
-
-
-@pytest.mark.slow
-def test_the_report_digest_stands_for_the_listed_one(outputs: dict[str, bytes]) -> None:
-    """Transitional: the run's report.json is the one the list hashed (its way) and the one the
-    goldens hash (as written)."""
-    from . import output_digests as od
-
-    rel = "fidelity/report.json"
-    assert g.sha256(od.normalised(rel, outputs[rel])) == od.load()[rel]
-    assert g.sha256(g.normalised(rel, outputs[rel])) == g.digests_from_goldens(g.load())[rel]
 
 
 def test_the_goldens_are_kept_under_tests(tmp_path: Path) -> None:
