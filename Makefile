@@ -15,7 +15,7 @@ BASELINE := audit/baseline.tsv
 
 # The venv is installed by uv (a build tool from PyPI, never imported by bunzai): from an empty cache
 # it resolves and installs the same versions as pip, in 33 s of wall and 19 s of CPU where pip took
-# 234 s and 111 s (load 5-8; BENCHMARKS.md, "make test from a fresh clone"). Where uv cannot be installed or fails,
+# 234 s and 111 s (load 5-8; docs/perf-notes/2026-12-02-fresh-clone-venv.md). Where uv cannot be installed or fails,
 # pip does it as before. Neither byte-compiles the whole of site-packages: the tests compile what
 # they import, once (the bytecode cache stays on for them, below).
 UV_SPEC := uv~=0.13.0
@@ -116,7 +116,7 @@ $(BENCH_STAMP): $(STAMP)
 	@touch $(BENCH_STAMP)
 
 # quick figures (codec loop on 1k files, pipeline on 300, under 3 minutes); bench-full: 1k/10k/100k,
-# memory and scaling (hours: see BENCHMARKS.md)
+# memory and scaling (hours), rewriting the results block of BENCHMARKS.md
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench --quick
 
