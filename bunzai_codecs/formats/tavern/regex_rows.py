@@ -53,8 +53,8 @@ FIELDS: tuple[str, ...] = tuple(RegexRule.model_fields)
 @dataclass(frozen=True)
 class Form:
     """How a row is written: ``module`` for Lumiverse's module rows; ``ids`` False for a file whose
-    rows carry no id (Marinara's client exports); ``columns`` the keys the file's rows carry (empty:
-    a fresh file, which carries every column a column writes by default)."""
+    rows carry no id (Marinara's client exports); ``columns`` the keys the rows of the file written
+    over already carry (empty for a fresh file: each optional column says whether it writes one)."""
 
     module: bool = False
     ids: bool = True
