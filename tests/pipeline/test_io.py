@@ -208,10 +208,15 @@ def test_canonical_keys_match_a_full_parse() -> None:
 def test_export_all_means_every_format_bunzai_can_write() -> None:
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.codec import Codec
+    from bunzai_codecs.core.entity import Decoded
+    from bunzai_codecs.core.sniff import Sniff
 
-    class ReadOnly(Codec):
+    class ReadOnly(Codec):  # decodes, and does not override encode: bunzai cannot write it
         id = "read-only"
         kind = "character"
+
+        def decode(self, s: Sniff) -> Decoded:
+            return Decoded([])
 
     with registry.using({**registry.CODECS, "read-only": ReadOnly}):
         assert "read-only" not in export_formats("all") and "vaud-json" in export_formats("all")
