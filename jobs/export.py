@@ -33,6 +33,7 @@ from jobs.normalize import (
     run_and_wait,
     submitted,
 )
+from pipeline import fixed_cost
 from pipeline.commit import STAGING
 from pipeline.export_job import (
     MANIFEST,
@@ -118,6 +119,7 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
         except OutputProblem as exc:
             _err(str(exc).replace("--output", "-o"))
             return EXIT_FAILED
+    fixed_cost.install()  # Beam's fixed cost per run (pipeline/fixed_cost.py)
     p = beam.Pipeline(options=options)
     built = build_export(p, cfg, shards)
     display = None if cfg.quiet or remote else Progress(PROG, unit="lines")

@@ -40,6 +40,7 @@ from apache_beam.runners.runner import PipelineResult
 
 from bunzai_codecs.core.stop import interrupt_of, interrupted_exit
 from bunzai_codecs.progress import Progress
+from pipeline import fixed_cost
 from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
 from pipeline.io import Output, list_files, staged_path, write_bytes
@@ -69,6 +70,7 @@ class OutputProblem(Exception):
 
 
 def prepare(cfg: NormalizeConfig, options: PipelineOptions) -> tuple[beam.Pipeline, Built]:
+    fixed_cost.install()  # Beam's fixed cost per run (pipeline/fixed_cost.py): before the graph is built
     p = beam.Pipeline(options=options)
     return p, build(p, cfg, runner=runner_name(options), started=now())
 

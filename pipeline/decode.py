@@ -13,6 +13,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.errors import Malformed, NotRecognized
+from pipeline import fixed_cost
 from pipeline.counters import count
 from pipeline.elements import (
     INVENTORY,
@@ -52,6 +53,7 @@ class Detect(beam.PTransform):
 
 class _Decode(beam.DoFn):
     def setup(self) -> None:
+        fixed_cost.install()  # Beam's memos in whatever worker process the runner starts
         tune_gc()  # a no-op where ReadBytes, fused with this stage, did it already
 
     def process(self, d: Detected) -> Iterator[Any]:

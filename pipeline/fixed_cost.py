@@ -18,9 +18,11 @@ against Beam's own answers, every DoFn of the full graph included).
   methods' functions.
 
 The views are kept weakly (an options object that is dropped takes its views with it); the specs
-per class, a bounded set. Importing this module installs both (``install()``, idempotent):
-``pipeline.options`` and ``pipeline.graph`` import it, so every job and every worker that loads
-the graph's code has them.
+per class, a bounded set. Importing this module changes nothing: ``install()`` (idempotent) puts
+both in place, and is called where it is meant, never as a side effect of an import: where a job
+makes its pipeline (``jobs/normalize.py::prepare``, ``jobs/export.py``), in the setup of the
+stages that handle inputs (any worker process the runner starts), and by the test suite's
+``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,3 @@ def get_dofn_specs(dofn: Any) -> Any:
 def install() -> None:
     PipelineOptions.view_as = view_as  # type: ignore[method-assign]
     userstate.get_dofn_specs = get_dofn_specs
-
-
-install()

@@ -28,7 +28,6 @@ from typing import Any
 
 import apache_beam as beam
 
-from pipeline import fixed_cost  # noqa: F401  (Beam's fixed cost per run: memos installed on import)
 from pipeline.commit import STAGING
 from pipeline.finish import Finish
 from pipeline.index import LoadBigQuery

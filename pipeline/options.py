@@ -36,7 +36,6 @@ from apache_beam.options.pipeline_options import (
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline import fixed_cost  # noqa: F401  (Beam's fixed cost per run: memos installed on import)
 from pipeline.io import SECRET_REF, Storage, is_local_url
 
 DEFAULT_OUTPUT = "out"

@@ -15,6 +15,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded
 from bunzai_codecs.core.sniff import Sniff
+from pipeline import fixed_cost
 from pipeline.archives import chain_url, member_protocol
 from pipeline.counters import count
 from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, InputFile, Pending, inventory_row, reject
@@ -37,6 +38,7 @@ class _ReadBytes(beam.DoFn):
         self.since = since
 
     def setup(self) -> None:
+        fixed_cost.install()  # Beam's memos in whatever worker process the runner starts
         tune_gc()  # see pipeline/memory.py: decoding builds thousands of small objects per input
         self.fss: list[Any] = []
         for url in self.inputs:

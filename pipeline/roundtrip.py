@@ -14,6 +14,7 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.fidelity import RowError, check_decoded, decode_row, reject_row
+from pipeline import fixed_cost
 from pipeline.counters import count
 from pipeline.elements import REJECTS, ValidInput, reject
 from pipeline.index import INDEX, index_rows
@@ -29,6 +30,7 @@ class _RoundTrip(beam.DoFn):
         self.targets: tuple[str, ...] | None = None if cross else ()
 
     def setup(self) -> None:
+        fixed_cost.install()  # Beam's memos in whatever worker process the runner starts
         tune_gc()
 
     def process(self, v: ValidInput) -> Iterator[Any]:
