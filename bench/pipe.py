@@ -157,7 +157,7 @@ def startup(png: str, *, passes: int = 5) -> dict[str, float]:
 
 def collector_ab(files: Sequence[File], *, fidelity: str = "off", passes: int = 3) -> dict[str, float]:
     """CPU seconds of the same-work loop over ``files`` with CPython's default collector threshold
-    (``CPYTHON_GEN0``) and with the one normalize's workers set (``pipeline.memory.tune_gc``), passes
+    (``CPYTHON_GEN0``) and with the one normalize's workers set (``pipeline.runtime.memory.tune_gc``), passes
     alternating, best of ``passes`` each. Beam and the pipeline are imported first, so this process
     holds a worker's long-lived objects, which the collector's older-generation passes walk."""
     import gc
@@ -165,7 +165,7 @@ def collector_ab(files: Sequence[File], *, fidelity: str = "off", passes: int = 
     import apache_beam  # noqa: F401  # a worker's imports
 
     import pipeline.graph  # noqa: F401
-    from pipeline.memory import CPYTHON_GEN0, GC_GEN0
+    from pipeline.runtime.memory import CPYTHON_GEN0, GC_GEN0
 
     saved = gc.get_threshold()
     best = {"default": float("inf"), "tuned": float("inf")}

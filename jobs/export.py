@@ -33,7 +33,6 @@ from jobs.normalize import (
     run_and_wait,
     submitted,
 )
-from pipeline import fixed_cost
 from pipeline.commit import STAGING
 from pipeline.export_job import (
     MANIFEST,
@@ -46,8 +45,9 @@ from pipeline.export_job import (
     help_text,
     parse,
 )
-from pipeline.io import Output, staged_path
-from pipeline.options import is_remote
+from pipeline.runtime import fixed_cost
+from pipeline.runtime.options import is_remote
+from pipeline.runtime.storage import Output, staged_path
 
 
 def _err(message: str) -> None:
@@ -119,7 +119,7 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
         except OutputProblem as exc:
             _err(str(exc).replace("--output", "-o"))
             return EXIT_FAILED
-    fixed_cost.install()  # Beam's fixed cost per run (pipeline/fixed_cost.py)
+    fixed_cost.install()  # Beam's fixed cost per run (pipeline/runtime/fixed_cost.py)
     p = beam.Pipeline(options=options)
     built = build_export(p, cfg, shards)
     display = None if cfg.quiet or remote else Progress(PROG, unit="lines")

@@ -40,12 +40,11 @@ from apache_beam.runners.runner import PipelineResult
 
 from bunzai_codecs.core.stop import interrupt_of, interrupted_exit
 from bunzai_codecs.progress import Progress
-from pipeline import fixed_cost
 from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
-from pipeline.io import Output, list_files, staged_path, write_bytes
 from pipeline.manifest import MANIFEST, now
-from pipeline.options import (
+from pipeline.runtime import fixed_cost
+from pipeline.runtime.options import (
     NormalizeConfig,
     UsageError,
     help_text,
@@ -54,7 +53,8 @@ from pipeline.options import (
     runner_name,
     submits_only,
 )
-from pipeline.progress import watching
+from pipeline.runtime.progress import watching
+from pipeline.runtime.storage import Output, list_files, staged_path, write_bytes
 from pipeline.summary import summary
 
 EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -70,7 +70,7 @@ class OutputProblem(Exception):
 
 
 def prepare(cfg: NormalizeConfig, options: PipelineOptions) -> tuple[beam.Pipeline, Built]:
-    fixed_cost.install()  # Beam's fixed cost per run (pipeline/fixed_cost.py): before the graph is built
+    fixed_cost.install()  # Beam's fixed cost per run (pipeline/runtime/fixed_cost.py): before the graph is built
     p = beam.Pipeline(options=options)
     return p, build(p, cfg, runner=runner_name(options), started=now())
 

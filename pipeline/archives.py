@@ -23,7 +23,7 @@ from typing import Any
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff
-from pipeline.io import read_bounded
+from pipeline.runtime.storage import read_bounded
 
 #: name endings read as archives, and the fsspec protocol that reads each
 SUFFIXES = ((".tar.gz", "tar"), (".tgz", "tar"), (".tar", "tar"), (".zip", "zip"))

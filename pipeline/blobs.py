@@ -37,7 +37,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.formats.vaud.codec import STORED, dumps
-from pipeline.io import Output, copy_file, join, staged_path, write_bytes
+from pipeline.runtime.storage import Output, copy_file, join, staged_path, write_bytes
 
 #: the blob store's folder in a dataset
 BLOBS_DIR = "blobs"

@@ -36,9 +36,9 @@ from typing import Any
 import apache_beam as beam
 import orjson
 
-from pipeline.io import Output, move_file, staged_path, write_bytes
 from pipeline.manifest import MANIFEST, build_manifest, now
 from pipeline.prune import Prune
+from pipeline.runtime.storage import Output, move_file, staged_path, write_bytes
 
 #: the parent of every run's staging folder, inside the output
 STAGING = ".bunzai-staging"

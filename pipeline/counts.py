@@ -1,6 +1,6 @@
 """The manifest's numbers: count pairs ``((key, ...), n)`` made from the records themselves
 (inventory rows, rejects, fidelity rows, committed exports), summed per key, so the manifest is
-exact on every runner. Beam counters (pipeline/counters.py) report the same flow live.
+exact on every runner. Beam counters (pipeline/runtime/counters.py) report the same flow live.
 
 ``Count`` sums every stream of the run producer by producer (lifted: each partial sum is made fused
 with its producer), so only a few partial sums per key meet in a Flatten, never one pair per

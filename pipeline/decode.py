@@ -13,8 +13,6 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.errors import Malformed, NotRecognized
-from pipeline import fixed_cost
-from pipeline.counters import count
 from pipeline.elements import (
     INVENTORY,
     REJECTED_WHOLE,
@@ -25,7 +23,9 @@ from pipeline.elements import (
     inventory_row,
     reject,
 )
-from pipeline.memory import tune_gc
+from pipeline.runtime import fixed_cost
+from pipeline.runtime.counters import count
+from pipeline.runtime.memory import tune_gc
 
 
 class _Detect(beam.DoFn):

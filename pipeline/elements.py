@@ -16,8 +16,8 @@ from typing import Any
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff
-from pipeline.counters import count
-from pipeline.io import FileRef
+from pipeline.runtime.counters import count
+from pipeline.runtime.storage import FileRef
 
 #: tagged outputs every stage that can stop an input has
 REJECTS = "rejects"

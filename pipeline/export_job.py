@@ -35,12 +35,11 @@ from bunzai_codecs.formats.vaud.codec import from_tree
 from bunzai_codecs.lint import ID_PATTERN
 from pipeline.blobs import blob_rel
 from pipeline.commit import STAGING, RunRefused
-from pipeline.counters import count
 from pipeline.datasets import reject_record
 from pipeline.elements import reject
 from pipeline.export import CommitExports, ExportCandidate, export_formats_for
-from pipeline.io import Output, Storage, is_local, join, list_files, move_file, staged_path, write_bytes
-from pipeline.options import (
+from pipeline.runtime.counters import count
+from pipeline.runtime.options import (
     UsageError,
     _add_local_args,
     _Parser,
@@ -51,6 +50,16 @@ from pipeline.options import (
     literal_secrets,
     parse_storage_options,
     split_secrets,
+)
+from pipeline.runtime.storage import (
+    Output,
+    Storage,
+    is_local,
+    join,
+    list_files,
+    move_file,
+    staged_path,
+    write_bytes,
 )
 from pipeline.since import ReadShards
 

@@ -17,10 +17,10 @@ import apache_beam as beam
 from pipeline.balance import Balance
 from pipeline.commit import Commit
 from pipeline.counts import Count, RejectExamples
-from pipeline.io import Output
-from pipeline.options import NormalizeConfig
 from pipeline.outputs import Written
 from pipeline.packed import packed_uris
+from pipeline.runtime.options import NormalizeConfig
+from pipeline.runtime.storage import Output
 from pipeline.streams import Results, each
 
 

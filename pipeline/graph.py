@@ -31,11 +31,11 @@ import apache_beam as beam
 from pipeline.commit import STAGING
 from pipeline.finish import Finish
 from pipeline.index import LoadBigQuery
-from pipeline.io import Output
 from pipeline.listing import ListInputs
 from pipeline.normalize import Normalize
-from pipeline.options import NormalizeConfig
 from pipeline.outputs import WriteOutputs
+from pipeline.runtime.options import NormalizeConfig
+from pipeline.runtime.storage import Output
 from pipeline.since import CarryForward, Previous, codec_fingerprint, load_previous
 from pipeline.streams import merged
 

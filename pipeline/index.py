@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.media import items as media_items
 from bunzai_codecs.lint import RULES
-from pipeline.io import Output, Storage, open_atomic, read_lines, staged_path
+from pipeline.runtime.storage import Output, Storage, open_atomic, read_lines, staged_path
 from pipeline.shards import ShardInfo, ShardSpec, WriteShards, record
 
 #: the dataset's name: its folder in the output and its key under the manifest's ``outputs.shards``

@@ -18,13 +18,13 @@ from apache_beam.transforms.window import GlobalWindows
 
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 from pipeline.archives import archive_input, chain_url
-from pipeline.counters import count
 from pipeline.counts import deleted_counts
 from pipeline.elements import REJECTS, Pending, reject
-from pipeline.io import FileRef, InputSpec, Storage, checksum, list_files
-from pipeline.options import NormalizeConfig
 from pipeline.packed import cell_of, pack_pending, unpack_pending
 from pipeline.pairing import PairWithPrevious
+from pipeline.runtime.counters import count
+from pipeline.runtime.options import NormalizeConfig
+from pipeline.runtime.storage import FileRef, InputSpec, Storage, checksum, list_files
 from pipeline.since import Previous, previous_inventory
 from pipeline.streams import Results, results
 

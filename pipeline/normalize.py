@@ -27,10 +27,10 @@ from pipeline.decode import Decode, Detect
 from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, ValidInput
 from pipeline.export import WRITTEN, Export
 from pipeline.index import INDEX, unchecked_rows
-from pipeline.io import Output
-from pipeline.options import NormalizeConfig
 from pipeline.read import REFRESHED, UNCHANGED, ReadBytes
 from pipeline.roundtrip import RoundTrip, rejected_row
+from pipeline.runtime.options import NormalizeConfig
+from pipeline.runtime.storage import Output
 from pipeline.streams import Producers, Results, each, results
 from pipeline.validate import Validate
 

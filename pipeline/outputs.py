@@ -27,8 +27,8 @@ from pipeline.datasets import DATASETS
 from pipeline.export import CommitExports
 from pipeline.fidelity import WriteFidelityReport
 from pipeline.index import WriteIndex
-from pipeline.io import Output
-from pipeline.options import NormalizeConfig
+from pipeline.runtime.options import NormalizeConfig
+from pipeline.runtime.storage import Output
 from pipeline.shards import WriteShards
 from pipeline.streams import Producers, Results, each
 

@@ -22,7 +22,7 @@ import orjson
 
 from bunzai_codecs.core import inflate
 from pipeline.elements import Pending
-from pipeline.io import FileRef
+from pipeline.runtime.storage import FileRef
 
 #: a packed batch is bunzai's own, but every inflate is bounded
 PACK_LIMIT = 64 << 20

@@ -16,8 +16,8 @@ from apache_beam.pvalue import TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
 from pipeline.elements import Pending
-from pipeline.io import FileRef
 from pipeline.packed import cell_of, pack_rows, unpack_rows
+from pipeline.runtime.storage import FileRef
 
 #: tagged output: uris only the previous run had
 DELETED = "deleted"

@@ -12,7 +12,7 @@ from typing import Any
 
 import apache_beam as beam
 
-from pipeline.io import Output, is_local, list_files
+from pipeline.runtime.storage import Output, is_local, list_files
 
 #: folders the job owns in the output; files there that this run did not write are removed
 MANAGED = ("canonical", "fidelity", "rejects", "inventory", "index", "exports", "blobs")

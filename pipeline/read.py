@@ -15,12 +15,12 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded
 from bunzai_codecs.core.sniff import Sniff
-from pipeline import fixed_cost
 from pipeline.archives import chain_url, member_protocol
-from pipeline.counters import count
 from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, InputFile, Pending, inventory_row, reject
-from pipeline.io import FileRef, Storage, read_bounded
-from pipeline.memory import tune_gc
+from pipeline.runtime import fixed_cost
+from pipeline.runtime.counters import count
+from pipeline.runtime.memory import tune_gc
+from pipeline.runtime.storage import FileRef, Storage, read_bounded
 
 #: tagged outputs: ``Pending`` that ``--since`` need not read again, and uris the previous run had
 #: that this run processes anew
@@ -39,7 +39,7 @@ class _ReadBytes(beam.DoFn):
 
     def setup(self) -> None:
         fixed_cost.install()  # Beam's memos in whatever worker process the runner starts
-        tune_gc()  # see pipeline/memory.py: decoding builds thousands of small objects per input
+        tune_gc()  # see pipeline/runtime/memory.py: decoding builds thousands of small objects per input
         self.fss: list[Any] = []
         for url in self.inputs:
             try:

@@ -14,11 +14,11 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.fidelity import RowError, check_decoded, decode_row, reject_row
-from pipeline import fixed_cost
-from pipeline.counters import count
 from pipeline.elements import REJECTS, ValidInput, reject
 from pipeline.index import INDEX, index_rows
-from pipeline.memory import tune_gc
+from pipeline.runtime import fixed_cost
+from pipeline.runtime.counters import count
+from pipeline.runtime.memory import tune_gc
 
 
 class _RoundTrip(beam.DoFn):

@@ -37,7 +37,7 @@ import fsspec
 import orjson
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.io import Output, open_atomic, read_lines, staged_path, write_bytes
+from pipeline.runtime.storage import Output, open_atomic, read_lines, staged_path, write_bytes
 from pipeline.streams import each
 
 #: hash cells; also the most shards one dataset is cut into

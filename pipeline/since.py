@@ -36,8 +36,8 @@ from pipeline.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, can
 from pipeline.elements import Pending, inventory_row
 from pipeline.export import ExportCandidate, export_formats_for, export_rel
 from pipeline.index import INDEX, CarryIndex
-from pipeline.io import Storage, join, read_lines
-from pipeline.options import NormalizeConfig, UsageError, moved_notes
+from pipeline.runtime.options import NormalizeConfig, UsageError, moved_notes
+from pipeline.runtime.storage import Storage, join, read_lines
 from pipeline.streams import Results, results
 
 MANIFEST_VERSION = 1

@@ -9,8 +9,8 @@ from typing import Any
 from pipeline.blobs import blob_rows
 from pipeline.elements import STAGES
 from pipeline.fidelity import FIDELITY_REPORT
-from pipeline.io import Output
 from pipeline.manifest import MANIFEST
+from pipeline.runtime.storage import Output
 
 
 def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:

@@ -15,7 +15,6 @@ from apache_beam.pvalue import TaggedOutput
 from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.core.entity import CanonicalEntity, Source
 from pipeline.blobs import lean_line
-from pipeline.counters import count
 from pipeline.elements import (
     INVENTORY,
     REJECTED_WHOLE,
@@ -26,6 +25,7 @@ from pipeline.elements import (
     inventory_row,
     reject,
 )
+from pipeline.runtime.counters import count
 
 
 class _Validate(beam.DoFn):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bunzai_codecs.core import basecache
-from pipeline import fixed_cost
+from pipeline.runtime import fixed_cost
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: mutated after decode; a recall of a changed one raises basecache.RuleBroken
 basecache.CHECK = True
 
-#: Beam's fixed cost per run (pipeline/fixed_cost.py), as a job installs it when it starts: every
+#: Beam's fixed cost per run (pipeline/runtime/fixed_cost.py), as a job installs it when it starts: every
 #: pipeline the tests build gets the memos
 fixed_cost.install()
 

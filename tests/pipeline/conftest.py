@@ -28,9 +28,9 @@ from bunzai_codecs import write
 from bunzai_codecs.core.entity import CanonicalEntity, canonical_id
 from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
 from jobs.normalize import read_manifest, run_pipeline
-from pipeline.counters import NAMESPACE
-from pipeline.io import Storage
-from pipeline.options import parse
+from pipeline.runtime.counters import NAMESPACE
+from pipeline.runtime.options import parse
+from pipeline.runtime.storage import Storage
 from tests.conftest import corpus_root
 
 ROOT = Path(__file__).resolve().parents[2]

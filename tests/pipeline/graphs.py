@@ -17,7 +17,7 @@ from apache_beam.pipeline import AppliedPTransform, PipelineVisitor
 
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 from pipeline.graph import build
-from pipeline.options import export_formats, parse, runner_name
+from pipeline.runtime.options import export_formats, parse, runner_name
 from pipeline.since import MANIFEST_VERSION, codec_fingerprint
 
 IMAGE = "us-central1-docker.pkg.dev/bunzai-dry-run/bunzai/bunzai:test"

@@ -12,7 +12,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Coverage
 from jobs import audit
 from jobs.normalize import run as run_job
-from pipeline.options import UsageError, parse
+from pipeline.runtime.options import UsageError, parse
 from tests.fidelity import toys
 
 from .conftest import PINNED, SharedRuns

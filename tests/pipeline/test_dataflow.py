@@ -31,9 +31,9 @@ from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 from apache_beam.portability import common_urns
 from apache_beam.portability.api import beam_runner_api_pb2
 
-import pipeline.io as pio
-from pipeline.io import Storage, is_local_url, resolve_secrets
-from pipeline.options import UsageError, export_formats, literal_secrets, parse, submits_only
+import pipeline.runtime.storage as pio
+from pipeline.runtime.options import UsageError, export_formats, literal_secrets, parse, submits_only
+from pipeline.runtime.storage import Storage, is_local_url, resolve_secrets
 
 from .graphs import DRY_RUN, IMAGE, SECRET_REF, applied_transforms, build_graph, full_argv
 

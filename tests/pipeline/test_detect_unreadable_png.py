@@ -10,7 +10,7 @@ from bunzai_codecs.core import png
 from bunzai_codecs.core.sniff import Sniff
 from pipeline.decode import _Detect
 from pipeline.elements import INVENTORY, REJECTS, InputFile
-from pipeline.io import FileRef
+from pipeline.runtime.storage import FileRef
 from tests.formats.helpers import sample
 
 

@@ -94,14 +94,14 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
     run that was never interrupted leaves."""
     import pipeline.export
     import pipeline.fidelity
-    import pipeline.io
+    import pipeline.runtime.storage
     import pipeline.shards
 
     args = ("--input", str(shared.inputs), *SAMPLES_EXPORT_ALL)
     reference = shared.run(*SAMPLES_EXPORT_ALL)  # the same inputs, never interrupted
 
     calls = {"n": 0}
-    real_write = pipeline.io.write_bytes
+    real_write = pipeline.runtime.storage.write_bytes
 
     def dying_write(fs: Any, path: str, data: bytes) -> None:
         calls["n"] += 1
@@ -109,7 +109,7 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
             raise Interrupted(f"worker lost at write {after}: {path}")
         real_write(fs, path, data)
 
-    for mod in (pipeline.io, pipeline.export, pipeline.shards, pipeline.fidelity):
+    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.shards, pipeline.fidelity):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", dying_write)
     out = tmp_path / "interrupted"
@@ -139,7 +139,7 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
 
     import pipeline.export
     import pipeline.fidelity
-    import pipeline.io
+    import pipeline.runtime.storage
     import pipeline.shards
     from jobs.normalize import run
 
@@ -148,7 +148,7 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
     out = copy_output(shared.run(), tmp_path / "out")
     before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     calls = {"n": 0}
-    real_write = pipeline.io.write_bytes
+    real_write = pipeline.runtime.storage.write_bytes
 
     def write_then_term(fs: Any, path: str, data: bytes) -> None:
         calls["n"] += 1
@@ -156,7 +156,7 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
             signal.raise_signal(signal.SIGTERM)
         real_write(fs, path, data)
 
-    for mod in (pipeline.io, pipeline.export, pipeline.shards, pipeline.fidelity):
+    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.shards, pipeline.fidelity):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", write_then_term)
     rc = run([*PINNED, "--input", str(shared.inputs), "--output", str(out), "--quiet"])

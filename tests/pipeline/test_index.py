@@ -27,7 +27,7 @@ from pipeline.index import (
     read_rows,
     write_parquet,
 )
-from pipeline.options import UsageError, parse
+from pipeline.runtime.options import UsageError, parse
 from tests.conftest import corpus_root
 
 from .conftest import PINNED, SAMPLES, SAMPLES_AND_CORPUS_NATIVE, Run, SharedRuns, normalize

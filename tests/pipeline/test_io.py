@@ -15,8 +15,8 @@ from bunzai_codecs.core.entity import CanonicalEntity, Source
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats.vaud.codec import dumps
-from pipeline.io import InputSpec, Output, Storage, list_files, open_atomic, write_bytes
-from pipeline.options import UsageError, export_formats, parse, parse_storage_options, split_secrets
+from pipeline.runtime.options import UsageError, export_formats, parse, parse_storage_options, split_secrets
+from pipeline.runtime.storage import InputSpec, Output, Storage, list_files, open_atomic, write_bytes
 from pipeline.shards import GRID, ShardSpec, WriteShards, cell_offsets, line_of, plan, record
 from pipeline.since import canonical_keys
 
@@ -266,7 +266,7 @@ def test_read_lines_reads_ranges_and_never_mistakes_a_short_read_for_the_end(tmp
     and calls a short range an OSError."""
     import fsspec
 
-    from pipeline.io import read_lines
+    from pipeline.runtime.storage import read_lines
 
     fs = fsspec.filesystem("file")
     p = tmp_path / "run.bin"
@@ -286,7 +286,7 @@ def test_read_lines_reads_ranges_and_never_mistakes_a_short_read_for_the_end(tmp
 def test_read_bounded_reads_past_a_stale_listed_size(tmp_path: Path) -> None:
     import fsspec
 
-    from pipeline.io import read_bounded
+    from pipeline.runtime.storage import read_bounded
 
     fs = fsspec.filesystem("file")
     p = tmp_path / "f.json"

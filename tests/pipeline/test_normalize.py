@@ -14,7 +14,7 @@ from bunzai_codecs.core.codec import sniff_kind
 from bunzai_codecs.formats.vaud.codec import from_tree
 from jobs.normalize import run as run_job
 from pipeline.export import export_formats_for
-from pipeline.options import export_formats, parse, runner_name
+from pipeline.runtime.options import export_formats, parse, runner_name
 from tests.conftest import corpus_root, expect_rows
 
 from .conftest import EXPECTED, PINNED, SAMPLES, Run, SharedRuns, normalize, same_outputs

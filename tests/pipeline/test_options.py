@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from pipeline.options import UsageError, parse
+from pipeline.runtime.options import UsageError, parse
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Live progress of ``bunzai normalize`` on the local runners (pipeline/progress.py): a bar under a
+"""Live progress of ``bunzai normalize`` on the local runners (pipeline/runtime/progress.py): a bar under a
 pseudo-terminal, plain lines without one, nothing with ``--quiet``; on Dataflow, the job's console
 URL."""
 

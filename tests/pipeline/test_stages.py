@@ -17,12 +17,12 @@ from pipeline.balance import Balance, DigestSet
 from pipeline.datasets import canonical_records
 from pipeline.decode import Decode, Detect
 from pipeline.elements import InputFile, Pending
-from pipeline.io import FileRef, Storage
 from pipeline.listing import ListFiles, Pack, SharedSizes, Spread
 from pipeline.packed import packed_uris, uri_digest
 from pipeline.pairing import PairWithPrevious
 from pipeline.read import ReadBytes
 from pipeline.roundtrip import RoundTrip
+from pipeline.runtime.storage import FileRef, Storage
 from pipeline.validate import Validate
 
 from .conftest import write_inputs
@@ -214,7 +214,7 @@ def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Pat
     from bunzai_codecs.core.codec import Codec, EmitContext
     from bunzai_codecs.core.entity import CanonicalEntity, Decoded
     from pipeline.export import Export
-    from pipeline.io import Output
+    from pipeline.runtime.storage import Output
 
     class Buggy(Codec):
         id = "buggy"

@@ -36,7 +36,7 @@ from apache_beam.options.pipeline_options import (
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline.io import SECRET_REF, Storage, is_local_url
+from pipeline.runtime.storage import SECRET_REF, Storage, is_local_url
 
 DEFAULT_OUTPUT = "out"
 DEFAULT_SHARD_BYTES = 128 << 20

@@ -1,7 +1,7 @@
 """The stages' Beam counters: what a run is doing, live, on every runner.
 
 Counters live in the ``bunzai`` namespace (``COUNTERS`` lists them). Each ``count()`` is also
-added to the live display of a local run (pipeline/progress.py). The manifest's numbers do not
+added to the live display of a local run (pipeline/runtime/progress.py). The manifest's numbers do not
 come from here: they are counted from the records themselves (pipeline/counts.py), exact on
 every runner.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from apache_beam.metrics import Metrics
 
-from pipeline.progress import note as note_progress
+from pipeline.runtime.progress import note as note_progress
 
 NAMESPACE = "bunzai"
 
@@ -47,7 +47,7 @@ def count(name: str, n: int = 1) -> None:
     if c is None:
         c = _COUNTERS[name] = Metrics.counter(NAMESPACE, name)
     c.inc(n)
-    note_progress(name, n)  # the live display of a local run (pipeline/progress.py)
+    note_progress(name, n)  # the live display of a local run (pipeline/runtime/progress.py)
 
 
 __all__ = ["COUNTERS", "NAMESPACE", "count"]

@@ -1,7 +1,7 @@
 """Live progress of a normalize run on the local runners.
 
 Beam's counters (namespace ``bunzai``) can only be read once a local run is over. So every
-``count()`` of the stages (pipeline/counters.py) is also added to a tally of the process it runs
+``count()`` of the stages (pipeline/runtime/counters.py) is also added to a tally of the process it runs
 in; when the job process asked for it — ``BUNZAI_PROGRESS_DIR`` names a folder in the environment,
 which the runner's worker processes inherit — each process writes its tally there every
 ``FLUSH`` seconds, and ``Watch`` in the job process sums the files into the display
