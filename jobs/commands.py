@@ -28,8 +28,8 @@ def run_job(
     if given) and exit 2; SIGTERM is handled as Ctrl-C (:mod:`bunzai_codecs.core.stop`)."""
     from bunzai_codecs.core.stop import interrupted_exit, terminate_as_interrupt
     from jobs.normalize import EXIT_OK, EXIT_USAGE, beam_logs
+    from pipeline.runtime.errors import UsageError
     from pipeline.runtime.memory import tune_malloc
-    from pipeline.runtime.options import UsageError
 
     args = list(sys.argv[1:] if argv is None else argv)
     if "-h" in args or "--help" in args:

@@ -44,9 +44,9 @@ from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.graph import Built, build
 from pipeline.manifest import MANIFEST, now
 from pipeline.runtime import fixed_cost
+from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import (
     NormalizeConfig,
-    UsageError,
     help_text,
     is_remote,
     parse,

@@ -39,18 +39,16 @@ from pipeline.datasets import reject_record
 from pipeline.elements import reject
 from pipeline.export import CommitExports, ExportCandidate, export_formats_for
 from pipeline.runtime.counters import count
+from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import (
-    UsageError,
     _add_local_args,
     _Parser,
     beam_options,
     export_formats,
     is_local_url,
     is_remote,
-    literal_secrets,
-    parse_storage_options,
-    split_secrets,
 )
+from pipeline.runtime.secrets import literal_secrets, parse_storage_options, split_secrets
 from pipeline.runtime.storage import (
     Output,
     Storage,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.commands import run_job
-from pipeline.runtime.options import UsageError
+from pipeline.runtime.errors import UsageError
 
 
 def _never(args: list[str]) -> int:

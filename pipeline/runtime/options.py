@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,18 +34,15 @@ from apache_beam.options.pipeline_options import (
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline.runtime.storage import SECRET_REF, Storage, is_local_url
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.secrets import literal_secrets, parse_storage_options, split_secrets
+from pipeline.runtime.storage import Storage, is_local_url
 
 DEFAULT_OUTPUT = "out"
 DEFAULT_SHARD_BYTES = 128 << 20
 #: ``--fidelity`` modes, cheapest first: each one's checks include the previous one's
 FIDELITY_MODES = ("off", "native", "full")
 DEFAULT_FIDELITY = "full"
-_SECRET_FLAG = re.compile(r"^--storage[-_]options?(=|$)")
-
-
-class UsageError(ValueError):
-    """A bad option: the job prints it and exits 2."""
 
 
 def _flag(text: str) -> bool:
@@ -252,39 +247,6 @@ class NormalizeConfig:
         }
 
 
-def split_secrets(argv: Sequence[str]) -> tuple[list[str], str | None]:
-    """``argv`` without ``--storage-options`` (either spelling, ``=`` or separate value), and its value."""
-    rest: list[str] = []
-    value: str | None = None
-    it = iter(range(len(argv)))
-    for i in it:
-        a = argv[i]
-        m = _SECRET_FLAG.match(a)
-        if m is None:
-            rest.append(a)
-        elif m.group(1) == "=":
-            value = a.split("=", 1)[1]
-        else:
-            if i + 1 >= len(argv):
-                raise UsageError("--storage-options needs a JSON value")
-            value = argv[i + 1]
-            next(it, None)
-    return rest, value
-
-
-def parse_storage_options(text: str | None) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        # the message must not echo the value: it may hold a key
-        raise UsageError(f"--storage-options is not valid JSON (at character {exc.pos})") from None
-    if not isinstance(value, Mapping):
-        raise UsageError("--storage-options must be a JSON object")
-    return dict(value)
-
-
 def writable(format_id: str) -> bool:
     """Whether the format's codec can encode (some formats are read-only)."""
     return type(registry.get(format_id)).encode is not Codec.encode
@@ -321,48 +283,10 @@ def default_inputs() -> tuple[str, ...]:
     here = Path("samples")
     if here.is_dir():
         return ("samples",)
-    bundled = Path(__file__).resolve().parents[1] / "samples"
+    bundled = Path(__file__).resolve().parents[2] / "samples"
     if bundled.is_dir():
         return (str(bundled),)
     raise UsageError("no --input given and there is no samples/ folder here")
-
-
-#: storage option names that hold credentials (s3fs, gcsfs, adlfs, fsspec's http/ftp/sftp)
-SECRET_OPTION_KEYS = frozenset(
-    {
-        "key",
-        "secret",
-        "token",
-        "password",
-        "session_token",
-        "aws_access_key_id",
-        "aws_secret_access_key",
-        "aws_session_token",
-        "account_key",
-        "sas_token",
-        "client_secret",
-        "connection_string",
-        "credentials",
-    }
-)
-#: gcsfs ``token`` values that name a method, not a credential
-_TOKEN_METHODS = frozenset({"anon", "cloud", "google_default"})
-
-
-def _named(key: str, value: str) -> bool:
-    return bool(SECRET_REF.match(value)) or (key == "token" and value in _TOKEN_METHODS)
-
-
-def literal_secrets(options: Mapping[str, Any], where: str = "") -> list[str]:
-    """Paths of credential options given as literal values rather than ``gcp-secret:`` references."""
-    found: list[str] = []
-    for k, v in options.items():
-        path = f"{where}.{k}" if where else str(k)
-        if isinstance(v, Mapping):
-            found += literal_secrets(v, path)
-        elif k in SECRET_OPTION_KEYS and isinstance(v, str) and v and not _named(k, v):
-            found.append(path)
-    return found
 
 
 #: runners whose workers are other machines: nothing on this machine's disk reaches them (Beam
@@ -650,15 +574,11 @@ __all__ = [
     "FIDELITY_MODES",
     "NormalizeConfig",
     "NormalizeOptions",
-    "UsageError",
     "export_formats",
     "help_text",
     "is_remote",
-    "literal_secrets",
     "parse",
-    "parse_storage_options",
     "runner_name",
     "split_audit",
-    "split_secrets",
     "submits_only",
 ]

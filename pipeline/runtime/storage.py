@@ -2,10 +2,9 @@
 listing, bounded reads and atomic writes.
 
 - ``Storage`` turns a URL into ``(filesystem, path)`` with the user's ``--storage-options``; it is
-  picklable configuration, so DoFns build their filesystems in ``setup()`` on the worker. A value
-  ``gcp-secret:projects/P/secrets/S/versions/V`` is looked up in Secret Manager only there, when a
-  filesystem is opened: the job graph (pickled into the Dataflow job) carries the name, never the
-  secret.
+  picklable configuration, so DoFns build their filesystems in ``setup()`` on the worker. A
+  ``gcp-secret:`` value is looked up (``secrets.py``) only there, when a filesystem is opened: the
+  job graph (pickled into the Dataflow job) carries the name, never the secret.
 - ``list_files`` expands one input (a file, a directory, a glob, a chain such as
   ``zip://**::s3://bucket/dump.zip``) as a generator: one directory listing (or, on S3, one page of
   a flat listing) in memory at a time, never the whole bucket.
@@ -30,12 +29,12 @@ from fsspec.core import split_protocol, url_to_fs
 from fsspec.spec import AbstractFileSystem
 from fsspec.utils import glob_translate
 
+from pipeline.runtime.secrets import resolve_secrets
+
 _MAGIC = re.compile(r"[*?\[]")
 #: info keys that hold a content checksum, in order of preference (S3, GCS, zip members)
 _CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "CRC")
 _LOCAL = frozenset({"file", "local"})
-#: a storage option value that names a Secret Manager secret version instead of holding the secret
-SECRET_REF = re.compile(r"^gcp-secret:(projects/[^/\s]+/secrets/[^/\s]+/versions/[^/\s]+)$")
 
 
 @dataclass(frozen=True)
@@ -76,44 +75,6 @@ class Storage:
             kwargs["skip_instance_cache"] = True
         fs, path = url_to_fs(url, **kwargs)
         return fs, path
-
-
-#: secret version name -> value, per process (never in anything that is pickled or logged)
-_SECRETS: dict[str, str] = {}
-
-
-def _access_secret(version_name: str) -> str:
-    """The secret's payload, from Secret Manager with the process's credentials (on Dataflow, the
-    worker service account: it needs ``roles/secretmanager.secretAccessor`` on the secret)."""
-    try:
-        from apache_beam.utils.secret import GcpSecret
-    except ImportError as exc:  # pragma: no cover - Beam has had it since 2.66
-        raise OSError(f"cannot read secret {version_name}: {exc}") from None
-    try:
-        return GcpSecret(version_name).get_str()
-    except Exception as exc:  # Beam wraps every client error (no library, no access, no secret)
-        raise PermissionError(f"cannot read secret {version_name}: {' '.join(str(exc).split())}") from None
-
-
-def secret_value(version_name: str) -> str:
-    """The value of a secret version, fetched once per process; a trailing newline (what
-    ``echo KEY | gcloud secrets create ... --data-file=-`` stores) is dropped."""
-    if version_name not in _SECRETS:
-        value = _access_secret(version_name)
-        _SECRETS[version_name] = value[:-2] if value.endswith("\r\n") else value.removesuffix("\n")
-    return _SECRETS[version_name]
-
-
-def resolve_secrets(value: Any) -> Any:
-    """``value`` (storage options) with every ``gcp-secret:...`` string replaced by the secret."""
-    if isinstance(value, str):
-        m = SECRET_REF.match(value)
-        return secret_value(m.group(1)) if m else value
-    if isinstance(value, Mapping):
-        return {k: resolve_secrets(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(resolve_secrets(v) for v in value)
-    return value
 
 
 def is_local_url(url: str) -> bool:
@@ -473,8 +434,6 @@ __all__ = [
     "open_atomic",
     "read_bounded",
     "read_lines",
-    "resolve_secrets",
-    "secret_value",
     "staged_path",
     "write_bytes",
 ]

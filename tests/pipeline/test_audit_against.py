@@ -12,7 +12,8 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Coverage
 from jobs import audit
 from jobs.normalize import run as run_job
-from pipeline.runtime.options import UsageError, parse
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import parse
 from tests.fidelity import toys
 
 from .conftest import PINNED, SharedRuns

@@ -27,7 +27,8 @@ from pipeline.index import (
     read_rows,
     write_parquet,
 )
-from pipeline.runtime.options import UsageError, parse
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import parse
 from tests.conftest import corpus_root
 
 from .conftest import PINNED, SAMPLES, SAMPLES_AND_CORPUS_NATIVE, Run, SharedRuns, normalize

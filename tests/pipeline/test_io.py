@@ -15,7 +15,9 @@ from bunzai_codecs.core.entity import CanonicalEntity, Source
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats.vaud.codec import dumps
-from pipeline.runtime.options import UsageError, export_formats, parse, parse_storage_options, split_secrets
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import export_formats, parse
+from pipeline.runtime.secrets import parse_storage_options, split_secrets
 from pipeline.runtime.storage import InputSpec, Output, Storage, list_files, open_atomic, write_bytes
 from pipeline.shards import GRID, ShardSpec, WriteShards, cell_offsets, line_of, plan, record
 from pipeline.since import canonical_keys
