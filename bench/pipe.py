@@ -73,7 +73,7 @@ def same_work(f: File, fidelity: str = "full") -> int:
     from bunzai_codecs.core.sniff import Sniff
     from bunzai_codecs.fidelity import check_decoded, decode_row
     from bunzai_codecs.formats.vaud.codec import dumps
-    from pipeline.shards import record
+    from pipeline.dataset.shards import record
 
     s = Sniff(f.data, f.name, uri=f.path)
     try:

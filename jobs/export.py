@@ -33,7 +33,7 @@ from jobs.normalize import (
     run_and_wait,
     submitted,
 )
-from pipeline.commit import STAGING
+from pipeline.dataset.commit import STAGING
 from pipeline.export_job import (
     MANIFEST,
     PROG,

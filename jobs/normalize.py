@@ -7,7 +7,7 @@ On Dataflow (``--runner=DataflowRunner``, see deploy/README.md) it submits the j
 console URL and, like locally, waits for it and prints the summary; inside a Flex Template
 launcher, or with ``--dry_run`` / ``--template_location``, it returns once the job is handed over.
 
-A run changes the output folder only when it is complete and balanced (pipeline/commit.py); every
+A run changes the output folder only when it is complete and balanced (pipeline/dataset/commit.py); every
 failure is one line on stderr (``--debug``: with its traceback) and one of these exit codes:
 
 0 done (rejects are results, not failures); 1 the manifest does not balance (an input is
@@ -40,9 +40,9 @@ from apache_beam.runners.runner import PipelineResult
 
 from bunzai_codecs.core.stop import interrupt_of, interrupted_exit
 from bunzai_codecs.progress import Progress
-from pipeline.commit import EMPTY, LISTING, STAGING, staging_parent
+from pipeline.dataset.commit import EMPTY, LISTING, STAGING, staging_parent
+from pipeline.dataset.manifest import MANIFEST, now
 from pipeline.graph import Built, build
-from pipeline.manifest import MANIFEST, now
 from pipeline.runtime import fixed_cost
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import (
@@ -355,7 +355,7 @@ def _failed(run: _Run, built: Built, exc: BaseException) -> int:
             )
             return EXIT_FAILED
     if run.had_manifest and _has_manifest(built.output) is False:
-        # the window pipeline/commit.py leaves: it failed while moving its files into place
+        # the window pipeline/dataset/commit.py leaves: it failed while moving its files into place
         _err(
             f"the run failed while committing: {failure_line(exc)}; {built.output.url} has no "
             "manifest.json now (incomplete): run again into it to rewrite it whole"

@@ -131,7 +131,7 @@ class ValidEntity:
     entity: CanonicalEntity
     #: its canonical JSONL line (lean vaud-json: big bytes in the blob store), without the newline
     line: bytes
-    #: the bytes the line keeps in the dataset's blob store, by sha256 (``pipeline/blobs.py``)
+    #: the bytes the line keeps in the dataset's blob store, by sha256 (``pipeline/dataset/blobs.py``)
     blobs: dict[str, bytes] = field(default_factory=dict)
 
 

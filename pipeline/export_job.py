@@ -33,9 +33,9 @@ from bunzai_codecs.core.entity import ENTITY_KINDS
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.formats.vaud.codec import from_tree
 from bunzai_codecs.lint import ID_PATTERN
-from pipeline.blobs import blob_rel
-from pipeline.commit import STAGING, RunRefused
-from pipeline.datasets import reject_record
+from pipeline.dataset.blobs import blob_rel
+from pipeline.dataset.commit import STAGING, RunRefused
+from pipeline.dataset.datasets import reject_record
 from pipeline.elements import reject
 from pipeline.export import CommitExports, ExportCandidate, export_formats_for
 from pipeline.runtime.counters import count
@@ -409,7 +409,7 @@ class ExportBuilt:
 
 
 def build_export(p: beam.Pipeline, cfg: ExportConfig, shard_urls: list[str]) -> ExportBuilt:
-    from pipeline.shards import ShardSpec, WriteShards
+    from pipeline.dataset.shards import ShardSpec, WriteShards
 
     output = Output(cfg.output, cfg.storage)
     staging = f"{STAGING}/{uuid.uuid4().hex}"

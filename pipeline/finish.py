@@ -1,6 +1,6 @@
 """Step ``Finish``: the run's numbers, its balance and its verdict, then (only when the listing is
 complete and the run balanced) the commit: every staged file moved into place, the files of
-earlier runs pruned, ``manifest.json`` written last (pipeline/commit.py).
+earlier runs pruned, ``manifest.json`` written last (pipeline/dataset/commit.py).
 
     Results + Written -> Count (counts.py)            -> Commit
                          RejectExamples (counts.py)   ->
@@ -15,8 +15,8 @@ from typing import Any
 import apache_beam as beam
 
 from pipeline.balance import Balance
-from pipeline.commit import Commit
 from pipeline.counts import Count, RejectExamples
+from pipeline.dataset.commit import Commit
 from pipeline.outputs import Written
 from pipeline.packed import packed_uris
 from pipeline.runtime.options import NormalizeConfig

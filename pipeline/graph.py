@@ -9,7 +9,7 @@
                                  report, index/*.parquet, exports/: all staged
                                  (.bunzai-staging/<run>/out/)
     Finish        (finish.py)    counts, balance, the verdict; only if ok: the commit (move into
-                                 place, Prune, manifest.json last; pipeline/commit.py)
+                                 place, Prune, manifest.json last; pipeline/dataset/commit.py)
     BigQuery      (index.py)     --bigquery-table: the committed entity index loaded into BigQuery
 
 The steps hand on ``streams.Results``: every stream (canonical records, inventory rows, rejects,
@@ -28,7 +28,7 @@ from typing import Any
 
 import apache_beam as beam
 
-from pipeline.commit import STAGING
+from pipeline.dataset.commit import STAGING
 from pipeline.finish import Finish
 from pipeline.index import LoadBigQuery
 from pipeline.listing import ListInputs
@@ -52,7 +52,7 @@ class Built:
 def _header(
     cfg: NormalizeConfig, runner: str, started: str, fingerprint: str, previous: Previous | None
 ) -> dict[str, Any]:
-    """What the manifest says about the run before it ran (pipeline/commit.py)."""
+    """What the manifest says about the run before it ran (pipeline/dataset/commit.py)."""
     since = previous.public() if previous is not None else None
     return {
         "options": cfg.public(),

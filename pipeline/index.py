@@ -9,10 +9,10 @@ Parquet schema (``SCHEMA``), the BigQuery table schema (``bigquery_schema``), th
 row (docs/schema/index-row.schema.json) and the column table of docs/entity-index.md are all made
 from it (``python -m pipeline.index docs`` writes both; ``make schema`` runs it).
 
-The rows take the path of every other dataset (pipeline/shards.py): each is a sortable record made
+The rows take the path of every other dataset (pipeline/dataset/shards.py): each is a sortable record made
 where its entity is made (fused with ``RoundTrip``, or ``Validate`` with ``--fidelity off``), the
 records are externally sorted and cut into shards by content, and each sorted shard is then written
-as one Parquet file into the run's staging folder, for the commit (pipeline/commit.py). So the same
+as one Parquet file into the run's staging folder, for the commit (pipeline/dataset/commit.py). So the same
 inputs give the same files, byte for byte: rows in a fixed order (by a hash of the entity id), row
 groups of a fixed number of rows, and no timestamp in the file (Parquet's ``created_by`` names the
 pyarrow version only). Unchanged inputs of a ``--since`` run carry their rows from the previous
@@ -42,8 +42,8 @@ import pyarrow.parquet as pq
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.media import items as media_items
 from bunzai_codecs.lint import RULES
+from pipeline.dataset.shards import ShardInfo, ShardSpec, WriteShards, record
 from pipeline.runtime.storage import Output, Storage, open_atomic, read_lines, staged_path
-from pipeline.shards import ShardInfo, ShardSpec, WriteShards, record
 
 #: the dataset's name: its folder in the output and its key under the manifest's ``outputs.shards``
 INDEX = "index"
@@ -297,7 +297,7 @@ def index_row(entity: CanonicalEntity, *, native: str | None) -> dict[str, Any]:
 
 
 def row_record(row: dict[str, Any]) -> bytes:
-    """The sortable shard record of a row (pipeline/shards.py): placed and ordered by its entity id,
+    """The sortable shard record of a row (pipeline/dataset/shards.py): placed and ordered by its entity id,
     then its source (identical files give entities with one id)."""
     return record(row["id"], [row["id"], row["source_uri"]], orjson.dumps(row))
 

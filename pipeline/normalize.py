@@ -20,9 +20,9 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 
-from pipeline.blobs import StoreBlobs
 from pipeline.counts import export_attempt
-from pipeline.datasets import canonical_records
+from pipeline.dataset.blobs import StoreBlobs
+from pipeline.dataset.datasets import canonical_records
 from pipeline.decode import Decode, Detect
 from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, ValidInput
 from pipeline.export import WRITTEN, Export

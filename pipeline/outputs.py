@@ -1,6 +1,6 @@
 """Step ``WriteOutputs``: the run's results, staged (``.bunzai-staging/<run>/out/``).
 
-    canonical / rejects / inventory / fidelity -> sorted shards (pipeline/shards.py, one writer
+    canonical / rejects / inventory / fidelity -> sorted shards (pipeline/dataset/shards.py, one writer
         fused with each producer; datasets.DATASETS says what each holds and how a row becomes
         its shard record)
     index rows -> sorted the same way, each shard then one Parquet file (pipeline/index.py)
@@ -8,7 +8,7 @@
     export candidates -> CommitExports (one winner per path); exports staged straight to their
         paths pass as they are
     blob references -> SettleBlobs (one per digest: staged, kept in place, or copied from the
-        previous run's folder; pipeline/blobs.py)
+        previous run's folder; pipeline/dataset/blobs.py)
 
 Nothing here is in place yet: ``finish.Finish`` commits it. A new output is a new field of
 ``streams.Results`` written here (a dataset: a new entry of ``datasets.DATASETS``).
@@ -20,16 +20,16 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 
-from pipeline.blobs import KEPT as BLOBS_KEPT
-from pipeline.blobs import SettleBlobs
 from pipeline.counts import export_counts
-from pipeline.datasets import DATASETS
+from pipeline.dataset.blobs import KEPT as BLOBS_KEPT
+from pipeline.dataset.blobs import SettleBlobs
+from pipeline.dataset.datasets import DATASETS
+from pipeline.dataset.shards import WriteShards
 from pipeline.export import CommitExports
 from pipeline.fidelity import WriteFidelityReport
 from pipeline.index import WriteIndex
 from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import Output
-from pipeline.shards import WriteShards
 from pipeline.streams import Producers, Results, each
 
 
@@ -86,7 +86,7 @@ class WriteOutputs(beam.PTransform):
             kept.append(settled.kept)
             counts.update(each("CountExports", {"committed": settled.staged}, beam.FlatMap, export_counts))
             counts.update(each("CountKept", {"kept": settled.kept}, beam.FlatMap, export_counts))
-        if res.blobs:  # the lines' big bytes, once per digest (pipeline/blobs.py)
+        if res.blobs:  # the lines' big bytes, once per digest (pipeline/dataset/blobs.py)
             previous_root = self.cfg.since.rsplit("/", 1)[0] if self.cfg.since else None
             blobs = (
                 tuple(res.blobs.values())

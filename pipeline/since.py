@@ -31,8 +31,8 @@ from apache_beam.pvalue import TaggedOutput
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.lint import ID_PATTERN
-from pipeline.blobs import PREVIOUS, stored_of
-from pipeline.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, canonical_record
+from pipeline.dataset.blobs import PREVIOUS, stored_of
+from pipeline.dataset.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, canonical_record
 from pipeline.elements import Pending, inventory_row
 from pipeline.export import ExportCandidate, export_formats_for, export_rel
 from pipeline.index import INDEX, CarryIndex
@@ -177,7 +177,7 @@ def _carry_canonical(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
     if uri not in skip:
         yield canonical_record(eid, uri, line)
         yield TaggedOutput(ACCOUNTED, uri)
-        for key, size in stored_of(line):  # the blobs it names: carried too (pipeline/blobs.py)
+        for key, size in stored_of(line):  # the blobs it names: carried too (pipeline/dataset/blobs.py)
             yield TaggedOutput(STORED_REFS, (key, (size, PREVIOUS)))
 
 

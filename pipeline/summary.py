@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.blobs import blob_rows
+from pipeline.dataset.blobs import blob_rows
+from pipeline.dataset.manifest import MANIFEST
 from pipeline.elements import STAGES
 from pipeline.fidelity import FIDELITY_REPORT
-from pipeline.manifest import MANIFEST
 from pipeline.runtime.storage import Output
 
 

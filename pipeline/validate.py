@@ -14,7 +14,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.core.entity import CanonicalEntity, Source
-from pipeline.blobs import lean_line
+from pipeline.dataset.blobs import lean_line
 from pipeline.elements import (
     INVENTORY,
     REJECTED_WHOLE,

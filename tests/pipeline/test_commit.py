@@ -25,7 +25,7 @@ import pytest
 import jobs.normalize
 import pipeline.normalize
 from jobs.normalize import run as run_job
-from pipeline.commit import STAGING
+from pipeline.dataset.commit import STAGING
 
 from .conftest import PINNED, ROOT, SharedRuns, copy_output, normalize, same_outputs
 from .faulty_fs import disk_full, faults
@@ -260,8 +260,8 @@ sys.exit(run(sys.argv[5:]))
     ("module", "cls", "after"),
     [
         ("pipeline.validate", "_Validate", 2),  # mid-run: some inputs read, decoded and exported
-        ("pipeline.shards", "_MergeShard", 1),  # a shard of the new run written, others not yet
-        ("pipeline.commit", "_Verdict", 0),  # everything staged, the commit about to start
+        ("pipeline.dataset.shards", "_MergeShard", 1),  # a shard of the new run written, others not yet
+        ("pipeline.dataset.commit", "_Verdict", 0),  # everything staged, the commit about to start
     ],
 )
 def test_a_killed_run_leaves_the_previous_run_byte_identical(

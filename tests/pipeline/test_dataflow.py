@@ -67,7 +67,7 @@ STAGES = [
     "Normalize/CanonicalRecords",
     "Normalize/RoundTrip",
     "Normalize/Export",
-    "Normalize/StoreBlobs",  # each big media file / escrow blob staged once (pipeline/blobs.py)
+    "Normalize/StoreBlobs",  # each big media file / escrow blob staged once (pipeline/dataset/blobs.py)
     "WriteOutputs",
     "WriteOutputs/WriteCanonical",
     "WriteOutputs/WriteFidelity",
@@ -80,7 +80,7 @@ STAGES = [
     "Finish/Balance",
     "Finish/Count",
     "Finish/Count/Sum",
-    "Finish/Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
+    "Finish/Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/dataset/commit.py)
 ]
 SINCE_STAGES = [
     "ListInputs/ReadPrevInventory",

@@ -92,10 +92,10 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
     """The first run dies at its ``after``-th output write (as a killed worker would: what was
     written stays, staging included); the re-run into the same folder must leave exactly what a
     run that was never interrupted leaves."""
+    import pipeline.dataset.shards
     import pipeline.export
     import pipeline.fidelity
     import pipeline.runtime.storage
-    import pipeline.shards
 
     args = ("--input", str(shared.inputs), *SAMPLES_EXPORT_ALL)
     reference = shared.run(*SAMPLES_EXPORT_ALL)  # the same inputs, never interrupted
@@ -109,7 +109,7 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
             raise Interrupted(f"worker lost at write {after}: {path}")
         real_write(fs, path, data)
 
-    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.shards, pipeline.fidelity):
+    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.dataset.shards, pipeline.fidelity):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", dying_write)
     out = tmp_path / "interrupted"
@@ -137,10 +137,10 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
     byte for byte as it was."""
     import signal
 
+    import pipeline.dataset.shards
     import pipeline.export
     import pipeline.fidelity
     import pipeline.runtime.storage
-    import pipeline.shards
     from jobs.normalize import run
 
     from .conftest import PINNED, copy_output
@@ -156,7 +156,7 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
             signal.raise_signal(signal.SIGTERM)
         real_write(fs, path, data)
 
-    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.shards, pipeline.fidelity):
+    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.dataset.shards, pipeline.fidelity):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", write_then_term)
     rc = run([*PINNED, "--input", str(shared.inputs), "--output", str(out), "--quiet"])

@@ -15,11 +15,11 @@ from bunzai_codecs.core.entity import CanonicalEntity, Source
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats.vaud.codec import dumps
+from pipeline.dataset.shards import GRID, ShardSpec, WriteShards, cell_offsets, line_of, plan, record
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import export_formats, parse
 from pipeline.runtime.secrets import parse_storage_options, split_secrets
 from pipeline.runtime.storage import InputSpec, Output, Storage, list_files, open_atomic, write_bytes
-from pipeline.shards import GRID, ShardSpec, WriteShards, cell_offsets, line_of, plan, record
 from pipeline.since import canonical_keys
 
 
@@ -112,7 +112,7 @@ def test_records_carry_their_line_and_sort_by_hash_then_key() -> None:
 
 
 def test_plan_sizes_shards_by_total_bytes() -> None:
-    from pipeline.shards import RunInfo
+    from pipeline.dataset.shards import RunInfo
 
     runs = [
         RunInfo("d", f"r{i}", 10, 1000, tuple(range(0, 1001, 1000 // GRID))[: GRID + 1]) for i in range(3)
@@ -145,7 +145,7 @@ def test_shards_do_not_depend_on_how_records_were_buffered(tmp_path: Path, flush
 def test_many_runs_merge_in_levels_to_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from pipeline import shards
+    from pipeline.dataset import shards
 
     # ~70 runs of three records, each run read by several shards: four levels of local merges
     monkeypatch.setattr(shards, "FAN_IN", 3)
@@ -305,7 +305,7 @@ def test_read_bounded_reads_past_a_stale_listed_size(tmp_path: Path) -> None:
 
 
 def test_the_merge_read_ahead_is_bounded_whatever_the_number_of_runs() -> None:
-    from pipeline.shards import MERGE_BUDGET, merge_block
+    from pipeline.dataset.shards import MERGE_BUDGET, merge_block
 
     assert merge_block(1) == 1 << 20 and merge_block(0) == 1 << 20
     for runs in (32, 56, 170, 500):

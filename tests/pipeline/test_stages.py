@@ -14,7 +14,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
 from pipeline.balance import Balance, DigestSet
-from pipeline.datasets import canonical_records
+from pipeline.dataset.datasets import canonical_records
 from pipeline.decode import Decode, Detect
 from pipeline.elements import InputFile, Pending
 from pipeline.listing import ListFiles, Pack, SharedSizes, Spread

@@ -12,7 +12,7 @@ local runners, which buffer shuffled data in RAM. So this is an external sort:
 2. The plan: the total size gives the number of shards ``n`` (at least 1; ``target_bytes`` each;
    at most ``GRID``); shard ``i`` owns hash cells ``[i*GRID/n, (i+1)*GRID/n)``.
 3. ``_MergeShard`` k-way merges its cell range of every run into ``<dir>/<prefix>-<i>-of-<n>.jsonl``
-   (in the staging folder, for the commit: ``pipeline/commit.py``), written atomically, and reports
+   (in the staging folder, for the commit: ``pipeline/dataset/commit.py``), written atomically, and reports
    its record count, size and sha256. More than ``FAN_IN`` runs
    are merged in levels, through local temporary files, so its memory does not grow with them.
 

@@ -17,12 +17,12 @@ import apache_beam as beam
 import bunzai_codecs
 from bunzai_codecs.core import registry
 from pipeline.balance import SAMPLE
-from pipeline.blobs import LAYOUT as BLOB_LAYOUT
-from pipeline.blobs import blob_counts
 from pipeline.counts import REJECT_EXAMPLES
+from pipeline.dataset.blobs import LAYOUT as BLOB_LAYOUT
+from pipeline.dataset.blobs import blob_counts
+from pipeline.dataset.shards import ShardInfo
 from pipeline.elements import STAGES
 from pipeline.fidelity import FIDELITY_REPORT
-from pipeline.shards import ShardInfo
 
 MANIFEST = "manifest.json"
 

@@ -36,8 +36,8 @@ from typing import Any
 import apache_beam as beam
 import orjson
 
-from pipeline.manifest import MANIFEST, build_manifest, now
-from pipeline.prune import Prune
+from pipeline.dataset.manifest import MANIFEST, build_manifest, now
+from pipeline.dataset.prune import Prune
 from pipeline.runtime.storage import Output, move_file, staged_path, write_bytes
 
 #: the parent of every run's staging folder, inside the output

@@ -1,5 +1,5 @@
 """The run's sharded datasets: where each is written, and how one of its elements becomes a
-sortable shard record (pipeline/shards.py).
+sortable shard record (pipeline/dataset/shards.py).
 
 | dataset | files | elements (``streams.Results``) |
 |---|---|---|
@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
+from pipeline.dataset.shards import ShardSpec, record
 from pipeline.elements import ValidInput
-from pipeline.shards import ShardSpec, record
 
 CANONICAL, FIDELITY, REJECTS_DS, INVENTORY_DS = "canonical", "fidelity", "rejects", "inventory"
 
