@@ -62,7 +62,7 @@ class PipelineRun:
 
 def same_work(f: File, fidelity: str = "full") -> int:
     """``normalize --fidelity MODE``'s per-input library work, in memory
-    (``pipeline/normalize.py``: Detect, Decode, Validate, the canonical records and, unless
+    (``pipeline/normalize/per_input.py``: Detect, Decode, Validate, the canonical records and, unless
     ``off``, RoundTrip — without the cross-format rows for ``native``): returns the bytes it would
     write."""
     from bunzai_codecs import lint as lint_rules
@@ -164,7 +164,7 @@ def collector_ab(files: Sequence[File], *, fidelity: str = "off", passes: int = 
 
     import apache_beam  # noqa: F401  # a worker's imports
 
-    import pipeline.graph  # noqa: F401
+    import pipeline.normalize.graph  # noqa: F401
     from pipeline.runtime.memory import CPYTHON_GEN0, GC_GEN0
 
     saved = gc.get_threshold()

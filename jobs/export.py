@@ -1,5 +1,5 @@
 """``bunzai export DATASET_URL --to FORMAT[,FORMAT] -o OUT_URL``: entities of a canonical dataset in
-app formats, from the dataset alone (pipeline/export_job.py). Also ``python -m jobs.export``.
+app formats, from the dataset alone (pipeline/export/job.py). Also ``python -m jobs.export``.
 
 Same conventions as ``bunzai normalize``: an unknown argument is refused (exit 2), any Beam option
 is accepted (``--runner=DataflowRunner`` with the bunzai image runs it on Dataflow), progress on
@@ -34,7 +34,7 @@ from jobs.normalize import (
     submitted,
 )
 from pipeline.dataset.commit import STAGING
-from pipeline.export_job import (
+from pipeline.export.job import (
     MANIFEST,
     PROG,
     DatasetProblem,

@@ -42,7 +42,8 @@ from bunzai_codecs.core.stop import interrupt_of, interrupted_exit
 from bunzai_codecs.progress import Progress
 from pipeline.dataset.commit import EMPTY, LISTING, STAGING, staging_parent
 from pipeline.dataset.manifest import MANIFEST, now
-from pipeline.graph import Built, build
+from pipeline.normalize.graph import Built, build
+from pipeline.normalize.summary import summary
 from pipeline.runtime import fixed_cost
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import (
@@ -55,7 +56,6 @@ from pipeline.runtime.options import (
 )
 from pipeline.runtime.progress import watching
 from pipeline.runtime.storage import Output, list_files, staged_path, write_bytes
-from pipeline.summary import summary
 
 EXIT_OK, EXIT_UNBALANCED, EXIT_USAGE, EXIT_INPUT, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 PROG = "bunzai normalize"

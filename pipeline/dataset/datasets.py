@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from pipeline.dataset.shards import ShardSpec, record
-from pipeline.elements import ValidInput
+from pipeline.normalize.elements import ValidInput
 
 CANONICAL, FIDELITY, REJECTS_DS, INVENTORY_DS = "canonical", "fidelity", "rejects", "inventory"
 

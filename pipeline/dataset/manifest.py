@@ -1,6 +1,6 @@
 """The manifest: the run's commit record (``manifest.json``, written last by ``commit.Commit``).
 
-Its numbers are counted from the records themselves (pipeline/counts.py), combined per key, so
+Its numbers are counted from the records themselves (pipeline/normalize/counts.py), combined per key, so
 the manifest is exact on every runner.
 """
 
@@ -16,13 +16,13 @@ import apache_beam as beam
 
 import bunzai_codecs
 from bunzai_codecs.core import registry
-from pipeline.balance import SAMPLE
-from pipeline.counts import REJECT_EXAMPLES
 from pipeline.dataset.blobs import LAYOUT as BLOB_LAYOUT
 from pipeline.dataset.blobs import blob_counts
 from pipeline.dataset.shards import ShardInfo
-from pipeline.elements import STAGES
-from pipeline.fidelity import FIDELITY_REPORT
+from pipeline.normalize.balance import SAMPLE
+from pipeline.normalize.counts import REJECT_EXAMPLES
+from pipeline.normalize.elements import STAGES
+from pipeline.normalize.fidelity_report import FIDELITY_REPORT
 
 MANIFEST = "manifest.json"
 

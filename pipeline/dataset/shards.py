@@ -37,8 +37,8 @@ import fsspec
 import orjson
 from apache_beam.transforms.window import GlobalWindows
 
+from pipeline.normalize.streams import each
 from pipeline.runtime.storage import Output, open_atomic, read_lines, staged_path, write_bytes
-from pipeline.streams import each
 
 #: hash cells; also the most shards one dataset is cut into
 GRID = 256

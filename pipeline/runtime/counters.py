@@ -2,7 +2,7 @@
 
 Counters live in the ``bunzai`` namespace (``COUNTERS`` lists them). Each ``count()`` is also
 added to the live display of a local run (pipeline/runtime/progress.py). The manifest's numbers do not
-come from here: they are counted from the records themselves (pipeline/counts.py), exact on
+come from here: they are counted from the records themselves (pipeline/normalize/counts.py), exact on
 every runner.
 """
 

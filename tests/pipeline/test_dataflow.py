@@ -50,7 +50,7 @@ needs_dataflow = pytest.mark.skipif(
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the graph's steps (pipeline/graph.py) and their named stages, as the job must hold them; with
+#: the graph's steps (pipeline/normalize/graph.py) and their named stages, as the job must hold them; with
 #: --since, also these
 STAGES = [
     "ListInputs",

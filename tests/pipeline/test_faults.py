@@ -93,8 +93,8 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
     written stays, staging included); the re-run into the same folder must leave exactly what a
     run that was never interrupted leaves."""
     import pipeline.dataset.shards
-    import pipeline.export
-    import pipeline.fidelity
+    import pipeline.export.files
+    import pipeline.normalize.fidelity_report
     import pipeline.runtime.storage
 
     args = ("--input", str(shared.inputs), *SAMPLES_EXPORT_ALL)
@@ -109,7 +109,12 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
             raise Interrupted(f"worker lost at write {after}: {path}")
         real_write(fs, path, data)
 
-    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.dataset.shards, pipeline.fidelity):
+    for mod in (
+        pipeline.runtime.storage,
+        pipeline.export.files,
+        pipeline.dataset.shards,
+        pipeline.normalize.fidelity_report,
+    ):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", dying_write)
     out = tmp_path / "interrupted"
@@ -138,8 +143,8 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
     import signal
 
     import pipeline.dataset.shards
-    import pipeline.export
-    import pipeline.fidelity
+    import pipeline.export.files
+    import pipeline.normalize.fidelity_report
     import pipeline.runtime.storage
     from jobs.normalize import run
 
@@ -156,7 +161,12 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
             signal.raise_signal(signal.SIGTERM)
         real_write(fs, path, data)
 
-    for mod in (pipeline.runtime.storage, pipeline.export, pipeline.dataset.shards, pipeline.fidelity):
+    for mod in (
+        pipeline.runtime.storage,
+        pipeline.export.files,
+        pipeline.dataset.shards,
+        pipeline.normalize.fidelity_report,
+    ):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", write_then_term)
     rc = run([*PINNED, "--input", str(shared.inputs), "--output", str(out), "--quiet"])

@@ -411,7 +411,7 @@ def test_a_previous_run_without_an_index_is_not_reused() -> None:
     """Its rows cannot be carried: the run processes everything (and indexes it)."""
     import fsspec
 
-    from pipeline.since import codec_fingerprint, load_previous
+    from pipeline.normalize.since import codec_fingerprint, load_previous
 
     from .graphs import previous_manifest
 
@@ -462,9 +462,9 @@ class _FailingLoad:
 def test_a_failed_load_after_the_commit_says_the_run_is_committed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pipeline.graph
+    import pipeline.normalize.graph
 
-    monkeypatch.setattr(pipeline.graph, "LoadBigQuery", _FailingLoad)
+    monkeypatch.setattr(pipeline.normalize.graph, "LoadBigQuery", _FailingLoad)
     out = tmp_path / "o"
     argv = [*PINNED, "-q", "--input", str(SAMPLES), "--output", str(out), "--fidelity", "off"]
     code = run_job([*argv, "--bigquery-table", "my-project:bunzai.entities", "--temp_location=gs://b/tmp"])

@@ -16,11 +16,11 @@ from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats.vaud.codec import dumps
 from pipeline.dataset.shards import GRID, ShardSpec, WriteShards, cell_offsets, line_of, plan, record
+from pipeline.normalize.since import canonical_keys
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import export_formats, parse
 from pipeline.runtime.secrets import parse_storage_options, split_secrets
 from pipeline.runtime.storage import InputSpec, Output, Storage, list_files, open_atomic, write_bytes
-from pipeline.since import canonical_keys
 
 
 @pytest.mark.parametrize(
@@ -226,7 +226,7 @@ def test_an_export_id_whose_meaning_moved_still_works_with_a_note(tmp_path: Path
     still a format (Risu's regex export), and naming it (in --export, or in the manifest --since
     reads) prints the deprecation note for a release."""
     import jobs.normalize
-    from pipeline.since import MANIFEST_VERSION, load_previous
+    from pipeline.normalize.since import MANIFEST_VERSION, load_previous
 
     cfg, _ = parse(["--export", "risu-regex,vaud-json", "--output", str(tmp_path / "out")])
     assert cfg.export == ("risu-regex", "vaud-json")

@@ -73,9 +73,9 @@ def test_tune_gc_leaves_a_higher_threshold_and_a_disabled_collector(gc_threshold
 
 
 def test_the_stages_that_handle_inputs_tune_the_collector(gc_threshold: Any) -> None:
-    from pipeline.decode import _Decode
-    from pipeline.read import _ReadBytes
-    from pipeline.roundtrip import _RoundTrip
+    from pipeline.normalize.decode import _Decode
+    from pipeline.normalize.read import _ReadBytes
+    from pipeline.normalize.roundtrip import _RoundTrip
     from pipeline.runtime.storage import Storage
 
     for dofn in (

@@ -13,7 +13,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import sniff_kind
 from bunzai_codecs.formats.vaud.codec import from_tree
 from jobs.normalize import run as run_job
-from pipeline.export import export_formats_for
+from pipeline.export.files import export_formats_for
 from pipeline.runtime.options import export_formats, parse, runner_name
 from tests.conftest import corpus_root, expect_rows
 

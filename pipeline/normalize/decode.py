@@ -13,7 +13,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.errors import Malformed, NotRecognized
-from pipeline.elements import (
+from pipeline.normalize.elements import (
     INVENTORY,
     REJECTED_WHOLE,
     REJECTS,

@@ -15,7 +15,7 @@ from apache_beam.pvalue import TaggedOutput
 from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.core.entity import CanonicalEntity, Source
 from pipeline.dataset.blobs import lean_line
-from pipeline.elements import (
+from pipeline.normalize.elements import (
     INVENTORY,
     REJECTED_WHOLE,
     REJECTS,

@@ -10,8 +10,8 @@ from typing import Any
 import apache_beam as beam
 
 from bunzai_codecs.fidelity_report import ReportBuilder, render_html, report_json
+from pipeline.normalize.streams import each
 from pipeline.runtime.storage import Output, staged_path, write_bytes
-from pipeline.streams import each
 
 #: where the report lands, beside the rows it is built from
 FIDELITY_REPORT = ("fidelity/report.json", "fidelity/report.html")

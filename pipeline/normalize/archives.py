@@ -8,7 +8,7 @@ and detected like any input; only when no codec recognises it and it is a zip or
 expanded. A file over ``--max-file-bytes`` cannot be read as a card at all, so it is expanded when
 its first bytes are an archive's. Each member is then an input of its own, named by its chain URL
 (``zip://cards/a.png::s3://bucket/dump.zip``), listed from the archive's index and read bounded
-by ``--max-file-bytes`` like any other (pipeline/read.py, ``ReadBytes``).
+by ``--max-file-bytes`` like any other (pipeline/normalize/read.py, ``ReadBytes``).
 
 Globs, folders and URLs that are chains already are left as they are.
 """

@@ -29,15 +29,15 @@ from typing import Any
 import apache_beam as beam
 
 from pipeline.dataset.commit import STAGING
-from pipeline.finish import Finish
 from pipeline.index import LoadBigQuery
-from pipeline.listing import ListInputs
-from pipeline.normalize import Normalize
-from pipeline.outputs import WriteOutputs
+from pipeline.normalize.finish import Finish
+from pipeline.normalize.listing import ListInputs
+from pipeline.normalize.outputs import WriteOutputs
+from pipeline.normalize.per_input import Normalize
+from pipeline.normalize.since import CarryForward, Previous, codec_fingerprint, load_previous
+from pipeline.normalize.streams import merged
 from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import Output
-from pipeline.since import CarryForward, Previous, codec_fingerprint, load_previous
-from pipeline.streams import merged
 
 
 @dataclass(frozen=True)

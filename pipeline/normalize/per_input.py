@@ -20,19 +20,19 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 
-from pipeline.counts import export_attempt
 from pipeline.dataset.blobs import StoreBlobs
 from pipeline.dataset.datasets import canonical_records
-from pipeline.decode import Decode, Detect
-from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, ValidInput
-from pipeline.export import WRITTEN, Export
+from pipeline.export.files import WRITTEN, Export
 from pipeline.index import INDEX, unchecked_rows
-from pipeline.read import REFRESHED, UNCHANGED, ReadBytes
-from pipeline.roundtrip import RoundTrip, rejected_row
+from pipeline.normalize.counts import export_attempt
+from pipeline.normalize.decode import Decode, Detect
+from pipeline.normalize.elements import INVENTORY, REJECTED_WHOLE, REJECTS, ValidInput
+from pipeline.normalize.read import REFRESHED, UNCHANGED, ReadBytes
+from pipeline.normalize.roundtrip import RoundTrip, rejected_row
+from pipeline.normalize.streams import Producers, Results, each, results
+from pipeline.normalize.validate import Validate
 from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import Output
-from pipeline.streams import Producers, Results, each, results
-from pipeline.validate import Validate
 
 
 def _entity_sources(v: ValidInput) -> set[str]:

@@ -5,7 +5,7 @@
 Every stage sends what it cannot handle to a ``rejects`` output as ``reject()`` rows
 (``{"uri", "stage", "error", "message", "path"}``) and, when a whole input ends there, an
 ``inventory`` row (``inventory_row()``): one row per listed input, saying how far it got, and a
-``rejected_whole`` pair for its fidelity ``decode`` row (pipeline/roundtrip.py).
+``rejected_whole`` pair for its fidelity ``decode`` row (pipeline/normalize/roundtrip.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 
 import apache_beam as beam
 
-from pipeline.streams import Producers, Results, each
+from pipeline.normalize.streams import Producers, Results, each
 
 #: example inputs the manifest gives per stage and error
 REJECT_EXAMPLES = 5

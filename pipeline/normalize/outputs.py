@@ -20,17 +20,17 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 
-from pipeline.counts import export_counts
 from pipeline.dataset.blobs import KEPT as BLOBS_KEPT
 from pipeline.dataset.blobs import SettleBlobs
 from pipeline.dataset.datasets import DATASETS
 from pipeline.dataset.shards import WriteShards
-from pipeline.export import CommitExports
-from pipeline.fidelity import WriteFidelityReport
+from pipeline.export.files import CommitExports
 from pipeline.index import WriteIndex
+from pipeline.normalize.counts import export_counts
+from pipeline.normalize.fidelity_report import WriteFidelityReport
+from pipeline.normalize.streams import Producers, Results, each
 from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import Output
-from pipeline.streams import Producers, Results, each
 
 
 class Written(NamedTuple):

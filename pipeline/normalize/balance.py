@@ -9,8 +9,8 @@ from typing import Any
 
 import apache_beam as beam
 
-from pipeline.packed import uri_digest
-from pipeline.streams import each
+from pipeline.normalize.packed import uri_digest
+from pipeline.normalize.streams import each
 
 #: uris listed per balance problem in the manifest
 SAMPLE = 20

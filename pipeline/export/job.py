@@ -36,8 +36,9 @@ from bunzai_codecs.lint import ID_PATTERN
 from pipeline.dataset.blobs import blob_rel
 from pipeline.dataset.commit import STAGING, RunRefused
 from pipeline.dataset.datasets import reject_record
-from pipeline.elements import reject
-from pipeline.export import CommitExports, ExportCandidate, export_formats_for
+from pipeline.export.files import CommitExports, ExportCandidate, export_formats_for
+from pipeline.normalize.elements import reject
+from pipeline.normalize.since import ReadShards
 from pipeline.runtime.counters import count
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import (
@@ -59,7 +60,6 @@ from pipeline.runtime.storage import (
     staged_path,
     write_bytes,
 )
-from pipeline.since import ReadShards
 
 PROG = "bunzai export"
 MANIFEST = "manifest.json"

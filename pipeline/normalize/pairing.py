@@ -1,6 +1,6 @@
 """The dedupe / ``--since`` join: each listed uri once, with the previous run's inventory row.
 
-Both sides cross the shuffle packed per hash cell (pipeline/packed.py) and each cell is joined in
+Both sides cross the shuffle packed per hash cell (pipeline/normalize/packed.py) and each cell is joined in
 memory where it is grouped; with one input and no ``--since`` (a listing never names a file twice)
 there is no join at all.
 """
@@ -15,8 +15,8 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.elements import Pending
-from pipeline.packed import cell_of, pack_rows, unpack_rows
+from pipeline.normalize.elements import Pending
+from pipeline.normalize.packed import cell_of, pack_rows, unpack_rows
 from pipeline.runtime.storage import FileRef
 
 #: tagged output: uris only the previous run had

@@ -1,4 +1,4 @@
-"""The run's streams as the steps of the normalize graph hand them on (pipeline/graph.py).
+"""The run's streams as the steps of the normalize graph hand them on (pipeline/normalize/graph.py).
 
 The local runners (the DirectRunner's FnApiRunner) materialise every ``Flatten`` of several
 inputs in the job process. So a stream that several stages make (inventory rows come from the

@@ -8,8 +8,8 @@ from typing import Any
 
 from pipeline.dataset.blobs import blob_rows
 from pipeline.dataset.manifest import MANIFEST
-from pipeline.elements import STAGES
-from pipeline.fidelity import FIDELITY_REPORT
+from pipeline.normalize.elements import STAGES
+from pipeline.normalize.fidelity_report import FIDELITY_REPORT
 from pipeline.runtime.storage import Output
 
 

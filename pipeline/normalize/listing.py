@@ -4,7 +4,7 @@
       -> Pack -> Spread
 
 Only small records cross its shuffles (listed files packed 64 to a zlib batch, sizes summed where
-they are listed); the bytes are read in the next step (pipeline/normalize.py).
+they are listed); the bytes are read in the next step (pipeline/normalize/per_input.py).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from apache_beam.pvalue import TaggedOutput
 from apache_beam.transforms.window import GlobalWindows
 
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline.archives import archive_input, chain_url
-from pipeline.counts import deleted_counts
-from pipeline.elements import REJECTS, Pending, reject
-from pipeline.packed import cell_of, pack_pending, unpack_pending
-from pipeline.pairing import PairWithPrevious
+from pipeline.normalize.archives import archive_input, chain_url
+from pipeline.normalize.counts import deleted_counts
+from pipeline.normalize.elements import REJECTS, Pending, reject
+from pipeline.normalize.packed import cell_of, pack_pending, unpack_pending
+from pipeline.normalize.pairing import PairWithPrevious
+from pipeline.normalize.since import Previous, previous_inventory
+from pipeline.normalize.streams import Results, results
 from pipeline.runtime.counters import count
 from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import FileRef, InputSpec, Storage, checksum, list_files
-from pipeline.since import Previous, previous_inventory
-from pipeline.streams import Results, results
 
 #: tagged output of ``ListFiles``: ``(input index, files matched)``
 PATTERNS = "patterns"
@@ -70,7 +70,7 @@ class _ListFiles(beam.DoFn):
         try:
             fs, path = self.storage.fs(url)
             proto = archive_input(url, fs, path, self.max_bytes)
-            if proto is not None:  # a plain archive: a folder of inputs (pipeline/archives.py)
+            if proto is not None:  # a plain archive: a folder of inputs (pipeline/normalize/archives.py)
                 spec = InputSpec.parse(chain_url(proto, url))
                 fs, path = self.storage.fs(spec.url)
             root = spec.root_path(fs)
@@ -97,7 +97,7 @@ class ListFiles(beam.PTransform):
     Globs are expanded on the workers, one input per element, streamed: the listing of one folder
     (or one S3 page) is in memory at a time. Files under ``output`` are never listed. An input that
     is a plain ``.zip`` / ``.tar`` / ``.tar.gz`` archive, not a card container, lists its members
-    (pipeline/archives.py); ``max_bytes`` bounds the read that tells the two apart.
+    (pipeline/normalize/archives.py); ``max_bytes`` bounds the read that tells the two apart.
     """
 
     def __init__(

@@ -1,7 +1,7 @@
 """``ReadBytes``: a listed file's bytes, read bounded, or the reason it was not read.
 
 Under ``--since`` a file whose size and store checksum (or, where the store gives none, sha256)
-match the previous run's inventory row is *unchanged*: it is not read again (pipeline/since.py
+match the previous run's inventory row is *unchanged*: it is not read again (pipeline/normalize/since.py
 carries its results forward).
 """
 
@@ -15,8 +15,16 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded
 from bunzai_codecs.core.sniff import Sniff
-from pipeline.archives import chain_url, member_protocol
-from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, InputFile, Pending, inventory_row, reject
+from pipeline.normalize.archives import chain_url, member_protocol
+from pipeline.normalize.elements import (
+    INVENTORY,
+    REJECTED_WHOLE,
+    REJECTS,
+    InputFile,
+    Pending,
+    inventory_row,
+    reject,
+)
 from pipeline.runtime import fixed_cost
 from pipeline.runtime.counters import count
 from pipeline.runtime.memory import tune_gc

@@ -14,14 +14,14 @@ from typing import Any
 
 import apache_beam as beam
 
-from pipeline.balance import Balance
-from pipeline.counts import Count, RejectExamples
 from pipeline.dataset.commit import Commit
-from pipeline.outputs import Written
-from pipeline.packed import packed_uris
+from pipeline.normalize.balance import Balance
+from pipeline.normalize.counts import Count, RejectExamples
+from pipeline.normalize.outputs import Written
+from pipeline.normalize.packed import packed_uris
+from pipeline.normalize.streams import Results, each
 from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import Output
-from pipeline.streams import Results, each
 
 
 def input_uri(rec: dict[str, Any]) -> Iterator[str]:

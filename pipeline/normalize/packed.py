@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core import inflate
-from pipeline.elements import Pending
+from pipeline.normalize.elements import Pending
 from pipeline.runtime.storage import FileRef
 
 #: a packed batch is bunzai's own, but every inflate is bounded

@@ -14,8 +14,8 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.fidelity import RowError, check_decoded, decode_row, reject_row
-from pipeline.elements import REJECTS, ValidInput, reject
 from pipeline.index import INDEX, index_rows
+from pipeline.normalize.elements import REJECTS, ValidInput, reject
 from pipeline.runtime import fixed_cost
 from pipeline.runtime.counters import count
 from pipeline.runtime.memory import tune_gc

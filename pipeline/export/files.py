@@ -22,7 +22,7 @@ from apache_beam.pvalue import TaggedOutput
 from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.bundle import write
 from bunzai_codecs.core import registry
-from pipeline.elements import REJECTS, ValidInput, reject
+from pipeline.normalize.elements import REJECTS, ValidInput, reject
 from pipeline.runtime.counters import count
 from pipeline.runtime.storage import Output, copy_file, move_file, staged_path, write_bytes
 
