@@ -29,7 +29,7 @@ from typing import Any
 import apache_beam as beam
 
 from pipeline.dataset.commit import STAGING
-from pipeline.index import LoadBigQuery
+from pipeline.dataset.index.bigquery import LoadBigQuery
 from pipeline.normalize.finish import Finish
 from pipeline.normalize.listing import ListInputs
 from pipeline.normalize.outputs import WriteOutputs

@@ -3,7 +3,7 @@
     canonical / rejects / inventory / fidelity -> sorted shards (pipeline/dataset/shards.py, one writer
         fused with each producer; datasets.DATASETS says what each holds and how a row becomes
         its shard record)
-    index rows -> sorted the same way, each shard then one Parquet file (pipeline/index.py)
+    index rows -> sorted the same way, each shard then one Parquet file (pipeline/dataset/index/)
     fidelity rows -> fidelity/report.{json,html} (folded per producer)
     export candidates -> CommitExports (one winner per path); exports staged straight to their
         paths pass as they are
@@ -23,9 +23,9 @@ import apache_beam as beam
 from pipeline.dataset.blobs import KEPT as BLOBS_KEPT
 from pipeline.dataset.blobs import SettleBlobs
 from pipeline.dataset.datasets import DATASETS
+from pipeline.dataset.index.parquet import WriteIndex
 from pipeline.dataset.shards import WriteShards
 from pipeline.export.files import CommitExports
-from pipeline.index import WriteIndex
 from pipeline.normalize.counts import export_counts
 from pipeline.normalize.fidelity_report import WriteFidelityReport
 from pipeline.normalize.streams import Producers, Results, each

@@ -22,8 +22,8 @@ import apache_beam as beam
 
 from pipeline.dataset.blobs import StoreBlobs
 from pipeline.dataset.datasets import canonical_records
+from pipeline.dataset.index.rows import INDEX, unchecked_rows
 from pipeline.export.files import WRITTEN, Export
-from pipeline.index import INDEX, unchecked_rows
 from pipeline.normalize.counts import export_attempt
 from pipeline.normalize.decode import Decode, Detect
 from pipeline.normalize.elements import INVENTORY, REJECTED_WHOLE, REJECTS, ValidInput
@@ -83,7 +83,7 @@ class Normalize(beam.PTransform):
             roundtrip = valid | "RoundTrip" >> RoundTrip(cross=cfg.fidelity == "full")
             rejects["roundtrip"] = roundtrip.rejects
             fidelity["roundtrip"] = roundtrip.rows
-            index["roundtrip"] = roundtrip[INDEX]  # the entity index's rows (pipeline/index.py)
+            index["roundtrip"] = roundtrip[INDEX]  # the entity index's rows (pipeline/dataset/index/)
             whole = {name: out[REJECTED_WHOLE] for name, out in stages.items()}
             fidelity.update(each("RejectedRow", whole, beam.FlatMap, rejected_row))
         else:  # no RoundTrip: the index rows without a native status

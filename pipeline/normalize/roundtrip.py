@@ -14,7 +14,7 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.fidelity import RowError, check_decoded, decode_row, reject_row
-from pipeline.index import INDEX, index_rows
+from pipeline.dataset.index.rows import INDEX, index_rows
 from pipeline.normalize.elements import REJECTS, ValidInput, reject
 from pipeline.runtime import fixed_cost
 from pipeline.runtime.counters import count
@@ -47,7 +47,7 @@ class _RoundTrip(beam.DoFn):
         except Exception as exc:  # check_decoded turns codec failures into rows; this is a bug of ours
             yield TaggedOutput(REJECTS, reject(v.uri, "roundtrip", exc))
             rows = []
-        # the entity index's rows, with the status of the input's native round trip (pipeline/index.py)
+        # the entity index's rows, with the status of the input's native round trip (pipeline/dataset/index/)
         native = next((r.status for r in rows if r.check == "native"), None)
         for entry in index_rows((ve.entity for ve in v.accepted), native):
             yield TaggedOutput(INDEX, entry)

@@ -33,8 +33,9 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.lint import ID_PATTERN
 from pipeline.dataset.blobs import PREVIOUS, stored_of
 from pipeline.dataset.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, canonical_record
+from pipeline.dataset.index.parquet import CarryIndex
+from pipeline.dataset.index.rows import INDEX
 from pipeline.export.files import ExportCandidate, export_formats_for, export_rel
-from pipeline.index import INDEX, CarryIndex
 from pipeline.normalize.elements import Pending, inventory_row
 from pipeline.normalize.streams import Results, results
 from pipeline.runtime.options import NormalizeConfig, UsageError, moved_notes

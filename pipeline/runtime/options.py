@@ -224,7 +224,7 @@ class NormalizeConfig:
     notes: tuple[str, ...] = ()
     #: an input that matches nothing is not an error
     allow_empty: bool = False
-    #: ``PROJECT:DATASET.TABLE`` the entity index is loaded into (pipeline/index.py)
+    #: ``PROJECT:DATASET.TABLE`` the entity index is loaded into (pipeline/dataset/index/)
     bigquery_table: str | None = None
     #: local display options (``--quiet``, ``--debug``): not recorded anywhere
     quiet: bool = field(default=False, compare=False)
@@ -507,7 +507,7 @@ def check_bigquery(table: str | None, options: PipelineOptions) -> str | None:
     gs:// ``--temp_location`` and need the gcp extra."""
     if table is None or not table.strip():  # a template's empty parameter: no load
         return None
-    from pipeline.index import check_bigquery_table
+    from pipeline.dataset.index.bigquery import check_bigquery_table
 
     try:
         check_bigquery_table(table)

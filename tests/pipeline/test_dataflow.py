@@ -73,7 +73,7 @@ STAGES = [
     "WriteOutputs/WriteFidelity",
     "WriteOutputs/WriteRejects",
     "WriteOutputs/WriteInventory",
-    "WriteOutputs/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/index.py)
+    "WriteOutputs/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/dataset/index/)
     "WriteOutputs/CommitExports",
     "WriteOutputs/Blobs",
     "Finish",
