@@ -1,4 +1,5 @@
-"""The manifest: the run's commit record (``manifest.json``, written last by ``commit.Commit``).
+"""The manifest: the run's commit record (``manifest.json``, written last by ``commit.Commit``), and
+the one reader of it (``read_manifest``) that ``--since`` and ``bunzai export`` share.
 
 Its numbers are counted from the records themselves (pipeline/normalize/counts.py), combined per key, so
 the manifest is exact on every runner.
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import apache_beam as beam
+import orjson
 
 import bunzai_codecs
 from bunzai_codecs.core import registry
@@ -23,8 +25,39 @@ from pipeline.normalize.balance import SAMPLE
 from pipeline.normalize.counts import REJECT_EXAMPLES
 from pipeline.normalize.elements import STAGES
 from pipeline.normalize.fidelity_report import FIDELITY_REPORT
+from pipeline.runtime.storage import Storage
 
 MANIFEST = "manifest.json"
+#: the manifest's ``manifestVersion``: bumped when a reader of an older one would misread it
+MANIFEST_VERSION = 1
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read, or is not a (committed) bunzai normalize manifest; one line."""
+
+
+def read_manifest(storage: Storage, url: str, *, committed: bool = False) -> dict[str, Any]:
+    """The manifest at ``url`` (a ``manifest.json`` URL): ``FileNotFoundError`` when there is none
+    (each caller says what that means), ``ManifestError`` when it cannot be read or is not a
+    manifest of this version (``committed``: or of a run that was not committed)."""
+    try:
+        fs, path = storage.fs(url)
+        m = orjson.loads(fs.cat_file(path))
+    except FileNotFoundError:
+        raise
+    except (OSError, orjson.JSONDecodeError, ValueError) as exc:
+        raise ManifestError(f"cannot read {url}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(m, dict) or m.get("manifestVersion") != MANIFEST_VERSION:
+        raise ManifestError(f"{url} is not a bunzai normalize manifest")
+    if committed and not (m.get("commit") or {}).get("ok"):
+        raise ManifestError(f"{url} is not the manifest of a committed bunzai normalize run")
+    return m
+
+
+def shard_paths(manifest: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Dataset name -> its shards' paths (relative to the manifest's folder), as the manifest lists them."""
+    listed = (manifest.get("outputs") or {}).get("shards") or {}
+    return {ds: tuple(s["path"] for s in info) for ds, info in listed.items()}
 
 
 def _nest(counts: dict[tuple[str, ...], int], head: str) -> dict[str, Any]:
@@ -93,7 +126,7 @@ def build_manifest(
         shard_list[s.dataset].append(s.to_json())
     pats = dict(patterns)
     return {
-        "manifestVersion": 1,
+        "manifestVersion": MANIFEST_VERSION,
         "bunzai": {
             "version": bunzai_codecs.__version__,
             "codecFingerprint": fingerprint,
@@ -171,4 +204,12 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-__all__ = ["MANIFEST", "build_manifest", "now"]
+__all__ = [
+    "MANIFEST",
+    "MANIFEST_VERSION",
+    "ManifestError",
+    "build_manifest",
+    "now",
+    "read_manifest",
+    "shard_paths",
+]

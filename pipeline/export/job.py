@@ -16,7 +16,6 @@ the entity's escrow twin and media, which the dataset's lines and blob store hol
 from __future__ import annotations
 
 import argparse
-import json
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,10 +34,11 @@ from bunzai_codecs.formats.vaud.codec import from_tree
 from bunzai_codecs.lint import ID_PATTERN
 from pipeline.dataset.blobs import blob_rel
 from pipeline.dataset.commit import STAGING, RunRefused
-from pipeline.dataset.datasets import reject_record
+from pipeline.dataset.datasets import CANONICAL, reject_record
+from pipeline.dataset.lines import LineMeta, ReadShards, line_meta
+from pipeline.dataset.manifest import MANIFEST, ManifestError, read_manifest, shard_paths
 from pipeline.export.files import CommitExports, ExportCandidate, export_formats_for
 from pipeline.normalize.elements import reject
-from pipeline.normalize.since import ReadShards
 from pipeline.runtime.counters import count
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import (
@@ -62,7 +62,6 @@ from pipeline.runtime.storage import (
 )
 
 PROG = "bunzai export"
-MANIFEST = "manifest.json"
 REJECTS_DIR = "rejects"
 
 
@@ -219,41 +218,12 @@ def canonical_shards(cfg: ExportConfig) -> list[str]:
     complete dataset)."""
     url = cfg.manifest_url
     try:
-        fs, path = cfg.storage.fs(url)
-        m = orjson.loads(fs.cat_file(path))
+        m = read_manifest(cfg.storage, url, committed=True)
     except FileNotFoundError:
         raise DatasetProblem(f"{cfg.dataset} is not a complete dataset: no {MANIFEST}") from None
-    except (OSError, orjson.JSONDecodeError, ValueError) as exc:
-        raise DatasetProblem(f"cannot read {url}: {type(exc).__name__}: {exc}") from None
-    if not isinstance(m, dict) or m.get("manifestVersion") != 1 or not (m.get("commit") or {}).get("ok"):
-        raise DatasetProblem(f"{url} is not the manifest of a committed bunzai normalize run")
-    shards = ((m.get("outputs") or {}).get("shards") or {}).get("canonical") or []
-    return [join(cfg.root, s["path"]) for s in shards]
-
-
-@dataclass(frozen=True, slots=True)
-class LineMeta:
-    id: str
-    kind: str
-    uri: str
-    format: str
-
-
-def line_meta(line: bytes) -> LineMeta:
-    """Id, kind and source (uri, format) of a canonical line without parsing its body and escrow
-    (``schemaVersion``, ``kind``, ``id`` come first; ``source`` follows ``original``)."""
-    k = line.rfind(b',"source":{"uri":')
-    i = line.find(b',"id":"')
-    if line.startswith(b'{"schemaVersion":1,"kind":"') and k > i >= 0:
-        kind = line[27 : line.index(b'"', 27)].decode()
-        j = line.find(b'"', i + 7)
-        try:
-            src, _ = json.JSONDecoder().raw_decode(line[k + 10 :].decode("utf-8"))
-            return LineMeta(line[i + 7 : j].decode(), kind, str(src["uri"]), str(src["format"]))
-        except (ValueError, KeyError, TypeError):
-            pass
-    t = orjson.loads(line)
-    return LineMeta(str(t["id"]), str(t["kind"]), str(t["source"]["uri"]), str(t["source"]["format"]))
+    except ManifestError as exc:
+        raise DatasetProblem(str(exc)) from None
+    return [join(cfg.root, rel) for rel in shard_paths(m).get(CANONICAL, ())]
 
 
 def selected(meta: LineMeta, cfg: ExportConfig) -> bool:
@@ -462,11 +432,9 @@ def build_export(p: beam.Pipeline, cfg: ExportConfig, shard_urls: list[str]) -> 
 __all__ = [
     "DatasetProblem",
     "ExportConfig",
-    "LineMeta",
     "build_export",
     "canonical_shards",
     "help_text",
-    "line_meta",
     "parse",
     "selected",
 ]

@@ -18,7 +18,6 @@ run processes everything.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,13 +34,13 @@ from pipeline.dataset.blobs import PREVIOUS, stored_of
 from pipeline.dataset.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, canonical_record
 from pipeline.dataset.index.parquet import CarryIndex
 from pipeline.dataset.index.rows import INDEX
+from pipeline.dataset.lines import ReadShards, line_meta
+from pipeline.dataset.manifest import ManifestError, read_manifest, shard_paths
 from pipeline.export.files import ExportCandidate, export_formats_for, export_rel
 from pipeline.normalize.elements import Pending, inventory_row
 from pipeline.normalize.streams import Results, results
 from pipeline.runtime.options import NormalizeConfig, UsageError, moved_notes
-from pipeline.runtime.storage import Storage, join, read_lines
-
-MANIFEST_VERSION = 1
+from pipeline.runtime.storage import Storage, join
 
 
 def codec_fingerprint() -> str:
@@ -80,18 +79,13 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
         return None
     url = cfg.since
     try:
-        fs, path = cfg.storage.fs(url)
-        m = orjson.loads(fs.cat_file(path))
+        m = read_manifest(cfg.storage, url)
     except FileNotFoundError:
         raise UsageError(f"--since: no manifest at {url}") from None
-    except (OSError, orjson.JSONDecodeError, ValueError) as exc:
-        raise UsageError(f"--since: cannot read {url}: {type(exc).__name__}") from None
-    if not isinstance(m, dict) or m.get("manifestVersion") != MANIFEST_VERSION:
-        raise UsageError(f"--since: {url} is not a bunzai normalize manifest")
+    except ManifestError as exc:
+        raise UsageError(f"--since: {exc}") from None
     root = url.rsplit("/", 1)[0] if "/" in url else "."
-    shards = {
-        ds: tuple(s["path"] for s in info) for ds, info in (m.get("outputs", {}).get("shards") or {}).items()
-    }
+    shards = shard_paths(m)
     prev_opts = m.get("options", {})
     reason = None
     if m.get("bunzai", {}).get("codecFingerprint") != fingerprint:
@@ -111,60 +105,6 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
     return Previous(url, root, reason is None, reason, shards, notes)
 
 
-# -- reading the previous run --------------------------------------------------------------------
-
-
-class _ReadLines(beam.DoFn):
-    """A previous shard's lines, streamed."""
-
-    def __init__(self, storage: Storage) -> None:
-        self.storage = storage
-
-    def process(self, url: str) -> Iterator[bytes]:
-        fs, path = self.storage.fs(url)
-        for line in read_lines(fs, path):  # not fs.open: a transient error must not end the shard early
-            line = line.rstrip(b"\n")
-            if line:
-                yield line
-
-
-class ReadShards(beam.PTransform):
-    """Shard URLs -> their lines (without newlines)."""
-
-    def __init__(self, urls: list[str], storage: Storage) -> None:
-        super().__init__()
-        self.urls = urls
-        self.storage = storage
-
-    def expand(self, pbegin: Any) -> Any:
-        return (
-            pbegin
-            | "Shards" >> beam.Create(self.urls)
-            | "Spread" >> beam.Reshuffle()
-            | "Lines" >> beam.ParDo(_ReadLines(self.storage))
-        )
-
-
-def canonical_keys(line: bytes) -> tuple[str, str]:
-    """(entity id, source uri) of a canonical line, without parsing its body and escrow.
-
-    ``vaud-json`` writes ``schemaVersion``, ``kind``, ``id`` first and ``source`` after
-    ``original`` (only ``warnings``, a list of strings, may follow), so the first ``"id"`` key and
-    the last ``"source"`` object are the entity's own; orjson escapes every quote inside strings.
-    """
-    i = line.find(b',"id":"')
-    k = line.rfind(b',"source":{"uri":')
-    if i >= 0 and k > i:
-        j = line.find(b'"', i + 7)
-        try:
-            src, _ = json.JSONDecoder().raw_decode(line[k + 10 :].decode("utf-8"))
-            return line[i + 7 : j].decode("utf-8"), str(src["uri"])
-        except (ValueError, KeyError, TypeError):
-            pass
-    tree = orjson.loads(line)
-    return str(tree["id"]), str(tree["source"]["uri"])
-
-
 #: ``_carry_canonical``'s output of the uris its lines account for
 ACCOUNTED = "accounted"
 
@@ -174,7 +114,8 @@ STORED_REFS = "stored"
 
 
 def _carry_canonical(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
-    eid, uri = canonical_keys(line)
+    meta = line_meta(line)
+    eid, uri = meta.id, meta.uri
     if uri not in skip:
         yield canonical_record(eid, uri, line)
         yield TaggedOutput(ACCOUNTED, uri)
@@ -292,11 +233,8 @@ def carried_exports(p: Pending, previous_root: str, formats: tuple[str, ...]) ->
 
 
 __all__ = [
-    "MANIFEST_VERSION",
     "CarryForward",
     "Previous",
-    "ReadShards",
-    "canonical_keys",
     "carried_exports",
     "codec_fingerprint",
     "load_previous",

@@ -15,8 +15,8 @@ from bunzai_codecs.core.entity import CanonicalEntity, Source
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats.vaud.codec import dumps
+from pipeline.dataset.lines import line_meta
 from pipeline.dataset.shards import GRID, ShardSpec, WriteShards, cell_offsets, line_of, plan, record
-from pipeline.normalize.since import canonical_keys
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import export_formats, parse
 from pipeline.runtime.secrets import parse_storage_options, split_secrets
@@ -194,7 +194,7 @@ def test_option_errors() -> None:
         parse(["--output", "zip://x::/tmp/a.zip"])
 
 
-def test_canonical_keys_match_a_full_parse() -> None:
+def test_line_meta_matches_a_full_parse() -> None:
     tricky = CanonicalEntity(
         kind="lorebook",
         id="lorebook-abc",
@@ -204,7 +204,8 @@ def test_canonical_keys_match_a_full_parse() -> None:
         warnings=['a "source":{"uri":"w"} warning'],
     )
     line = dumps(tricky)
-    assert canonical_keys(line) == ("lorebook-abc", "s3://b/k.json")
+    meta = line_meta(line)
+    assert (meta.id, meta.kind, meta.uri, meta.format) == ("lorebook-abc", "lorebook", "s3://b/k.json", "x")
 
 
 def test_export_all_means_every_format_bunzai_can_write() -> None:
@@ -226,7 +227,8 @@ def test_an_export_id_whose_meaning_moved_still_works_with_a_note(tmp_path: Path
     still a format (Risu's regex export), and naming it (in --export, or in the manifest --since
     reads) prints the deprecation note for a release."""
     import jobs.normalize
-    from pipeline.normalize.since import MANIFEST_VERSION, load_previous
+    from pipeline.dataset.manifest import MANIFEST_VERSION
+    from pipeline.normalize.since import load_previous
 
     cfg, _ = parse(["--export", "risu-regex,vaud-json", "--output", str(tmp_path / "out")])
     assert cfg.export == ("risu-regex", "vaud-json")
