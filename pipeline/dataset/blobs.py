@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -114,13 +115,12 @@ class _StoreBlobs(beam.DoFn):
                 yield key, (len(data), where)
 
 
+@dataclass
 class StoreBlobs(beam.PTransform):
     """``ValidInput`` -> ``(sha256, (bytes, "kept" | "staged"))`` records (small: no bytes)."""
 
-    def __init__(self, output: Output, staging: str) -> None:
-        super().__init__()
-        self.output = output
-        self.staging = staging
+    output: Output
+    staging: str
 
     def expand(self, valid: Any) -> Any:
         return valid | beam.ParDo(_StoreBlobs(self.output, self.staging))
@@ -165,19 +165,23 @@ class _Settle(beam.DoFn):
         yield TaggedOutput("counts", (("blobs", "newBytes" if new else "carriedBytes"), size))
 
 
+@dataclass
 class SettleBlobs(beam.PTransform):
     """Blob references (fresh and carried) -> one per digest: ``staged`` paths for the commit to move
     (main), ``kept`` paths to leave in place, and ``counts`` pairs for the manifest."""
 
-    def __init__(self, output: Output, staging: str, previous_root: str | None) -> None:
-        super().__init__()
-        self.dofn = _Settle(output, staging, previous_root)
+    output: Output
+    staging: str
+    previous_root: str | None
 
     def expand(self, refs: Any) -> Any:
         return (
             refs
             | "OnePerDigest" >> beam.CombinePerKey(_best)
-            | "Settle" >> beam.ParDo(self.dofn).with_outputs(KEPT, "counts", main="staged")
+            | "Settle"
+            >> beam.ParDo(_Settle(self.output, self.staging, self.previous_root)).with_outputs(
+                KEPT, "counts", main="staged"
+            )
         )
 
 

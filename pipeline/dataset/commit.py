@@ -31,6 +31,7 @@ and the rest still staged. A re-run into the folder rewrites it whole; ``--since
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -187,21 +188,18 @@ class _WriteManifest(beam.DoFn):
         yield self.output.display(MANIFEST)
 
 
+@dataclass
 class Commit(beam.PTransform):
     """The run's numbers and files -> the verdict, then (when ok) the commit; yields the manifest's
     URL. Takes a dict: ``counts``, ``patterns``, ``shards``, ``balance`` and ``reject_examples``
     (the manifest's parts), ``list_rejects`` (the listing's rejects), ``staged`` (paths of staged
     files, relative to the output) and ``kept`` (paths left in place)."""
 
-    def __init__(
-        self, output: Output, staging: str, header: dict[str, Any], inputs: Sequence[str], allow_empty: bool
-    ) -> None:
-        super().__init__()
-        self.output = output
-        self.staging = staging
-        self.header = header
-        self.inputs = tuple(inputs)
-        self.allow_empty = allow_empty
+    output: Output
+    staging: str
+    header: dict[str, Any]
+    inputs: Sequence[str]
+    allow_empty: bool
 
     def expand(self, parts: dict[str, Any]) -> Any:
         p = parts["counts"].pipeline
@@ -217,7 +215,7 @@ class Commit(beam.PTransform):
         files = (parts["staged"], parts["kept"]) | "AllFiles" >> beam.Flatten()
         staged_count = files | "CountStaged" >> beam.combiners.Count.Globally()
         verdict = once | "Verdict" >> beam.ParDo(
-            _Verdict(self.output, self.inputs, self.allow_empty),
+            _Verdict(self.output, tuple(self.inputs), self.allow_empty),
             beam.pvalue.AsSingleton(draft),
             beam.pvalue.AsList(parts["list_rejects"]),
             beam.pvalue.AsSingleton(staged_count),

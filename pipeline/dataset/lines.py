@@ -30,13 +30,12 @@ class _ReadLines(beam.DoFn):
                 yield line
 
 
+@dataclass
 class ReadShards(beam.PTransform):
     """Shard URLs -> their lines (without newlines)."""
 
-    def __init__(self, urls: list[str], storage: Storage) -> None:
-        super().__init__()
-        self.urls = urls
-        self.storage = storage
+    urls: list[str]
+    storage: Storage
 
     def expand(self, pbegin: Any) -> Any:
         return (

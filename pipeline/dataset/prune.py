@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -63,6 +64,7 @@ class _Remove(beam.DoFn):
         yield rel
 
 
+@dataclass
 class Prune(beam.PTransform):
     """Written paths -> paths removed: files under the managed folders that this run did not write
     (shards of an earlier run with another shard count, exports of inputs that are gone, leftovers
@@ -70,10 +72,8 @@ class Prune(beam.PTransform):
     ``gate`` (a singleton ``{"ok": bool, ...}``, the commit's verdict): nothing is removed unless
     it is ok."""
 
-    def __init__(self, output: Output, gate: Any = None) -> None:
-        super().__init__()
-        self.output = output
-        self.gate = gate
+    output: Output
+    gate: Any = None
 
     def expand(self, written: Any) -> Any:
         done = beam.pvalue.AsSingleton(written | "CountWritten" >> beam.combiners.Count.Globally())

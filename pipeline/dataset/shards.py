@@ -29,7 +29,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -258,6 +258,7 @@ class _MergeShard(beam.DoFn):
         return [_read_range(fs, p, s, e, block) for fs, p, s, e in ranges]
 
 
+@dataclass
 class WriteShards(beam.PTransform):
     """Records (``record(...)`` bytes) from one or more PCollections -> sorted shards.
 
@@ -266,25 +267,14 @@ class WriteShards(beam.PTransform):
     ``record``: the elements are rows, and this makes each one's record (where the run is staged).
     """
 
-    def __init__(
-        self,
-        dataset: str,
-        spec: ShardSpec,
-        output: Output,
-        staging: str,
-        *,
-        target_bytes: int,
-        flush_bytes: int = 32 << 20,
-        record: Callable[[Any], bytes] | None = None,
-    ) -> None:
-        super().__init__()
-        self.dataset = dataset
-        self.spec = spec
-        self.output = output
-        self.staging = staging
-        self.target_bytes = target_bytes
-        self.flush_bytes = flush_bytes
-        self.record = record
+    dataset: str
+    spec: ShardSpec
+    output: Output
+    staging: str
+    _: KW_ONLY
+    target_bytes: int
+    flush_bytes: int = 32 << 20
+    record: Callable[[Any], bytes] | None = None
 
     def expand(self, producers: Any) -> Any:
         if isinstance(producers, beam.PCollection):

@@ -96,18 +96,20 @@ class _Export(beam.DoFn):
                 yield ExportCandidate(rel, v.uri, staged=staged)
 
 
+@dataclass
 class Export(beam.PTransform):
     """``ValidInput`` -> per (entity, requested format of its kind): the path written (``written``)
     when the input is not ``shared``, else an ``ExportCandidate`` staged under the output's staging
     folder (main); ``rejects`` for exports a codec refused. Linked entities a format embeds are
     embedded; each entity also gets its own files in the formats of its kind."""
 
-    def __init__(self, formats: tuple[str, ...], output: Output, staging: str) -> None:
-        super().__init__()
-        self.dofn = _Export(formats, output, staging)
+    formats: tuple[str, ...]
+    output: Output
+    staging: str
 
     def expand(self, valid: Any) -> Any:
-        return valid | beam.ParDo(self.dofn).with_outputs(REJECTS, WRITTEN, main="candidates")
+        dofn = _Export(self.formats, self.output, self.staging)
+        return valid | beam.ParDo(dofn).with_outputs(REJECTS, WRITTEN, main="candidates")
 
 
 # -- CommitExports -------------------------------------------------------------------------------
@@ -148,14 +150,13 @@ class _Commit(beam.DoFn):
         yield rel
 
 
+@dataclass
 class CommitExports(beam.PTransform):
     """``ExportCandidate``s -> export paths (relative to the output): one winner per path, staged
     (main) or, for a ``--since`` run into the previous run's own folder, ``kept`` where it is."""
 
-    def __init__(self, output: Output, staging: str) -> None:
-        super().__init__()
-        self.output = output
-        self.staging = staging
+    output: Output
+    staging: str
 
     def expand(self, candidates: Any) -> Any:
         return (

@@ -5,6 +5,7 @@ nobody listed. The manifest records it, and a run that does not balance is not c
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -88,6 +89,7 @@ class _DigestSets(beam.PTransform):
         return uris | "Digests" >> beam.Map(_cell_digest) | "Sets" >> beam.CombinePerKey(DigestSet())
 
 
+@dataclass
 class Balance(beam.PTransform):
     """Listed uris + accounted uris (one PCollection per producer, by name or in a list) ->
     ``counts`` (``(("balance", outcome), n)``) and ``examples`` (``(problem, [up to SAMPLE uris])``).
@@ -97,21 +99,19 @@ class Balance(beam.PTransform):
     runners hold shuffled data in memory, and a join by uri held every listed one there. The
     uris of a problem (none when the run is sound) are found again through their digests."""
 
-    def __init__(self, accounted: Mapping[str, Any] | Sequence[Any], uris_of: Any = None) -> None:
-        """``uris_of``: the uris one element of the listed PCollection stands for (by default
-        each element is one uri)."""
-        super().__init__()
-        self.accounted = (
-            dict(accounted)
-            if isinstance(accounted, Mapping)
-            else {str(i): pc for i, pc in enumerate(accounted)}
-        )
-        self.uris_of = uris_of
+    accounted: Mapping[str, Any] | Sequence[Any]
+    #: the uris one element of the listed PCollection stands for (by default each element is one uri)
+    uris_of: Any = None
 
     def expand(self, listed: Any) -> dict[str, Any]:
+        accounted = (
+            dict(self.accounted)
+            if isinstance(self.accounted, Mapping)
+            else {str(i): pc for i, pc in enumerate(self.accounted)}
+        )
         uris = listed if self.uris_of is None else listed | "ListedUris" >> beam.FlatMap(self.uris_of)
         listed_sets = uris | "Listed" >> _DigestSets()
-        parts = each("Accounted", self.accounted, _DigestSets)
+        parts = each("Accounted", accounted, _DigestSets)
         accounted_sets = (
             tuple(parts.values())
             | "AccountedParts" >> beam.Flatten()
@@ -126,7 +126,7 @@ class Balance(beam.PTransform):
         # the listed side is read again in the form it came in (packed batches hold much less)
         found = [
             listed | "UnaccountedUris" >> beam.FlatMap(_listed_examples, problems, self.uris_of),
-            *each("UnlistedUris", self.accounted, beam.FlatMap, _examples, problems, "unlisted").values(),
+            *each("UnlistedUris", accounted, beam.FlatMap, _examples, problems, "unlisted").values(),
         ]
         examples = (
             tuple(found)

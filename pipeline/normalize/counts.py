@@ -10,6 +10,7 @@ input; ``RejectExamples`` keeps the smallest uris per stage and error.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -78,32 +79,31 @@ def reject_example(rec: dict[str, Any]) -> tuple[tuple[str, str], tuple[str, str
     return (rec["stage"], rec["error"]), (rec["uri"], first)
 
 
+@dataclass
 class _PartialSum(beam.PTransform):
-    def __init__(self, pairs: Any) -> None:
-        super().__init__()
-        self.pairs = pairs
+    pairs: Any
 
     def expand(self, pc: Any) -> Any:
         return pc | "Pairs" >> beam.FlatMap(self.pairs) | "Sum" >> beam.CombinePerKey(sum)
 
 
+@dataclass
 class Count(beam.PTransform):
     """``Results`` (and ``extra``: more count-pair producers, e.g. the exports committed) -> the
     run's counts, ``((key, ...), n)`` summed per key."""
 
-    def __init__(self, extra: Producers | None = None) -> None:
-        super().__init__()
-        self.extra = dict(extra or {})
+    extra: Producers | None = None
 
     def expand(self, res: Results) -> Any:
-        twice = res.counts.keys() & self.extra.keys()
+        extra = dict(self.extra or {})
+        twice = res.counts.keys() & extra.keys()
         if twice:
             raise ValueError(f"count producers named twice: {sorted(twice)}")
         parts = [
             *each("Inventory", res.inventory, _PartialSum, row_counts).values(),
             *each("Rejects", res.rejects, _PartialSum, reject_counts).values(),
             *each("Fidelity", res.fidelity, _PartialSum, fidelity_counts).values(),
-            *each("Counts", {**res.counts, **self.extra}, beam.CombinePerKey, sum).values(),
+            *each("Counts", {**res.counts, **extra}, beam.CombinePerKey, sum).values(),
         ]
         return tuple(parts) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 

@@ -5,6 +5,7 @@ files ``bunzai fidelity`` writes), folded from every fidelity row of the run, fr
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -72,6 +73,7 @@ class _WriteFidelityReport(beam.DoFn):
         yield html_rel
 
 
+@dataclass
 class WriteFidelityReport(beam.PTransform):
     """Every fidelity row of the run (fresh and carried, as dicts; one PCollection, or several by
     name) -> ``fidelity/report.json`` and ``fidelity/report.html`` (staged), the same files
@@ -82,11 +84,9 @@ class WriteFidelityReport(beam.PTransform):
     row in memory on the local runners, which materialise every multi-input Flatten.
     """
 
-    def __init__(self, output: Output, roots: Sequence[str], staging: str) -> None:
-        super().__init__()
-        self.output = output
-        self.roots = roots
-        self.staging = staging
+    output: Output
+    roots: Sequence[str]
+    staging: str
 
     def expand(self, producers: Any) -> Any:
         if isinstance(producers, beam.PCollection):

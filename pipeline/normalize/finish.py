@@ -10,6 +10,7 @@ earlier runs pruned, ``manifest.json`` written last (pipeline/dataset/commit.py)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -30,17 +31,16 @@ def input_uri(rec: dict[str, Any]) -> Iterator[str]:
         yield rec["uri"]
 
 
+@dataclass
 class Finish(beam.PTransform):
     """``{"packed": listing.Listed.packed, "patterns": ..., "results": Results, "written":
     Written}`` -> the manifest's URL (``commit.Commit``). ``header``: the manifest's options,
     runner, start, codec fingerprint and ``--since``."""
 
-    def __init__(self, cfg: NormalizeConfig, output: Output, staging: str, header: dict[str, Any]) -> None:
-        super().__init__()
-        self.cfg = cfg
-        self.output = output
-        self.staging = staging
-        self.header = header
+    cfg: NormalizeConfig
+    output: Output
+    staging: str
+    header: dict[str, Any]
 
     def expand(self, parts: dict[str, Any]) -> Any:
         res: Results = parts["results"]

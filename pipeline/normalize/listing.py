@@ -10,6 +10,7 @@ they are listed); the bytes are read in the next step (pipeline/normalize/per_in
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -91,6 +92,7 @@ class _ListFiles(beam.DoFn):
         yield TaggedOutput(PATTERNS, (index, n))
 
 
+@dataclass
 class ListFiles(beam.PTransform):
     """Input indexes -> ``FileRef`` per file (main), ``rejects``, ``patterns`` ((index, matched)).
 
@@ -100,18 +102,10 @@ class ListFiles(beam.PTransform):
     (pipeline/normalize/archives.py); ``max_bytes`` bounds the read that tells the two apart.
     """
 
-    def __init__(
-        self,
-        inputs: tuple[str, ...],
-        storage: Storage,
-        output: str | None = None,
-        max_bytes: int = MAX_INPUT_BYTES,
-    ) -> None:
-        super().__init__()
-        self.inputs = inputs
-        self.storage = storage
-        self.output = output
-        self.max_bytes = max_bytes
+    inputs: tuple[str, ...]
+    storage: Storage
+    output: str | None = None
+    max_bytes: int = MAX_INPUT_BYTES
 
     def expand(self, indexes: Any) -> Any:
         dofn = _ListFiles(self.inputs, self.storage, self.output, self.max_bytes)
@@ -193,15 +187,14 @@ class Listed(NamedTuple):
     results: Results
 
 
+@dataclass
 class ListInputs(beam.PTransform):
     """Pipeline -> ``Listed``: every input listed, each file once (paired with its previous
     inventory row under ``--since``: ``previous``, a run whose results are reused), packed and
     spread for reading."""
 
-    def __init__(self, cfg: NormalizeConfig, previous: Previous | None) -> None:
-        super().__init__()
-        self.cfg = cfg
-        self.previous = previous
+    cfg: NormalizeConfig
+    previous: Previous | None
 
     def expand(self, pbegin: Any) -> Listed:
         cfg = self.cfg

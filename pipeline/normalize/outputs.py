@@ -16,6 +16,7 @@ Nothing here is in place yet: ``finish.Finish`` commits it. A new output is a ne
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -44,14 +45,13 @@ class Written(NamedTuple):
     counts: Producers
 
 
+@dataclass
 class WriteOutputs(beam.PTransform):
     """``streams.Results`` -> ``Written``."""
 
-    def __init__(self, cfg: NormalizeConfig, output: Output, staging: str) -> None:
-        super().__init__()
-        self.cfg = cfg
-        self.output = output
-        self.staging = staging
+    cfg: NormalizeConfig
+    output: Output
+    staging: str
 
     def expand(self, res: Results) -> Written:
         output, staging = self.output, self.staging

@@ -8,7 +8,7 @@ there is no join at all.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -85,6 +85,7 @@ class Paired:
     deleted: Any
 
 
+@dataclass
 class PairWithPrevious(beam.PTransform):
     """``FileRef``s + the previous inventory (uri -> row) -> ``Pending`` per distinct uri, and the
     uris only the previous run had (``deleted``).
@@ -93,13 +94,12 @@ class PairWithPrevious(beam.PTransform):
     file twice) skips the join: the local runners hold a shuffle's data in memory, and this one
     would hold every listed file."""
 
-    def __init__(self, previous: Any = None, *, join: bool = True) -> None:
-        super().__init__()
-        self.previous = previous
-        self.join = join or previous is not None
+    previous: Any = None
+    _: KW_ONLY
+    join: bool = True
 
     def expand(self, refs: Any) -> Paired:
-        if not self.join:
+        if not self.join and self.previous is None:
             return Paired(
                 refs | "AsPending" >> beam.Map(Pending),
                 refs.pipeline | "NoneDeleted" >> beam.Create([]),

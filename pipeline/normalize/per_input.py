@@ -16,6 +16,7 @@ an input rejected whole gets its fidelity ``decode`` row from the stage that rej
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -49,19 +50,17 @@ class Normalized(NamedTuple):
     refreshed: Any
 
 
+@dataclass
 class Normalize(beam.PTransform):
     """``Pending`` (spread) -> ``Normalized``. ``since``: compare with the previous inventory rows
     the listing paired (``--since``); ``shared_sizes``: ``listing.SharedSizes``' output (exports)."""
 
-    def __init__(
-        self, cfg: NormalizeConfig, output: Output, staging: str, *, since: bool, shared_sizes: Any = None
-    ) -> None:
-        super().__init__()
-        self.cfg = cfg
-        self.output = output
-        self.staging = staging
-        self.since = since
-        self.shared_sizes = shared_sizes
+    cfg: NormalizeConfig
+    output: Output
+    staging: str
+    _: KW_ONLY
+    since: bool
+    shared_sizes: Any = None
 
     def expand(self, pending: Any) -> Normalized:
         cfg = self.cfg

@@ -8,6 +8,7 @@ carries its results forward).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -127,6 +128,7 @@ class _ReadBytes(beam.DoFn):
         yield TaggedOutput(REJECTED_WHOLE, (inv, [rec]))
 
 
+@dataclass
 class ReadBytes(beam.PTransform):
     """``Pending`` -> ``InputFile`` (main; the bytes in a ``Sniff``), ``rejects``, ``inventory``,
     ``unchanged`` (``Pending`` that ``--since`` need not read again) and ``refreshed`` (uris the
@@ -135,21 +137,16 @@ class ReadBytes(beam.PTransform):
     ``shared_sizes`` (``SharedSizes``' output) sets each ``InputFile.shared``; without it every
     input counts as shared (its exports go through the staged commit)."""
 
-    def __init__(
-        self,
-        inputs: tuple[str, ...],
-        storage: Storage,
-        max_bytes: int,
-        since: bool = False,
-        shared_sizes: Any = None,
-    ) -> None:
-        super().__init__()
-        self.dofn = _ReadBytes(inputs, storage, max_bytes, since)
-        self.shared_sizes = shared_sizes
+    inputs: tuple[str, ...]
+    storage: Storage
+    max_bytes: int
+    since: bool = False
+    shared_sizes: Any = None
 
     def expand(self, pending: Any) -> Any:
         side = () if self.shared_sizes is None else (beam.pvalue.AsDict(self.shared_sizes),)
-        return pending | beam.ParDo(self.dofn, *side).with_outputs(
+        dofn = _ReadBytes(self.inputs, self.storage, self.max_bytes, self.since)
+        return pending | beam.ParDo(dofn, *side).with_outputs(
             REJECTS, INVENTORY, UNCHANGED, REFRESHED, REJECTED_WHOLE, main="files"
         )
 

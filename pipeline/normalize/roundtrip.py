@@ -8,6 +8,7 @@ report folds and ``--since`` carries: it is made once and never parsed back.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -67,14 +68,13 @@ class _RoundTrip(beam.DoFn):
             yield row.to_json()
 
 
+@dataclass
 class RoundTrip(beam.PTransform):
     """``ValidInput`` -> fidelity rows (a ``decode`` row, then the native, stability and, with
     ``cross``, the cross-format checks of ``bunzai_codecs.fidelity``), plus ``rejects`` for a check
     that crashed on a bug (its row says ``error`` with ``internal``)."""
 
-    def __init__(self, cross: bool = True) -> None:
-        super().__init__()
-        self.cross = cross
+    cross: bool = True
 
     def expand(self, valid: Any) -> Any:
         return valid | beam.ParDo(_RoundTrip(self.cross)).with_outputs(REJECTS, INDEX, main="rows")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,7 @@ def _carry_rows(line: bytes, skip: dict[str, bool]) -> Iterator[dict[str, Any]]:
         yield row
 
 
+@dataclass
 class CarryForward(beam.PTransform):
     """Step ``CarryForward``: the previous run's results for the inputs this run did not process
     again.
@@ -143,14 +144,11 @@ class CarryForward(beam.PTransform):
     results are reused only under the same ``--fidelity``).
     """
 
-    def __init__(
-        self, previous: Previous, storage: Storage, *, export: tuple[str, ...] = (), fidelity: bool = True
-    ) -> None:
-        super().__init__()
-        self.previous = previous
-        self.storage = storage
-        self.export = export
-        self.fidelity = fidelity
+    previous: Previous
+    storage: Storage
+    _: KW_ONLY
+    export: tuple[str, ...] = ()
+    fidelity: bool = True
 
     def expand(self, left: dict[str, Any]) -> Results:
         skip_uris = (left["refreshed"], left["deleted"]) | "NotCarried" >> beam.Flatten()

@@ -14,6 +14,7 @@ steps that consume them (Write, Count) take them as their input. A new dataset i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -64,14 +65,13 @@ def merged(*parts: Results) -> Results:
     return Results(**out)
 
 
+@dataclass
 class Each(beam.PTransform):
     """Producers -> producers: ``transform(*args)`` applied to each producer on its own, labelled
     with its name, so that it fuses with it."""
 
-    def __init__(self, transform: Any, *args: Any) -> None:
-        super().__init__()
-        self.transform = transform
-        self.args = args
+    transform: Any
+    args: tuple[Any, ...] = ()
 
     def expand(self, producers: Producers) -> Producers:
         return {name: pc | name >> self.transform(*self.args) for name, pc in producers.items()}
@@ -79,7 +79,7 @@ class Each(beam.PTransform):
 
 def each(label: str, producers: Producers, transform: Any, *args: Any) -> Producers:
     """``Each`` under ``label``, for any number of producers (none: none)."""
-    return producers | label >> Each(transform, *args) if producers else {}
+    return producers | label >> Each(transform, args) if producers else {}
 
 
 __all__ = ["Each", "Producers", "Results", "each", "merged", "results"]

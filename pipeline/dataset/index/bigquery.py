@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -57,17 +58,19 @@ class _CommittedRows(beam.DoFn):
         yield from read_rows(fs, f"{root}/{shard.rel}")
 
 
+@dataclass
 class LoadBigQuery(beam.PTransform):
     """The run's shards (``ShardInfo``s; the index files are picked) -> their rows loaded into a BigQuery table with
     Beam's BigQuery sink (file loads; the table is replaced: it mirrors the last committed run).
     ``committed`` (the commit's output, the manifest's URL) gates the load: a run that is not
     committed loads nothing."""
 
-    def __init__(self, table: str, output: Output, committed: Any) -> None:
-        super().__init__()
-        self.table = check_bigquery_table(table)
-        self.output = output
-        self.committed = committed
+    table: str
+    output: Output
+    committed: Any
+
+    def __post_init__(self) -> None:
+        check_bigquery_table(self.table)
 
     def expand(self, shards: Any) -> Any:
         from apache_beam.io.gcp.bigquery import BigQueryDisposition, WriteToBigQuery

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -134,16 +135,16 @@ class _ToParquet(beam.DoFn):
         yield ShardInfo(shard.dataset, rel, n, size, sha)
 
 
+@dataclass
 class WriteIndex(beam.PTransform):
     """Index rows (producers: a dict of PCollections by name, each written where it is made) ->
     the staged Parquet shards ``index/part-NNNNN-of-NNNNN.parquet``, as ``ShardInfo``s for the
     manifest and the commit."""
 
-    def __init__(self, output: Output, staging: str, *, target_bytes: int) -> None:
-        super().__init__()
-        self.output = output
-        self.staging = staging
-        self.target_bytes = target_bytes
+    output: Output
+    staging: str
+    _: KW_ONLY
+    target_bytes: int
 
     def expand(self, producers: Any) -> Any:
         sorted_rows = producers | "Sort" >> WriteShards(
@@ -182,20 +183,19 @@ def _carry(row: dict[str, Any], skip: dict[str, bool]) -> Iterator[dict[str, Any
         yield row
 
 
+@dataclass
 class CarryIndex(beam.PTransform):
     """The previous run's index rows of inputs this run did not process again (``skip``: a side
     input, uri -> True, of the refreshed and deleted inputs)."""
 
-    def __init__(self, urls: Sequence[str], storage: Storage, skip: Any) -> None:
-        super().__init__()
-        self.urls = list(urls)
-        self.storage = storage
-        self.skip = skip
+    urls: Sequence[str]
+    storage: Storage
+    skip: Any
 
     def expand(self, pbegin: Any) -> Any:
         return (
             pbegin
-            | "Files" >> beam.Create(self.urls)
+            | "Files" >> beam.Create(list(self.urls))
             | "Spread" >> beam.Reshuffle()
             | "Rows" >> beam.ParDo(_ReadIndex(self.storage))
             | "Keep" >> beam.FlatMap(_carry, self.skip)
