@@ -30,6 +30,7 @@ from bunzai_codecs.bundle import write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import ENTITY_KINDS
 from bunzai_codecs.core.errors import BunzaiError
+from bunzai_codecs.exitcodes import Exit, describe
 from bunzai_codecs.formats.vaud.codec import from_tree
 from bunzai_codecs.lint import ID_PATTERN
 from pipeline.dataset.blobs import blob_rel
@@ -154,9 +155,14 @@ def help_text() -> str:
         description="Write the entities of a canonical dataset (a normalize output folder: lines and "
         "blobs, no original files) in app formats (an Apache Beam pipeline; any Beam option is "
         "accepted, e.g. --runner).",
-        epilog="exit codes: 0 done (formats that refuse an entity are rejects, listed); 2 usage error; "
-        "3 the dataset is missing or incomplete, or nothing matches the filters (nothing written); "
-        "4 the run failed (nothing committed); 130 interrupted.",
+        epilog=describe(
+            (Exit.OK, Exit.USAGE, Exit.INPUT, Exit.FAILED, Exit.INTERRUPTED, Exit.TERMINATED),
+            {
+                Exit.OK: "formats that refuse an entity are rejects, listed",
+                Exit.INPUT: "the dataset is missing or incomplete, or nothing matches the filters; nothing written",
+                Exit.FAILED: "nothing committed",
+            },
+        ),
     )
     _own_args(parser)
     _add_local_args(parser)

@@ -34,6 +34,7 @@ from apache_beam.options.pipeline_options import (
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
+from bunzai_codecs.exitcodes import Exit, describe
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.secrets import literal_secrets, parse_storage_options, split_secrets
 from pipeline.runtime.storage import Storage, is_local_url
@@ -546,12 +547,28 @@ def submits_only(options: PipelineOptions) -> bool:
     )
 
 
+#: what each exit code means for ``bunzai normalize`` (the job's ``--help``)
 EXIT_CODES = (
-    "exit codes: 0 done (rejects are results); 1 the manifest does not balance (a bug; nothing "
-    "committed); 2 usage error; 3 an input does not exist, matches no file or cannot be listed "
-    "(nothing written); 4 the run failed: the output cannot be written, a store error, a worker "
-    "crash (nothing committed); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). The output folder changes only when a run is "
-    "complete and balanced."
+    describe(
+        (
+            Exit.OK,
+            Exit.REGRESSION,
+            Exit.USAGE,
+            Exit.INPUT,
+            Exit.FAILED,
+            Exit.UNBALANCED,
+            Exit.INTERRUPTED,
+            Exit.TERMINATED,
+        ),
+        {
+            Exit.OK: "rejects are results",
+            Exit.REGRESSION: "--audit-against; the run is committed",
+            Exit.INPUT: "an input does not exist, matches no file or cannot be listed; nothing written",
+            Exit.FAILED: "the output cannot be written, a store error, a worker crash; nothing committed",
+            Exit.UNBALANCED: "a bug; nothing committed",
+        },
+    )
+    + " The output folder changes only when a run is complete and balanced."
 )
 
 

@@ -24,6 +24,7 @@ import pytest
 
 import jobs.normalize
 import pipeline.normalize.per_input
+from bunzai_codecs.exitcodes import Exit
 from jobs.normalize import run as run_job
 from pipeline.dataset.commit import STAGING
 
@@ -222,7 +223,7 @@ def test_a_run_that_does_not_balance_is_not_committed(
         return set() if v.uri.endswith("rules.vaud.json") else real(v)
 
     monkeypatch.setattr(pipeline.normalize.per_input, "_entity_sources", lose_one)
-    assert job("--input", str(src), "--output", str(out), *ARGS) == 1
+    assert job("--input", str(src), "--output", str(out), *ARGS) == Exit.UNBALANCED
     cap = capsys.readouterr()
     line = one_line(cap.err)
     assert "does not balance" in line and "is as it was" in line

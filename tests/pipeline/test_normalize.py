@@ -202,10 +202,11 @@ def test_multi_processing_runner_writes_the_same_files(shared: SharedRuns, tmp_p
         ]
     )
     assert runner_name(options) == "DirectRunner"
-    from jobs.normalize import read_manifest, run_pipeline
+    from jobs.normalize import run_pipeline
+    from jobs.runner import written_manifest
 
     built, _ = run_pipeline(cfg, options)
-    multi = Run(read_manifest(built), {}, cfg.output)
+    multi = Run(written_manifest(built.output), {}, cfg.output)
     assert len(multi.manifest["outputs"]["shards"]["canonical"]) > 1  # several shards, same bytes
     same_outputs(single, multi)
 

@@ -1,7 +1,7 @@
 """``bunzai audit``: compare a fidelity run with a baseline and fail on any regression.
 
     bunzai audit --report NEW --baseline OLD [--kept-tolerance POINTS] [--write-baseline]
-    python -m jobs.audit ...           (the same)
+    python -m bunzai_codecs.audit ...           (the same)
 
 NEW is a run: a ``report.json``, the folder of ``rows-*.jsonl`` it sits in (``bunzai fidelity``),
 or a normalize output folder (its ``fidelity/`` rows); the rows are what is compared. OLD is the
@@ -40,10 +40,11 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 import orjson
 
+from bunzai_codecs.exitcodes import Exit
+
 if TYPE_CHECKING:  # the codec library is imported when rows are read: `bunzai --help` needs none of it
     from bunzai_codecs.fidelity import FidelityRow
 
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE = 0, 1, 2
 SHA_CHARS = 12
 #: percentage points a pair's kept share may drop before the audit fails (``--kept-tolerance``)
 KEPT_TOLERANCE = 0.1
@@ -598,9 +599,9 @@ def gate(
         result = audit_runs(base, new, tolerance=tolerance)
     except (RunError, BaselineError, OSError) as exc:
         print(f"bunzai audit: {exc}", file=err)
-        return EXIT_USAGE
+        return Exit.INPUT
     print(result.render(baseline), file=out if result.ok else err)
-    return EXIT_OK if result.ok else EXIT_REGRESSION
+    return Exit.OK if result.ok else Exit.REGRESSION
 
 
 # -- command ------------------------------------------------------------------------------------------
@@ -615,7 +616,7 @@ def write_baseline(report: str, baseline: str) -> int:
         snap = Snapshot.from_rows(new.rows(), roots=new.roots)
     except (RunError, OSError) as exc:
         print(f"bunzai audit: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return Exit.INPUT
     path = Path(baseline)
     if path.is_file():
         try:
@@ -636,7 +637,7 @@ def write_baseline(report: str, baseline: str) -> int:
         f"{len(snap.unexpected)} unexpected paths",
         file=sys.stderr,
     )
-    return EXIT_OK
+    return Exit.OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -696,7 +697,7 @@ DESCRIPTION = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = configure(argparse.ArgumentParser(prog="python -m jobs.audit", description=DESCRIPTION))
+    p = configure(argparse.ArgumentParser(prog="python -m bunzai_codecs.audit", description=DESCRIPTION))
     return int(run(p.parse_args(argv)))
 
 
