@@ -354,7 +354,7 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.core.files import ensure_folder
     from bunzai_codecs.fidelity import check_file, reject_row
-    from bunzai_codecs.fidelity_report import ReportBuilder, rows_jsonl, write_report
+    from bunzai_codecs.fidelity.report import ReportBuilder, rows_jsonl, write_report
     from bunzai_codecs.progress import Progress
 
     out = Path(args.output)

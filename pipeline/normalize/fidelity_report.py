@@ -10,7 +10,8 @@ from typing import Any
 
 import apache_beam as beam
 
-from bunzai_codecs.fidelity_report import ReportBuilder, render_html, report_json
+from bunzai_codecs.fidelity.html import render_html
+from bunzai_codecs.fidelity.report import ReportBuilder, report_json
 from pipeline.normalize.streams import each
 from pipeline.runtime.storage import Output, staged_path, write_bytes
 

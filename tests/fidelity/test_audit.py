@@ -14,7 +14,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.exitcodes import Exit
 from bunzai_codecs.fidelity import FidelityRow, check_file
-from bunzai_codecs.fidelity_report import build_report, rows_jsonl, write_report
+from bunzai_codecs.fidelity.report import build_report, rows_jsonl, write_report
 
 from . import toys
 

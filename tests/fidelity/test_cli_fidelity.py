@@ -11,7 +11,7 @@ import pytest
 from bunzai_codecs import cli
 from bunzai_codecs.core import registry
 from bunzai_codecs.exitcodes import Exit
-from bunzai_codecs.fidelity_report import read_rows
+from bunzai_codecs.fidelity.report import read_rows
 
 from . import toys
 
