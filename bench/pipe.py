@@ -60,11 +60,12 @@ class PipelineRun:
 # -- single-process yardsticks ------------------------------------------------------------------
 
 
-def same_work(f: File, fidelity: str = "full") -> int:
+def same_work(f: File, fidelity: str = "full", patterns: Any = None) -> int:
     """``normalize --fidelity MODE``'s per-input library work, in memory
     (``pipeline/normalize/per_input.py``: Detect, Decode, Validate, the canonical records and, unless
-    ``off``, RoundTrip — without the cross-format rows for ``native``): returns the bytes it would
-    write."""
+    ``off``, RoundTrip — without the cross-format rows for ``native``; with ``patterns``
+    (``fidelity.Patterns``, ``learn_sample``'s), the cross rows by pattern as normalize's default
+    ``--fidelity-sample`` makes them): returns the bytes it would write."""
     from bunzai_codecs import lint as lint_rules
     from bunzai_codecs.bundle import read_sniff
     from bunzai_codecs.core import registry
@@ -108,7 +109,13 @@ def same_work(f: File, fidelity: str = "full") -> int:
     rows = [
         decode_row(decoded, source=cand.id, **where),
         *check_decoded(
-            s.data, decoded, source=cand.id, name=s.name, targets=None if fidelity == "full" else (), **where
+            s.data,
+            decoded,
+            source=cand.id,
+            name=s.name,
+            targets=None if fidelity == "full" else (),
+            patterns=patterns,
+            **where,
         ),
     ]
     for row in rows:
@@ -116,6 +123,47 @@ def same_work(f: File, fidelity: str = "full") -> int:
             natural = [row.entity, row.check, row.target, row.uri]
             out += len(record(row.entity, natural, orjson.dumps(row.to_json())))
     return out
+
+
+def learn_sample(files: Sequence[File], sample: int) -> Any:
+    """``normalize``'s first pass under ``--fidelity-sample 1/sample``
+    (``pipeline/normalize/roundtrip.py::LearnPatterns``): every cross row of the inputs in the sample
+    (by their key, as normalize samples by uri) observed and folded into a ``PatternBook``; returns
+    the ``fidelity.Patterns`` the second pass (``same_work(..., patterns=...)``) predicts with."""
+    from bunzai_codecs.core import registry
+    from bunzai_codecs.fidelity import Patterns, learn_patterns
+
+    plan = Patterns(sample)
+    for f in files:
+        if not plan.observes(f.path):
+            continue
+        with contextlib.suppress(Exception):  # a file the sample cannot read teaches nothing
+            from bunzai_codecs.core.sniff import Sniff
+
+            s = Sniff(f.data, f.name, uri=f.path)
+            fmt = registry.require(s).id
+            decoded = registry.get(fmt).decode(s)
+            learn_patterns(f.data, decoded, plan.book, source=fmt, input=f.path, name=s.name)
+    return plan
+
+
+def same_work_loop(files: Sequence[File], fidelity: str, sample: int | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of normalize's work over ``files`` with ``--fidelity MODE`` and its
+    default options: for ``full``, the sample's pass (``learn_sample``, ``--fidelity-sample``,
+    default ``fidelity.DEFAULT_SAMPLE``) and then every input with its cross rows by pattern; with a
+    sample of 1, every cross row observed."""
+    import gc
+
+    from bunzai_codecs.fidelity import DEFAULT_SAMPLE
+
+    k = DEFAULT_SAMPLE if sample is None else sample
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    plan = learn_sample(files, k) if fidelity == "full" and k > 1 else None
+    for f in files:
+        with contextlib.suppress(Exception):
+            same_work(f, fidelity, plan)
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def wall_loop(fn: Any, files: Sequence[File]) -> float:
@@ -306,4 +354,13 @@ def normalize(
     )
 
 
-__all__ = ["PipelineRun", "normalize", "same_work", "startup", "timed_loop", "wall_loop"]
+__all__ = [
+    "PipelineRun",
+    "learn_sample",
+    "normalize",
+    "same_work",
+    "same_work_loop",
+    "startup",
+    "timed_loop",
+    "wall_loop",
+]

@@ -1,7 +1,7 @@
 """The pipeline's cost in two (or more) source trees over one corpus, runs alternating.
 
     python -m bench.trees CORPUS N LABEL=TREE [LABEL=TREE ...] [--rounds R] [--out DIR]
-        [--measure pipe|procs|same-work] [--fidelity off]
+        [--measure pipe|procs|same-work] [--fidelity off[,native,full]] [--passes P]
 
 ``TREE`` is a checkout of bunzai (``git worktree add /tmp/old COMMIT``); each run is a fresh
 interpreter of this venv started in ``TREE`` with ``PYTHONPATH=TREE``, so it imports that tree's
@@ -14,7 +14,11 @@ load average is printed with each run. What is measured, by the tree's own code:
 - ``procs``: the same ``normalize`` command, with the CPU of each process of the tree (utime +
   stime from ``/proc/<pid>/stat``, polled every 0.05 s; the last value seen per process);
 - ``same-work``: ``bench.pipe.same_work`` over the first ``N`` files of the corpus in memory, one
-  process: CPU seconds of one pass after a pass over 200 files (imports, models).
+  process: CPU seconds of one pass per ``--fidelity`` mode (several: ``--fidelity off,native,full``,
+  each pass alternating with the others in the same process, the ratios to ``off`` printed) after a
+  pass over 200 files (imports, models). A tree with ``bench.pipe.same_work_loop`` runs ``full``
+  with its default options (the sample's pass, then the rest by pattern: ``--fidelity-sample``);
+  an older tree, file by file.
 
 docs/perf-notes/2026-12-02-pipeline-cpu-since-2026-11-30.md has a run of it.
 """
@@ -44,18 +48,31 @@ print(f"wall={r.wall_s:.1f}s cpu={r.cpu_s:.1f}s rss={r.peak_rss // mib}MiB job={
 # spelled out rather than bench.pipe.timed_loop: it runs in old trees, which may predate it
 _SAME_WORK = """
 import contextlib, gc, sys, time
+import bench.pipe
 from bench.loop import load
 from bench.pipe import same_work
 files = load(sys.argv[1], int(sys.argv[3]))
-def cpu(fs):
+modes = sys.argv[4].split(",")
+def cpu(fs, mode):
+    loop = getattr(bench.pipe, "same_work_loop", None)
+    if loop is not None:
+        return loop(fs, mode)[1]
     gc.collect()
     c0 = time.process_time()
     for f in fs:
         with contextlib.suppress(Exception):
-            same_work(f, sys.argv[4])
+            same_work(f, mode)
     return time.process_time() - c0
-cpu(files[:200])
-print(f"files={len(files)} cpu={cpu(files):.2f}s")
+for mode in modes:
+    cpu(files[:200], mode)
+best = {}
+for _ in range(int(sys.argv[5])):
+    for mode in modes:
+        best[mode] = min(best.get(mode, float("inf")), cpu(files, mode))
+said = " ".join(f"{m}={best[m]:.2f}s" for m in modes)
+if "off" in best:
+    said += "".join(f" {m}/off={best[m] / best['off']:.2f}x" for m in modes if m != "off")
+print(f"files={len(files)} cpu {said}")
 """
 
 
@@ -98,7 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out", default="/tmp/bench-trees-out")
     ap.add_argument("--measure", choices=("pipe", "procs", "same-work"), default="pipe")
-    ap.add_argument("--fidelity", default="off")
+    ap.add_argument(
+        "--fidelity", default="off", help="the mode(s) measured; same-work: several, comma-separated"
+    )
+    ap.add_argument(
+        "--passes", type=int, default=1, help="same-work: passes per mode in one process (best kept)"
+    )
     a = ap.parse_args(argv)
     trees = [t.split("=", 1) for t in a.trees]
     if any(len(t) != 2 or not os.path.isdir(t[1]) for t in trees):
@@ -115,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 code = _PIPE if a.measure == "pipe" else _SAME_WORK
                 cmd = [sys.executable, "-c", code, a.corpus, out, str(a.n), a.fidelity]
+                if a.measure == "same-work":
+                    cmd.append(str(a.passes))
                 p = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
                 said = p.stdout.strip() or f"failed: {p.stderr.strip()[-500:]}"
             print(f"{time.strftime('%H:%M:%S')} round {r} {label}: {said} (load {load:.2f})", flush=True)

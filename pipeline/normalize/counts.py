@@ -53,6 +53,10 @@ def reject_counts(rec: dict[str, Any]) -> Iterator[Pair]:
 
 def fidelity_counts(row: dict[str, Any]) -> Iterator[Pair]:
     yield ("fidelity", row["check"], row["status"]), 1
+    basis = row.get("basis") or {}  # a row of an older bunzai (carried by --since): observed
+    yield ("fidelityBasis", basis.get("how", "observed")), 1
+    if basis.get("disagreed"):
+        yield ("fidelityBasis", "disagreed"), 1
 
 
 def export_counts(rel: str) -> Iterator[Pair]:
