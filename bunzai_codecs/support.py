@@ -99,13 +99,19 @@ def format_support_markdown() -> str:
         "",
         "## Formats",
         "",
-        "| format | kind | app | suffixes |",
-        "|---|---|---|---|",
+        "**writes**: `yes` = bunzai writes the format from any entity of its kind; `read-only` = it",
+        "writes a file of that format back only for an entity read from one (a same-format round trip,",
+        "edits included: the file holds what no other format does, such as a NovelAI story's text), and",
+        "`bunzai convert --to` it from anything else is a usage error.",
+        "",
+        "| format | kind | app | suffixes | writes |",
+        "|---|---|---|---|---|",
     ]
     codecs = sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id))
     for c in codecs:
+        writes = "read-only" if c.read_only else "yes"
         lines.append(
-            f"| `{c.id}` | {c.kind_label()} | {c.label or c.family} | {' '.join(c.suffixes) or '—'} |"
+            f"| `{c.id}` | {c.kind_label()} | {c.label or c.family} | {' '.join(c.suffixes) or '—'} | {writes} |"
         )
     lines += [
         "",

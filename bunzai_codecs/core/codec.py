@@ -298,6 +298,10 @@ class Codec:
     containers: ClassVar[tuple[Container, ...]] = ()
     #: tie-break between equal scores: higher wins, then the id in alphabetical order
     priority: ClassVar[int] = 0
+    #: a read-only format writes a file back only for an entity that holds its escrow twin (one read
+    #: from such a file); ``encode`` refuses any other entity with ``Unsupported`` before the codec's
+    #: own code runs (``core.format.Format.read_only``)
+    read_only: ClassVar[bool] = False
     coverage: ClassVar[Coverage] = Coverage.of()
     #: what this format holds of an entity of another kind that it embeds in its own file (a Tavern
     #: card's ``character_book`` and ``regex_scripts``): fidelity classes an embedded entity's losses
@@ -479,15 +483,34 @@ def body_as(entity: CanonicalEntity, model: type[B]) -> B:
 def _guard_encode(
     fn: Callable[[Codec, CanonicalEntity, EmitContext], bytes],
 ) -> Callable[[Codec, CanonicalEntity, EmitContext], bytes]:
-    """An entity of a kind the format does not hold is refused before the encoder runs."""
+    """An entity of a kind the format does not hold, and for a read-only format an entity not read
+    from one of its files, is refused before the encoder runs."""
 
     @functools.wraps(fn)
     def encode(self: Codec, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         if entity.kind not in self.kinds:
             raise Unsupported(f"{self.id} holds {KIND_NAMES[self.kind]}, not {entity.kind}")
+        if self.read_only and entity.twin(self.id) is None:
+            raise Unsupported(read_only_refusal(self, entity))
         return fn(self, entity, ctx)
 
     return encode
+
+
+def read_only_refusal(codec: Codec, entity: CanonicalEntity) -> str:
+    """Why read-only ``codec`` will not write ``entity`` (which was not read from one of its files),
+    naming the formats of its app that would."""
+    from bunzai_codecs.core import registry
+
+    came = entity.source.format if entity.source is not None else None
+    where = f"this {entity.kind} was read as {came}" if came else f"this {entity.kind} was not read from one"
+    others = [
+        c.id
+        for c in registry.all_codecs()
+        if c.family == codec.family and c.holds(entity.kind) and not c.read_only and not c.lossless
+    ]
+    hint = f"; write it as {' or '.join(others)}" if others else ""
+    return f"{codec.id} is read-only: bunzai writes one back only for a file read from one ({where}){hint}"
 
 
 #: exceptions a decoder may hit on hostile input that mean "this input is broken", not "bunzai is"
