@@ -49,6 +49,9 @@ FORMATS: tuple[Format, ...] = (
            "backyard.byaf:ByafCodec", "backyard.detect:byaf", (".byaf",), ".byaf"),
     Format("chub-lorebook", "lorebook", "chub", "Chub lorebook (character_book JSON)",
            "chub.lorebook:ChubLorebook", "chub.detect:lorebook"),
+    Format("kobold-save", "lorebook", "kobold",
+           "KoboldAI Lite / KoboldCpp / KoboldAI client story save (world info, memory, author's note)"
+           " and Lite's world info export", "kobold.save:KoboldSaveCodec", "kobold.detect:save"),
     Format("lumiverse", "character", "lumiverse",
            "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)",
            "lumiverse.card:LumiverseCard", "lumiverse.detect:card", (".json", ".png", ".charx", ".zip"),
