@@ -8,7 +8,7 @@ fields when it is created, so a codec module declares only its id.
 
 Priorities: ``vaud-json`` (100) is asked first; Lumiverse's card (10) before the other Tavern card
 codecs; SillyTavern's flat preset kinds (-1) after ``sillytavern-preset``, which keeps another
-app's linked preset.
+app's linked preset; ``novelai-story`` (-1, read-only) after ``novelai-lorebook``.
 """
 
 from __future__ import annotations
@@ -68,6 +68,10 @@ FORMATS: tuple[Format, ...] = (
            (".lorebook", ".json", ".png", ".scenario"), ".lorebook"),
     Format("novelai-preset", "preset", "novelai", "NovelAI text generation preset (.preset)",
            "novelai.preset:NovelAIPresetCodec", "novelai.detect:preset", (".preset", ".json"), ".preset"),
+    Format("novelai-story", "lorebook", "novelai",
+           "NovelAI story (.story): its lorebook, memory, author's note and ephemeral entries; the story"
+           " text kept in escrow", "novelai.story:NovelAIStoryCodec", "novelai.detect:story",
+           (".story",), ".story", priority=-1, read_only=True),
     Format("pygmalion", "character", "pygmalion", "Pygmalion / oobabooga classic character (JSON, PNG)",
            "pygmalion.codec:PygmalionCodec", "pygmalion.detect:character", JSON_PNG),
     Format("risu", "character", "risu", "RisuAI character (.charx, JPEG+ZIP)",
