@@ -55,4 +55,37 @@ def note_text(entries: Iterable[LoreEntry], note_id: str) -> str:
     return next((e.content for e in entries if is_note(e, note_id)), "")
 
 
-__all__ = ["AUTHORS_NOTE", "MEMORY", "NOTE_DEPTH", "is_note", "memory_entry", "note_entry", "note_text"]
+def notes_out_of_place(entries: Any) -> bool:
+    """Whether the note entries of ``entries`` (a body's dumped entry list) are not where a story
+    file's reader puts them, first (the memory, then the author's note): the file keeps the notes
+    apart from its world info, so such a book reads back with its notes moved to the front."""
+    if not isinstance(entries, list):
+        return False
+    notes = [
+        i
+        for i, e in enumerate(entries)
+        if isinstance(e, dict) and e.get("constant") is True and e.get("id") in (MEMORY, AUTHORS_NOTE)
+    ]
+    ids = [entries[i]["id"] for i in notes]
+    return notes != list(range(len(notes))) or ids not in (
+        [],
+        [MEMORY],
+        [AUTHORS_NOTE],
+        [MEMORY, AUTHORS_NOTE],
+    )
+
+
+#: the coverage note of :func:`notes_out_of_place`
+NOTES_FIRST = "the memory and the author's note are kept apart from the world info: they read back first"
+
+__all__ = [
+    "AUTHORS_NOTE",
+    "MEMORY",
+    "NOTES_FIRST",
+    "NOTE_DEPTH",
+    "is_note",
+    "memory_entry",
+    "note_entry",
+    "note_text",
+    "notes_out_of_place",
+]

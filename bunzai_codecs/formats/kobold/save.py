@@ -358,6 +358,7 @@ class KoboldSaveCodec(Codec):
             " and `wiinsertlocation` are per save and in characters, kept in escrow",
         ],
         reshapes=[
+            Reshape("entries", story_notes.notes_out_of_place, story_notes.NOTES_FIRST),
             Reshape("entries[].triggers", _keys_lost, _KEYS_NOTE),
             Reshape("entries[].secondaryTriggers", _keys_lost, _KEYS_NOTE),
             Reshape("entries[].selectiveLogic", _logic_lost, "KoboldAI has no and_all or not_all"),
