@@ -102,10 +102,6 @@ def cmd_formats(args: argparse.Namespace) -> int:
         writes = "read-only" if c.read_only else "yes"
         rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", writes, c.label or c.family))
     _table(rows)
-    if any(c.read_only for c in registry.declarations()):
-        print(
-            "\nread-only: written back only for a file read from it (a same-format round trip), never converted to"
-        )
     return EXIT_OK
 
 
