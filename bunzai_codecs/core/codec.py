@@ -117,11 +117,14 @@ def _declares(paths: frozenset[str], excludes: frozenset[str], pattern: str) -> 
 class Reshape:
     """A value a format holds only in another shape: below ``path`` (a coverage pattern naming a
     value of the body, ``entries[].triggers``), a change is what the format does, not a loss by
-    mistake, when ``when(the value before)`` holds (Risu splits a key list holding a comma)."""
+    mistake, when ``when(the value before)`` holds (Risu splits a key list holding a comma). With
+    ``whole``, ``when`` is asked about the whole body dump instead (a shape that depends on other
+    parts of the body: KoboldAI's categories are the names its entries carry)."""
 
     path: str
     when: Callable[[Any], bool]
     note: str
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,7 @@ class Coverage:
         conversion) is one of this format's ``reshapes``."""
         for r in self.reshapes:
             found, value = _at_pattern(body, path, r.path)
-            if found and r.when(value):
+            if found and r.when(body if r.whole else value):
                 return True
         return False
 

@@ -84,12 +84,55 @@ _KEYS_NOTE = (
 )
 
 
+_CATEGORIES_NOTE = (
+    "a KoboldAI Lite group is only the name its entries carry: categories come back one per name, in"
+    " the order entries first use them (a category no entry uses is not kept); the client's numbered"
+    " folders keep their list"
+)
+
+
 def _logic_lost(logic: Any) -> bool:
     return logic in ("and_all", "not_all")
 
 
 def _never(probability: Any) -> bool:
     return isinstance(probability, int | float) and probability < 1
+
+
+def folder_uid(category_id: str) -> int | None:
+    """The client folder uid a category id names (``folder:<integer>``), else None: any other
+    category is written as a Lite group, by name."""
+    if not category_id.startswith(FOLDER):
+        return None
+    text = category_id[len(FOLDER) :]
+    n = parse_number(text)
+    return n if isinstance(n, int) and js_number_text(n) == text else None
+
+
+def group_name(category: Any) -> str:
+    """The Lite group a category is written as: its name, else its id."""
+    name = category.get("name") if isinstance(category, dict) else category.name
+    cid = category.get("id") if isinstance(category, dict) else category.id
+    return str(name or str(cid or "").removeprefix(GROUP))
+
+
+def _categories_reshaped(body: Any) -> bool:
+    """Whether a body's categories read back otherwise from a KoboldAI file: client folders stay as
+    listed, but a Lite group is only a name its entries carry, so the others come back one per name,
+    in the order entries first use them, and one no entry uses is gone."""
+    cats = [c for c in body.get("categories") or [] if isinstance(c, dict)] if isinstance(body, dict) else []
+    if not cats:
+        return False
+    by_id = {c.get("id"): c for c in cats}
+    back = [str(c.get("name") or "") for c in cats if folder_uid(str(c.get("id") or "")) is not None]
+    groups: list[str] = []
+    for e in body.get("entries") or []:
+        if not isinstance(e, dict) or (e.get("constant") is True and e.get("id") in (MEMORY, AUTHORS_NOTE)):
+            continue
+        c = by_id.get(e.get("categoryId"))
+        if c is not None and folder_uid(str(c.get("id") or "")) is None and group_name(c) not in groups:
+            groups.append(group_name(c))
+    return [str(c.get("name") or "") for c in cats] != back + groups
 
 
 # -- native -> canonical -------------------------------------------------------------------------
@@ -236,12 +279,10 @@ def entry_to_native(e: LoreEntry, cats: dict[str, LoreCategory]) -> dict[str, An
     cat = cats.get(e.categoryId) if e.categoryId else None
     folder: int | str | None = None
     group = ""
-    if cat is not None and cat.id.startswith(FOLDER):
-        uid = cat.id[len(FOLDER) :]
-        n = parse_number(uid)
-        folder = n if isinstance(n, int) and js_number_text(n) == uid else uid
+    if cat is not None and folder_uid(cat.id) is not None:
+        folder = folder_uid(cat.id)
     elif cat is not None:
-        group = cat.name or cat.id.removeprefix(GROUP)
+        group = group_name(cat)
     out: dict[str, Any] = {
         _MARK: e.id,
         "key": join_keys([t.text for t in e.triggers or ()]),
@@ -275,14 +316,13 @@ def body_to_world_info(body: LorebookBody, notes: bool = False) -> list[dict[str
 
 def body_to_save(body: LorebookBody) -> dict[str, Any]:
     """The parts of a save the canonical body decides (the overlay's two sides)."""
-    folders = [c for c in body.categories if c.id.startswith(FOLDER)]
-    ids = [c.id[len(FOLDER) :] for c in folders]
+    folders = [(uid, c) for c in body.categories if (uid := folder_uid(c.id)) is not None]
     return {
         "memory": story_notes.note_text(body.entries, MEMORY),
         "authorsnote": story_notes.note_text(body.entries, AUTHORS_NOTE),
         "worldinfo": body_to_world_info(body, notes=True),
-        "wifolders_d": {uid: {"name": c.name} for uid, c in zip(ids, folders, strict=True)},
-        "wifolders_l": [n if isinstance(n := parse_number(uid), int) else uid for uid in ids],
+        "wifolders_d": {js_number_text(uid): {"name": c.name} for uid, c in folders},
+        "wifolders_l": [uid for uid, _ in folders],
     }
 
 
@@ -353,12 +393,15 @@ class KoboldSaveCodec(Codec):
             " `keysecondary`, the anti keys kept in escrow",
             "probability is KoboldAI Lite's 0-100 roll; 0 or absent is always (Lite skips the roll):"
             " a probability below 1 is written as 1, which never fires",
-            "categories are the client's folders and Lite's groups, by name; their ids are not kept",
+            "categories are the client's folders and Lite's groups, by name; their ids are not kept, and"
+            " a group is only the name its entries carry (one per name, in the order entries first use"
+            " them; a category no entry uses is not kept)",
             "no position, depth, order, scan or recursion settings per entry: Lite's `wisearchdepth`"
             " and `wiinsertlocation` are per save and in characters, kept in escrow",
         ],
         reshapes=[
             Reshape("entries", story_notes.notes_out_of_place, story_notes.NOTES_FIRST),
+            Reshape("categories", _categories_reshaped, _CATEGORIES_NOTE, whole=True),
             Reshape("entries[].triggers", _keys_lost, _KEYS_NOTE),
             Reshape("entries[].secondaryTriggers", _keys_lost, _KEYS_NOTE),
             Reshape("entries[].selectiveLogic", _logic_lost, "KoboldAI has no and_all or not_all"),
