@@ -247,6 +247,30 @@ def test_to_world_info_keeps_what_sillytavern_holds() -> None:
     assert [x.content for x in st.primary.body.entries] == [x.content for x in d.primary.body.entries]  # type: ignore[attr-defined]
 
 
+WRITERS = sorted(c.id for c in registry.for_kind("lorebook") if not c.read_only and not c.lossless)
+
+
+def _only_expected(name: str, data: bytes, fmt: str) -> None:
+    e = read(data, name).primary
+    out = write(e, fmt)
+    back = read(out.data, f"book{out.extension}").primary
+    assert covered_losses(e, back, fmt) == [], (name, fmt)
+
+
+@pytest.mark.parametrize("fmt", WRITERS)
+def test_to_every_lorebook_format_only_expected_losses(fmt: str) -> None:
+    """The story to every lorebook format bunzai writes: every difference is one the target's
+    coverage predicts."""
+    _only_expected("lantern-road.story", sample(STORY), fmt)
+
+
+@pytest.mark.parametrize("fmt", WRITERS)
+def test_corpus_story_to_every_lorebook_format_only_expected_losses(fmt: str, corpus: Path) -> None:
+    """The corpus story (a version 1 book, AI Dungeon keys with spaces around them, which RisuAI
+    and KoboldAI trim) the same way."""
+    _only_expected("katariah.story", (corpus / CORPUS_STORY).read_bytes(), fmt)
+
+
 def test_to_a_kobold_save_the_notes_stay_notes() -> None:
     d = read(sample(STORY), "lantern-road.story")
     save = json.loads(write(d.primary, "kobold-save").data)
