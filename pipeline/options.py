@@ -307,8 +307,10 @@ def export_formats(text: str) -> tuple[str, ...]:
             known = ", ".join(sorted(registry.CODECS))
             raise UsageError(f"--export: unknown format {f!r}; known: {known}, all")
         if not writable(f):
-            why = "it is read-only (written back only for files read from it)"
-            raise UsageError(f"--export: bunzai reads {f} but does not export to it: {why}")
+            if registry.get(f).read_only:
+                why = "it is read-only (written back only for files read from it)"
+                raise UsageError(f"--export: bunzai reads {f} but does not export to it: {why}")
+            raise UsageError(f"--export: bunzai reads {f} but cannot write it")
         if f not in out:
             out.append(f)
     return tuple(out)

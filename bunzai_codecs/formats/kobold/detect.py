@@ -20,18 +20,11 @@ from bunzai_codecs.core.sniff import Sniff
 
 #: the keys of a save besides ``gamestarted``, one of which a save has
 SAVE_KEYS = ("prompt", "memory", "actions", "worldinfo", "authorsnote")
-#: the keys of a KoboldAI world info entry besides ``key`` and ``content``
-ENTRY_KEYS = (
-    "keysecondary",
-    "keyanti",
-    "comment",
-    "folder",
-    "selective",
-    "constant",
-    "probability",
-    "wigroup",
-    "widisabled",
-)
+#: the keys every KoboldAI world info entry Lite writes has besides ``key`` and ``content`` (the
+#: client's too; Lite adds ``keyanti``, ``probability``, ``wigroup``, ``widisabled``). RisuAI's lore
+#: rows also have ``key``, ``content``, ``comment`` and ``selective``, but ``secondkey`` and
+#: ``alwaysActive``
+ENTRY_KEYS = ("keysecondary", "constant")
 
 SAVE = "save"
 WORLD_INFO = "worldinfo"
@@ -47,13 +40,13 @@ def is_save(t: Any) -> bool:
 
 
 def is_entry(e: Any) -> bool:
-    """A KoboldAI world info entry: ``key`` and ``content`` text and at least one of its other keys
-    (AI Dungeon's entries are ``{keys, entry}``)."""
+    """A world info entry as KoboldAI Lite exports it: ``key`` and ``content`` text beside
+    ``keysecondary`` and ``constant`` (AI Dungeon's entries are ``{keys, entry}``)."""
     return (
         isinstance(e, dict)
         and isinstance(e.get("key"), str)
         and isinstance(e.get("content"), str)
-        and any(k in e for k in ENTRY_KEYS)
+        and all(k in e for k in ENTRY_KEYS)
     )
 
 

@@ -92,7 +92,8 @@ _CATEGORIES_NOTE = (
 
 
 def _logic_lost(logic: Any) -> bool:
-    return logic in ("and_all", "not_all")
+    """A logic KoboldAI cannot keep: and_all, not_all, and not_any without anti keys to hold it."""
+    return logic in ("and_all", "not_all", "not_any")
 
 
 def _never(probability: Any) -> bool:
@@ -404,7 +405,11 @@ class KoboldSaveCodec(Codec):
             Reshape("categories", _categories_reshaped, _CATEGORIES_NOTE, whole=True),
             Reshape("entries[].triggers", _keys_lost, _KEYS_NOTE),
             Reshape("entries[].secondaryTriggers", _keys_lost, _KEYS_NOTE),
-            Reshape("entries[].selectiveLogic", _logic_lost, "KoboldAI has no and_all or not_all"),
+            Reshape(
+                "entries[].selectiveLogic",
+                _logic_lost,
+                "KoboldAI has no and_all or not_all, and keeps not_any only with its anti keys",
+            ),
             Reshape("entries[].probability", _never, "Lite reads a probability of 0 as always: 1 is written"),
         ],
     )

@@ -72,7 +72,21 @@ def test_detection_scores() -> None:
         {"gamestarted": True},
         [],
         [{"key": "a", "content": "only the two keys every list of rows might have"}],
-        [{"key": "a", "content": "c", "selective": False}, {"keys": ["b"], "content": "c"}],
+        [
+            {"key": "a", "content": "c", "keysecondary": "", "constant": False},
+            {"keys": ["b"], "content": "c"},
+        ],
+        # RisuAI's bare lore rows: key, content, comment, selective, but secondkey and alwaysActive
+        [
+            {
+                "key": "a",
+                "secondkey": "",
+                "content": "c",
+                "comment": "",
+                "selective": False,
+                "alwaysActive": False,
+            }
+        ],
         {"entries": {"0": {"uid": 0, "key": ["a"], "content": "x"}}},  # SillyTavern world info
     ],
 )
