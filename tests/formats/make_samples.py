@@ -335,6 +335,27 @@ def _cc(priority: int) -> dict[str, object]:
     }
 
 
+def _new_entry(entry_id: str, updated: int, *, v6: bool = True) -> dict[str, object]:
+    """A blank entry as NovelAI's editor makes one (category subcontext and defaults, a story's
+    lore defaults); version 6 adds ``advancedConditions``."""
+    entry: dict[str, object] = {
+        "text": "",
+        "contextConfig": _cc(400),
+        "lastUpdatedAt": updated,
+        "displayName": "New Lorebook Entry",
+        "id": entry_id,
+        "keys": [],
+        "searchRange": 1000,
+        "enabled": True,
+        "forceActivation": False,
+        "keyRelative": False,
+        "nonStoryActivatable": False,
+        "category": "",
+        "loreBiasGroups": _bias(),
+    }
+    return {**entry, "advancedConditions": []} if v6 else entry
+
+
 def _bias(*phrases: str) -> list[dict[str, object]]:
     return [
         {
@@ -409,39 +430,9 @@ NAI_BOOK = {
             "id": CAT,
             "enabled": True,
             "createSubcontext": False,
-            "subcontextSettings": {
-                "text": "",
-                "contextConfig": _cc(400),
-                "lastUpdatedAt": 1710000000000,
-                "displayName": "New Lorebook Entry",
-                "id": "5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a1",
-                "keys": [],
-                "searchRange": 1000,
-                "enabled": True,
-                "forceActivation": False,
-                "keyRelative": False,
-                "nonStoryActivatable": False,
-                "category": "",
-                "loreBiasGroups": _bias(),
-                "advancedConditions": [],
-            },
+            "subcontextSettings": _new_entry("5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a1", 1710000000000),
             "useCategoryDefaults": False,
-            "categoryDefaults": {
-                "text": "",
-                "contextConfig": _cc(400),
-                "lastUpdatedAt": 1710000000000,
-                "displayName": "New Lorebook Entry",
-                "id": "5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a2",
-                "keys": [],
-                "searchRange": 1000,
-                "enabled": True,
-                "forceActivation": False,
-                "keyRelative": False,
-                "nonStoryActivatable": False,
-                "category": "",
-                "loreBiasGroups": _bias(),
-                "advancedConditions": [],
-            },
+            "categoryDefaults": _new_entry("5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a2", 1710000000000),
             "categoryBiasGroups": _bias(),
             "settings": {},
             "order": [],
@@ -655,23 +646,7 @@ NAI_STORY = {
                     "reverse": False,
                 }
             ],
-            "loreDefaults": [
-                {
-                    "text": "",
-                    "contextConfig": _cc(400),
-                    "lastUpdatedAt": 1712000000000,
-                    "displayName": "New Lorebook Entry",
-                    "id": "6c1e2f30-4a5b-4c6d-8e7f-901a2b3c4dd0",
-                    "keys": [],
-                    "searchRange": 1000,
-                    "enabled": True,
-                    "forceActivation": False,
-                    "keyRelative": False,
-                    "nonStoryActivatable": False,
-                    "category": "",
-                    "loreBiasGroups": _bias(),
-                }
-            ],
+            "loreDefaults": [_new_entry("6c1e2f30-4a5b-4c6d-8e7f-901a2b3c4dd0", 1712000000000, v6=False)],
         },
         "settingsDirty": False,
         "didGenerate": True,

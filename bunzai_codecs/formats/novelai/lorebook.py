@@ -77,6 +77,17 @@ _BIAS_GROUP: dict[str, Any] = {
 }
 
 
+#: the canonical lorebook paths a NovelAI book holds (wherever it travels: a file, a PNG, a story)
+BOOK_PATHS: tuple[str, ...] = (
+    *BASIC_ENTRY_PATHS,
+    "entries[].triggers[].isRegex",
+    "entries[].triggers[].flags",
+    "entries[].sortOrder",
+    "categories[].name",
+    "categories[].enabled",
+)
+
+
 def nai_id(seed: str, local: str) -> str:
     """``local`` when it is a UUID already, else a UUID derived from ``seed`` and ``local``."""
     return local if _UUID.fullmatch(local) else str(uuid.uuid5(_ID_NAMESPACE, f"{seed}\0{local}"))
@@ -274,12 +285,7 @@ class NovelAILorebookCodec(Codec):
         Container("scenario", (".scenario",), "json"),
     )
     coverage = Coverage.of(
-        *BASIC_ENTRY_PATHS,
-        "entries[].triggers[].isRegex",
-        "entries[].triggers[].flags",
-        "entries[].sortOrder",
-        "categories[].name",
-        "categories[].enabled",
+        *BOOK_PATHS,
         *media.PORTRAIT_BYTES,
         notes=[
             "no book name in the file",

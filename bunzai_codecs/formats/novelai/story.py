@@ -36,8 +36,7 @@ from bunzai_codecs.formats._shared import json_style, story_notes
 from bunzai_codecs.formats._shared.story_notes import AUTHORS_NOTE, MEMORY
 from bunzai_codecs.formats._shared.wire import MapContext
 from bunzai_codecs.formats.novelai.detect import is_book, is_story
-from bunzai_codecs.formats.novelai.lorebook import body_from_book, fresh_book, merged_book
-from bunzai_codecs.formats.tavern.character_book import BASIC_ENTRY_PATHS
+from bunzai_codecs.formats.novelai.lorebook import BOOK_PATHS, body_from_book, fresh_book, merged_book
 
 #: NovelAI's own export: ``JSON.stringify(container)``
 FRESH_STYLE = "js"
@@ -212,12 +211,7 @@ class NovelAIStoryCodec(Codec):
         "name",
         "description",
         "tags",
-        *BASIC_ENTRY_PATHS,
-        "entries[].triggers[].isRegex",
-        "entries[].triggers[].flags",
-        "entries[].sortOrder",
-        "categories[].name",
-        "categories[].enabled",
+        *BOOK_PATHS,
         notes=[
             "read-only: written back only for a story read from a .story file (the story text is the"
             " file's); a lorebook from anywhere else is written as `novelai-lorebook`",
