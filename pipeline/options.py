@@ -287,10 +287,8 @@ def parse_storage_options(text: str | None) -> dict[str, Any]:
 
 
 def writable(format_id: str) -> bool:
-    """Whether the format is an export target: its codec can encode, and it is not read-only (a
-    read-only format writes back only files read from it, never another format's entity)."""
-    codec = registry.get(format_id)
-    return type(codec).encode is not Codec.encode and not codec.read_only
+    """Whether the format's codec can encode (some formats are read-only)."""
+    return type(registry.get(format_id)).encode is not Codec.encode
 
 
 def export_formats(text: str) -> tuple[str, ...]:
@@ -307,9 +305,6 @@ def export_formats(text: str) -> tuple[str, ...]:
             known = ", ".join(sorted(registry.CODECS))
             raise UsageError(f"--export: unknown format {f!r}; known: {known}, all")
         if not writable(f):
-            if registry.get(f).read_only:
-                why = "it is read-only (written back only for files read from it)"
-                raise UsageError(f"--export: bunzai reads {f} but does not export to it: {why}")
             raise UsageError(f"--export: bunzai reads {f} but cannot write it")
         if f not in out:
             out.append(f)

@@ -332,6 +332,11 @@ class Codec:
         """Whether this format holds entities of ``kind``."""
         return kind in self.kinds
 
+    def writes(self, entity: CanonicalEntity) -> bool:
+        """Whether ``encode`` takes ``entity``: this format holds its kind, and a read-only format
+        only an entity read from one of its files (one that holds its twin)."""
+        return entity.kind in self.kinds and (not self.read_only or entity.twin(self.id) is not None)
+
     def kind_label(self) -> str:
         """The kind tables list this format under: ``any`` for a format that holds every kind."""
         return "any" if self.kinds >= frozenset(ENTITY_KINDS) else self.kind

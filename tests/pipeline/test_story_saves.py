@@ -52,8 +52,11 @@ def test_story_saves_in_a_folder_and_a_zip(tmp_path: Path) -> None:
     ]
     assert not [r for r in cross if r["target"] == "novelai-story"]  # read-only: nobody's target
 
-    exported = {rel.split("/")[1] for rel in run.files() if rel.startswith("exports/")}
+    files = run.files()
+    exported = {rel.split("/")[1] for rel in files if rel.startswith("exports/")}
     assert "kobold-save" in exported and "sillytavern-lorebook" in exported
-    assert "novelai-story" not in exported  # read-only: not an --export all target
-    saves = [rel for rel in run.files() if rel.startswith("exports/kobold-save/")]
+    saves = [rel for rel in files if rel.startswith("exports/kobold-save/")]
     assert len(saves) == len({e["id"] for e in run.lines("canonical")})  # the story's book too
+    # read-only: the story is written back as a story (its own bytes), no other book is made one
+    (story,) = [rel for rel in files if rel.startswith("exports/novelai-story/")]
+    assert story.endswith(".story") and files[story] == (SAMPLES / "novelai/lantern-road.story").read_bytes()
