@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.core.sniff import Sniff
 
 PNG_KEYWORD = "naidata"
@@ -47,9 +48,6 @@ def lorebook(s: Sniff) -> float:
     return 0.0
 
 
-def preset(s: Sniff) -> float:
-    return 0.95 if is_preset(s.json_object) else 0.0
+preset = object_detector(is_preset, 0.95)
 
-
-def story(s: Sniff) -> float:
-    return 1.0 if is_story(s.json_object) else 0.0
+story = object_detector(is_story, 1.0)
