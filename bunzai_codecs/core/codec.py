@@ -517,15 +517,11 @@ def _guard_encode(
 def read_only_refusal(codec: Codec, entity: CanonicalEntity) -> str:
     """Why read-only ``codec`` will not write ``entity`` (which was not read from one of its files),
     naming the formats of its app that would."""
-    from bunzai_codecs.core import registry
+    from bunzai_codecs.formats.table import FORMATS  # the table, not the registry: no import circle
 
     came = entity.source.format if entity.source is not None else None
     where = f"this {entity.kind} was read as {came}" if came else f"this {entity.kind} was not read from one"
-    others = [
-        c.id
-        for c in registry.all_codecs()
-        if c.family == codec.family and c.holds(entity.kind) and not c.read_only and not c.lossless
-    ]
+    others = [f.id for f in FORMATS if f.family == codec.family and f.holds(entity.kind) and not f.read_only]
     hint = f"; write it as {' or '.join(others)}" if others else ""
     return f"{codec.id} is read-only: bunzai writes one back only for a file read from one ({where}){hint}"
 
