@@ -57,6 +57,13 @@ def main() -> int:
         "The json row's peak is the 24 MiB string: writing it as vaud-json, orjson reserves about ten",
         "times a string's length for the output while it serialises. Bombs cost their bound (64 MiB",
         "for a PNG text chunk, 96 MiB for a .risup), never their inflated size.",
+        "",
+        "The bignum row: every sample (and every JSON tree a binary sample carries) with each id and",
+        "order field a 39-digit number, as text, negative text and a JSON number. What decodes is also",
+        "written to every format of its kind (as `bunzai convert --to` does): a number that does not",
+        "fit is kept as text where the target's integer cannot hold it (an Agnai entry id), or",
+        "renumbered where only a number will do (a SillyTavern uid) and reported as a change; numeric",
+        "text beyond 64 bits reads as the float a JSON integer of those digits reads as.",
     ]
     if crashes:
         lines += ["", "## Crashes", ""] + [
@@ -113,8 +120,10 @@ def _fuzz_section() -> list[str]:
         "",
         "One atheris harness per container in `tests/fuzz/` (`make fuzz FUZZ_TIME=60`, or",
         "`python tests/fuzz/fuzz_<target>.py -max_total_time=60` after `pip install -e '.[fuzz]'`); each",
-        "asserts that only typed errors escape the container reader, `read()` + export and every codec's",
-        "forced decode. `pytest tests/fuzz` replays every saved input without atheris.",
+        "asserts that only typed errors escape the container reader, `read()` + export, every codec's",
+        "forced decode and the export of what decodes to every format of its kind. `pytest tests/fuzz`",
+        "replays every saved input without atheris; the seeds include every sample with its ids and",
+        "orders as 39-digit numbers.",
         "",
         "| target | saved seeds | saved crashers |",
         "|---|---|---|",

@@ -245,8 +245,8 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
                 for m in (1, 2):
                     if m not in placement:
                         placement.append(m)
-            elif ph.isascii() and ph.isdigit():
-                placement.append(int(ph))
+            elif ph.isdigit() and (k := wire.int_text(ph)) is not None:
+                placement.append(k)
             continue
         if n not in placement:
             placement.append(n)
@@ -269,7 +269,9 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
     if rule.substituteFind is not None:
         sub = rule.substituteFind
         n = SUBSTITUTE_INTS.get(sub)
-        out["substituteRegex"] = n if n is not None else int(sub) if sub.isascii() and sub.isdigit() else 0
+        if n is None and sub.isdigit():
+            n = wire.int_text(sub)
+        out["substituteRegex"] = 0 if n is None else n
     out["minDepth"] = rule.minDepth
     out["maxDepth"] = rule.maxDepth
     return out
