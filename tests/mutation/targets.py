@@ -1,0 +1,105 @@
+"""What ``make mutate`` mutates, with which tests, and the survivors found harmless.
+
+A target is a module whose bugs lose data or hide a loss, with the fast tests that cover it (its
+own selection: mutmut then runs, per mutant, those of them that executed the mutated function).
+``functions``: only these functions of a big module are mutated (fnmatch patterns on mutmut's
+names, ``bounded`` or ``Twin.blob``); empty: the whole module.
+
+An ``Explained`` survivor is matched by module, function and a piece of the line the mutant
+removed and of the line it added; its reason says why no test should notice (an equivalent
+mutant: the same behaviour written another way; or wording a caller replaces). A survivor that is
+a behaviour a user would lose by is not explained here: a test is added for it instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    slug: str
+    module: str
+    #: pytest arguments: the test files (or node ids) that cover the module; fast tests only
+    tests: tuple[str, ...]
+    #: what a bug here costs a user
+    why: str
+    functions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Explained:
+    module: str
+    #: the function as mutmut names it (``bounded``, ``Twin.blob``), or ``*``
+    function: str
+    #: a piece of the line the mutant removed, and of the line it put there ("" matches anything)
+    before: str
+    after: str
+    reason: str
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "inflate",
+        "bunzai_codecs/core/inflate.py",
+        ("tests/core/test_inflate.py", "tests/core/test_png.py", "tests/core/test_archive.py"),
+        "every zlib stream: a bound that does not hold lets a bomb take the memory",
+    ),
+    Target(
+        "archive",
+        "bunzai_codecs/core/archive.py",
+        (
+            "tests/core/test_archive.py",
+            "tests/core/test_sniff.py",
+            "tests/formats/risu/test_risu_charx.py",
+            "tests/formats/backyard/test_byaf.py",
+            "tests/formats/voxta/test_voxta.py",
+            "tests/formats/lumiverse/test_lumiverse_card.py",
+        ),
+        "zip bounds and names: a bomb, an escaping member name, a member dropped on rewrite",
+    ),
+    Target(
+        "escrow",
+        "bunzai_codecs/core/escrow.py",
+        ("tests/core", "tests/test_entities.py", "tests/test_vaud.py", "tests/pipeline/test_io.py"),
+        "the twin: what a same-format export writes back beyond the canonical model",
+    ),
+    Target(
+        "overlay",
+        "bunzai_codecs/core/overlay.py",
+        (
+            "tests/core/test_overlay.py",
+            "tests/core/test_holds_mapped.py",
+            "tests/formats/sillytavern",
+            "tests/formats/novelai",
+            "tests/formats/agnai",
+        ),
+        "the merge of an edit into the twin: an edit lost, or the twin's extra data dropped",
+    ),
+    Target(
+        "media",
+        "bunzai_codecs/core/media.py",
+        (
+            "tests/test_media.py",
+            "tests/fidelity/test_media_rows.py",
+            "tests/formats/risu/test_risu_charx.py",
+            "tests/formats/risu/test_risu_persona.py",
+            "tests/formats/backyard/test_backyard.py",
+            "tests/formats/voxta/test_voxta.py",
+            "tests/test_vaud.py",
+        ),
+        "picture keys and image bounds: a changed picture passed off as the same, an image bomb",
+    ),
+)
+
+
+#: every caller of inflate.bounded (core/png, core/archive, risu/risup) catches Truncated and raises
+#: its own typed error with its own message
+_CALLERS_WORD_IT = "message only: every caller raises its own typed error with its own wording"
+
+#: the survivors looked at and found harmless, each with why
+EXPLAINED: tuple[Explained, ...] = (
+    Explained(
+        "bunzai_codecs/core/inflate.py", "bounded", 'raise Truncated("', "raise Truncated(", _CALLERS_WORD_IT
+    ),
+)
