@@ -90,6 +90,45 @@ TARGETS: tuple[Target, ...] = (
         ),
         "picture keys and image bounds: a changed picture passed off as the same, an image bomb",
     ),
+    Target(
+        "audit",
+        "jobs/audit.py",
+        ("tests/fidelity/test_audit.py", "tests/fidelity/test_report.py"),
+        "the fidelity regression gate: a codec change that loses data, passed",
+        functions=(
+            "_worst",
+            "InputState.*",
+            "PairState.*",
+            "Snapshot.*",
+            "_pair",
+            "Audit.ok",
+            "_most_lost",
+            "compare",
+            "audit_runs",
+            "gate",
+        ),
+    ),
+    Target(
+        "commit",
+        "pipeline/commit.py",
+        ("tests/pipeline/test_verdict.py",),
+        "the commit's verdict: an incomplete run committed, pruning the previous results",
+        functions=("verdict_of", "_more", "staging_parent"),
+    ),
+    Target(
+        "since",
+        "pipeline/since.py",
+        ("tests/pipeline/test_since_checks.py",),
+        "--since: a previous run's results reused when this run would make others",
+        functions=("load_previous", "codec_fingerprint", "Previous.*"),
+    ),
+    Target(
+        "prune",
+        "pipeline/prune.py",
+        ("tests/pipeline/test_prune.py",),
+        "prune: a file of this run removed, or a stale one kept, or pruning after a refused run",
+        functions=("_ListManaged.*", "_stale", "_Remove.*"),
+    ),
 )
 
 
