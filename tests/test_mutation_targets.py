@@ -24,13 +24,30 @@ def test_every_target_and_its_tests_exist(target) -> None:  # type: ignore[no-un
 def test_slugs_are_unique_and_explanations_name_targets() -> None:
     assert len({t.slug for t in TARGETS}) == len(TARGETS)
     modules = {t.module for t in TARGETS}
+    import fnmatch
+    import re
+
     for e in EXPLAINED:
-        assert e.module in modules, e
+        assert any(fnmatch.fnmatchcase(m, e.module) for m in modules), e
         assert e.reason.strip() and (e.before or e.after), e
+        re.compile(e.before), re.compile(e.after)
+
+
+def test_the_wording_rule_takes_only_an_error_message_s_text() -> None:
+    def why(before: str, after: str) -> str | None:
+        return explain("bunzai_codecs/core/archive.py", Survivor("n", "f", "survived", before, after))
+
+    msg = 'raise Malformed("bad local header", path=m.name, offset=p)'
+    assert why(msg, 'raise Malformed("XXbad local headerXX", path=m.name, offset=p)')
+    assert why(msg, 'raise Malformed("BAD LOCAL HEADER", path=m.name, offset=p)')
+    assert why(msg, "raise Malformed(None, path=m.name, offset=p)")
+    assert why(msg, 'raise Malformed("bad local header", path=None, offset=p)') is None
+    assert why(msg, 'raise Malformed("bad local header", offset=p)') is None
+    assert why("if p < 0 or p > n:", "if p < 0 and p > n:") is None
 
 
 def test_a_survivor_is_explained_only_by_its_module_function_and_lines() -> None:
-    table = (Explained("m.py", "f", "x + 1", "x - 1", "why"), Explained("m.py", "C.*", "", "None", "any"))
+    table = (Explained("m.py", "f", r"x \+ 1", r"x - 1", "why"), Explained("m.py", "C.*", "", "None", "any"))
     s = Survivor("n", "f", "survived", "y = x + 1", "y = x - 1")
     assert explain("m.py", s, table) == "why"
     assert explain("n.py", s, table) is None

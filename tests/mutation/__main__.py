@@ -116,9 +116,9 @@ def _diff(folder: Path, name: str) -> tuple[str, str]:
 
 def explain(module: str, s: Survivor, table: tuple[Explained, ...] = EXPLAINED) -> str | None:
     for e in table:
-        if e.module != module or not fnmatch.fnmatchcase(s.function, e.function):
+        if not (fnmatch.fnmatchcase(module, e.module) and fnmatch.fnmatchcase(s.function, e.function)):
             continue
-        if e.before in s.before and e.after in s.after:
+        if re.search(e.before, s.before) and re.search(e.after, s.after):
             return e.reason
     return None
 
@@ -214,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(a.slugs) - {t.slug for t in TARGETS}
     if unknown:
         ap.error(f"unknown target(s): {', '.join(sorted(unknown))}")
-    chosen = [t for t in TARGETS if not a.slugs or t.slug in a.slugs]
+    by_slug = {t.slug: t for t in TARGETS}
+    chosen = [by_slug[s] for s in dict.fromkeys(a.slugs)] if a.slugs else list(TARGETS)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results = []
     for t in chosen:
