@@ -48,6 +48,8 @@ class Result:
     counts: Counter[str] = field(default_factory=Counter)
     survivors: list[Survivor] = field(default_factory=list)
     seconds: float = 0.0
+    #: when the run started (its folder's config was written)
+    run_at: str = ""
 
 
 def _toml_list(items: Any) -> str:
@@ -132,11 +134,23 @@ def run_target(t: Target, jobs: int) -> Result:
         mutated = t.module.removesuffix(".py").replace("/", ".")
         args += [f"{mutated}.x{'ǁ' if '.' in p else '_'}{p.replace('.', 'ǁ')}__mutmut_*" for p in t.functions]
         code = subprocess.run(args, cwd=folder, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
-    result = Result(t, seconds=time.monotonic() - started)
-    meta = folder / "mutants" / (t.module + ".meta")
-    if code != 0 or not meta.is_file():
+    if code != 0:
         tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-15:])
         raise SystemExit(f"mutmut failed on {t.module} (exit {code}); {log}:\n{tail}")
+    return collect(t, time.monotonic() - started)
+
+
+def collect(t: Target, seconds: float | None = None) -> Result:
+    """The results of ``t``'s folder as its last mutmut run left them; ``seconds`` unknown: from the
+    files' times (the config is written first, the log last)."""
+    folder = OUT / t.slug
+    meta = folder / "mutants" / (t.module + ".meta")
+    if not meta.is_file():
+        raise SystemExit(f"no mutmut results for {t.module} in {folder}: run it first")
+    if seconds is None:
+        seconds = (folder / "mutmut.log").stat().st_mtime - (folder / "pyproject.toml").stat().st_mtime
+    begun = time.gmtime((folder / "pyproject.toml").stat().st_mtime)
+    result = Result(t, seconds=seconds, run_at=time.strftime("%Y-%m-%d %H:%M UTC", begun))
     codes = json.loads(meta.read_text())["exit_code_by_key"]
     for name, code in sorted(codes.items()):
         fn = _function(name, t.module)
@@ -156,43 +170,79 @@ def _cell(text: str) -> str:
     return "`" + text.replace("`", "'").replace("|", "\\|")[:140] + "`" if text else "(nothing)"
 
 
-def render(results: list[Result], started: str, jobs: int) -> str:
-    total = sum((r.counts for r in results), Counter())
+def render(records: dict[str, dict[str, Any]], jobs: int) -> str:
+    """The doc's measured part: the last run of each target (``records``: results.json)."""
+    order = [t.slug for t in TARGETS if t.slug in records]
+    total: Counter[str] = Counter()
+    for slug in order:
+        total.update(records[slug]["counts"])
+    minutes = sum(records[s]["seconds"] for s in order) / 60
     lines = [
         BEGIN,
         "",
-        f"Last run: {started}, `make mutate` (mutmut, {jobs} worker processes), "
-        f"{sum(r.seconds for r in results) / 60:.1f} minutes.",
+        f"`make mutate` (mutmut, {jobs} worker processes on this 2-core machine, shared with other jobs): "
+        f"{minutes:.1f} minutes of runs over {len(order)} targets.",
         "",
-        "| module | mutants | killed | timeout | survived | no tests | minutes |",
-        "|---|---|---|---|---|---|---|",
+        "| module | last run | mutants | killed | timeout | survived | no tests | minutes |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for r in results:
-        c = r.counts
+    for slug in order:
+        r, c = records[slug], Counter(records[slug]["counts"])
         lines.append(
-            f"| `{r.target.module}` | {sum(c.values())} | {c['killed']} | {c['timeout']} | {c['survived']} "
-            f"| {c['no tests']} | {r.seconds / 60:.1f} |"
+            f"| `{r['module']}` | {r['run_at']} | {sum(c.values())} | {c['killed']} | {c['timeout']} "
+            f"| {c['survived']} | {c['no tests']} | {r['seconds'] / 60:.1f} |"
         )
     lines.append(
-        f"| **total** | {sum(total.values())} | {total['killed']} | {total['timeout']} | {total['survived']} "
-        f"| {total['no tests']} | {sum(r.seconds for r in results) / 60:.1f} |"
+        f"| **total** | | {sum(total.values())} | {total['killed']} | {total['timeout']} | {total['survived']} "
+        f"| {total['no tests']} | {minutes:.1f} |"
     )
+    missing = [t.module for t in TARGETS if t.slug not in records]
+    if missing:
+        lines += ["", "Not run yet: " + ", ".join(f"`{m}`" for m in missing) + "."]
     lines += ["", "Every mutant no test caught, and why that is harmless:", ""]
-    for r in results:
-        if not r.survivors:
+    for slug in order:
+        r = records[slug]
+        if not r["survivors"]:
             continue
         lines += [
-            f"### `{r.target.module}`",
+            f"### `{r['module']}`",
             "",
             "| function | removed | added | status | why |",
             "|---|---|---|---|---|",
         ]
-        for s in r.survivors:
-            why = s.reason or "**NOT EXPLAINED**"
-            lines.append(f"| `{s.function}` | {_cell(s.before)} | {_cell(s.after)} | {s.status} | {why} |")
+        for s in r["survivors"]:
+            why = s["reason"] or "**NOT EXPLAINED**"
+            lines.append(
+                f"| `{s['function']}` | {_cell(s['before'])} | {_cell(s['after'])} | {s['status']} | {why} |"
+            )
         lines.append("")
     lines.append(END)
     return "\n".join(lines)
+
+
+STORE = OUT / "results.json"
+
+
+def _records() -> dict[str, dict[str, Any]]:
+    """results.json: each target's last run, for the targets the list still names."""
+    records = json.loads(STORE.read_text()) if STORE.is_file() else {}
+    if not isinstance(records, dict):  # an older layout: nothing to keep
+        return {}
+    known = {t.slug: t.module for t in TARGETS}
+    return {k: v for k, v in records.items() if known.get(k) == v.get("module")}
+
+
+def _record(r: Result) -> None:
+    records = _records()
+    records[r.target.slug] = {
+        "module": r.target.module,
+        "run_at": r.run_at,
+        "counts": dict(r.counts),
+        "seconds": round(r.seconds, 1),
+        "survivors": [s.__dict__ for s in r.survivors],
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    STORE.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
 
 
 def write_doc(block: str) -> None:
@@ -210,17 +260,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="mutmut worker processes")
     ap.add_argument("--no-doc", action="store_true", help="do not rewrite docs/mutation.md")
+    ap.add_argument(
+        "--collect",
+        action="store_true",
+        help="record the targets' last runs (out/mutate/) without running mutmut",
+    )
     a = ap.parse_args(argv)
     unknown = set(a.slugs) - {t.slug for t in TARGETS}
     if unknown:
         ap.error(f"unknown target(s): {', '.join(sorted(unknown))}")
     by_slug = {t.slug: t for t in TARGETS}
     chosen = [by_slug[s] for s in dict.fromkeys(a.slugs)] if a.slugs else list(TARGETS)
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results = []
     for t in chosen:
         print(f"== {t.slug}: {t.module} ({len(t.tests)} test paths)", flush=True)
-        r = run_target(t, a.jobs)
+        r = collect(t) if a.collect else run_target(t, a.jobs)
         c = r.counts
         print(
             f"   {sum(c.values())} mutants: {c['killed']} killed, {c['timeout']} timeout, "
@@ -231,25 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             mark = "explained" if s.reason else "NOT EXPLAINED"
             print(f"   {s.status}: {s.function}: {s.before!r} -> {s.after!r} [{mark}] {s.name}", flush=True)
         results.append(r)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(
-        json.dumps(
-            [
-                {
-                    "module": r.target.module,
-                    "counts": dict(r.counts),
-                    "seconds": round(r.seconds, 1),
-                    "survivors": [s.__dict__ for s in r.survivors],
-                }
-                for r in results
-            ],
-            indent=2,
-            ensure_ascii=False,
-        )
-        + "\n"
-    )
-    if not a.no_doc and len(chosen) == len(TARGETS):
-        write_doc(render(results, started, a.jobs))
+        _record(r)  # after each target: a run cut short keeps what it finished
+    if not a.no_doc:
+        write_doc(render(_records(), a.jobs))
     unexplained = [s for r in results for s in r.survivors if s.reason is None]
     if unexplained:
         print(
