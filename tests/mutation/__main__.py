@@ -84,8 +84,13 @@ def _prepare(t: Target) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     for name in (*PACKAGES, *ALSO_COPY):
-        if name != "pyproject.toml" and (ROOT / name).exists():
+        if name not in ("pyproject.toml", "tests") and (ROOT / name).exists():
             (folder / name).symlink_to(ROOT / name)
+    # the tests as a package in the copy: tests/ has no __init__.py, so pytest puts tests/ itself on
+    # sys.path and ``import pipeline`` finds tests/pipeline first (the real modules are then found
+    # through the editable install, in the tree, not in mutmut's copy: no mutant would be seen)
+    shutil.copytree(ROOT / "tests", folder / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "tests" / "__init__.py").touch()
     shared = ROOT.parent / "shared"
     if shared.is_dir():  # the corpus tests find ../shared from the copy's root (folder/mutants)
         (folder / "shared").symlink_to(shared)
