@@ -45,10 +45,23 @@ def test_a_complete_listing_is_committed() -> None:
 def test_an_input_that_is_not_there_is_missing_and_refused_unless_allowed() -> None:
     m = _manifest({IN: 3, OTHER: 0})
     v = verdict_of(m, [_rej(OTHER)], [IN, OTHER], False)
-    assert v["reason"] == EMPTY and v["message"] == f"{OTHER} does not exist (--allow-empty runs anyway)"
+    assert v == {
+        "ok": False,
+        "reason": EMPTY,
+        "message": f"{OTHER} does not exist (--allow-empty runs anyway)",
+    }
     assert verdict_of(m, [_rej(OTHER)], [IN, OTHER], True) == {"ok": True}
     v = verdict_of(m, [], [IN, OTHER], False)
-    assert v["reason"] == EMPTY and v["message"].startswith(f"{OTHER} matched no file")
+    assert v == {
+        "ok": False,
+        "reason": EMPTY,
+        "message": f"{OTHER} matched no file (--allow-empty runs anyway)",
+    }
+    third = "gs://b/presets"
+    v = verdict_of(_manifest({IN: 0, OTHER: 0, third: 0}), [_rej(OTHER)], [IN, OTHER, third], False)
+    assert v["message"] == f"{IN} matched no file (and 2 more) (--allow-empty runs anyway)"
+    v = verdict_of(_manifest({IN: 0, OTHER: 0}), [], [IN, OTHER], False)
+    assert v["message"] == f"{IN} matched no file (and 1 more) (--allow-empty runs anyway)"
 
 
 @pytest.mark.parametrize("allow_empty", [False, True])
@@ -80,7 +93,28 @@ def test_any_other_listing_error_refuses_the_commit_and_counts_the_rest() -> Non
 
 def test_an_unbalanced_run_is_refused() -> None:
     v = verdict_of(_manifest({IN: 5}, balanced=False), [], [IN], False)
-    assert v["reason"] == UNBALANCED and "2 listed input(s) unaccounted for" in v["message"]
+    assert v["ok"] is False and v["reason"] == UNBALANCED
+    assert v["message"] == (
+        "the manifest does not balance: 2 listed input(s) unaccounted for, 0 unlisted, 5 inventory rows "
+        "for 5 listed (a bug: please report it)"
+    )
+
+
+def test_a_listing_error_without_a_message_is_one_clean_line() -> None:
+    v = verdict_of(_manifest({IN: 3}), [_rej(f"{IN}/a", "OSError", "")], [IN], False)
+    assert v["message"] == f"cannot list {IN}/a: OSError"
+    rejects = [_rej(f"{IN}/a", "OSError", ""), _rej(f"{IN}/b", "PermissionError", "no")]
+    assert (
+        verdict_of(_manifest({IN: 3}), rejects, [IN], False)["message"]
+        == f"cannot list {IN}/a: OSError (and 1 more)"
+    )
+
+
+def test_a_runs_staging_parent_is_its_folder() -> None:
+    from pipeline.commit import STAGING, staging_parent
+
+    assert staging_parent(f"{STAGING}/run-1") == STAGING
+    assert staging_parent(f"out/{STAGING}/run-1") == f"out/{STAGING}"
 
 
 # -- the walk and the listing step ----------------------------------------------------------------------
