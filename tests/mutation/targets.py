@@ -210,6 +210,14 @@ EXPLAINED: tuple[Explained, ...] = (
         "computed from the list they are zipped with)",
     ),
     Explained(
+        "pipeline/since.py",
+        "codec_fingerprint",
+        r'b"\\0"',
+        r'b"XX\\0XX"',
+        "equivalent: any separator between a file's name and bytes makes a fingerprint that changes exactly "
+        "when a codec source file's name or bytes change (test_the_fingerprint_is_the_codec_sources)",
+    ),
+    Explained(
         "bunzai_codecs/core/escrow.py",
         "_what",
         "",

@@ -70,3 +70,29 @@ def test_removing_a_file_takes_its_emptied_folders_not_the_output_nor_a_folder_i
             "rejects/part-00000-of-00002.jsonl",
         ]
     )
+
+
+def test_removing_the_last_file_never_removes_the_output_folder(tmp_path: Path) -> None:
+    (tmp_path / "exports" / "x").mkdir(parents=True)
+    (tmp_path / "exports" / "x" / "a.json").write_text("{}")
+    rm = _Remove(Output(str(tmp_path), Storage()))
+    rm.setup()
+    assert list(rm.process("exports/x/a.json")) == ["exports/x/a.json"]
+    assert tmp_path.is_dir() and list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_another_worker_removed_first_is_no_error(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Prune removes files in parallel: two workers may both find a folder empty; the second's
+    rmdir then fails, and that is not an error."""
+    import os
+
+    out = _folder(tmp_path)
+    rm = _Remove(out)
+    rm.setup()
+
+    def gone(path: str) -> None:
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(os, "rmdir", gone)
+    assert list(rm.process("blobs/ab/abcd")) == ["blobs/ab/abcd"]
+    assert not (tmp_path / "blobs" / "ab" / "abcd").exists()

@@ -124,3 +124,45 @@ def test_no_manifest_or_not_a_manifest_is_a_usage_error(tmp_path: Path) -> None:
         )
     with pytest.raises(UsageError, match="is not a bunzai normalize manifest"):
         _load(tmp_path, _manifest(manifestVersion=99))
+
+
+# -- found by mutation testing ------------------------------------------------------------------------
+
+
+def test_the_same_exports_and_an_unrecorded_full_fidelity_reuse(tmp_path: Path) -> None:
+    prev = _load(tmp_path, _manifest(), export=("vaud-json", "sillytavern"))
+    assert prev.honoured  # the same formats, not only fewer
+    prev = _load(tmp_path, _manifest(options__fidelity=None), fidelity="full")
+    assert prev.honoured  # a manifest from before --fidelity was a full run
+
+
+def test_what_the_previous_run_is_and_says(tmp_path: Path) -> None:
+    prev = _load(tmp_path, _manifest())
+    url = str(tmp_path / "prev" / "manifest.json")
+    assert prev.manifest == url and prev.notes == ()
+    assert prev.public() == {"manifest": url, "honoured": True, "reason": None}
+    assert prev.urls("fidelity") == []  # a dataset that run did not write
+    moved = _load(tmp_path, _manifest(options__export=["risu-regex", 7]), export=())
+    assert len(moved.notes) == 1 and "risu-regex" in moved.notes[0]
+    assert _load(tmp_path, _manifest(options__export="risu-regex"), export=()).notes == ()
+
+
+def test_a_manifest_in_the_current_folder_is_its_own_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "manifest.json").write_bytes(orjson.dumps(_manifest()))
+    monkeypatch.chdir(tmp_path)
+    cfg = NormalizeConfig(
+        inputs=("in",), output="out", since="manifest.json", max_file_bytes=1000, fidelity="native"
+    )
+    prev = load_previous(cfg, FINGERPRINT)
+    assert prev.root == "." and prev.urls("inventory") == ["./inventory/part-00000-of-00001.jsonl"]
+
+
+def test_a_manifest_missing_its_parts_reuses_nothing_and_an_unreadable_one_is_named(tmp_path: Path) -> None:
+    assert _load(tmp_path, _manifest(outputs=None)).reason == "that manifest lists no inventory"
+    assert _load(tmp_path, _manifest(options=None)).reason == "--max-file-bytes differs from that run"
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"{not json")
+    with pytest.raises(UsageError, match=f"--since: cannot read {bad}: JSONDecodeError"):
+        load_previous(NormalizeConfig(inputs=("in",), output="out", since=str(bad)), FINGERPRINT)
