@@ -94,7 +94,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "audit",
-        "jobs/audit.py",
+        "bunzai_codecs/audit.py",
         ("tests/fidelity/test_audit.py", "tests/fidelity/test_report.py"),
         "the fidelity regression gate: a codec change that loses data, passed",
         functions=(
@@ -112,21 +112,21 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "commit",
-        "pipeline/commit.py",
+        "pipeline/dataset/commit.py",
         ("tests/pipeline/test_verdict.py",),
         "the commit's verdict: an incomplete run committed, pruning the previous results",
         functions=("verdict_of", "_more", "staging_parent"),
     ),
     Target(
         "since",
-        "pipeline/since.py",
+        "pipeline/normalize/since.py",
         ("tests/pipeline/test_since_checks.py",),
         "--since: a previous run's results reused when this run would make others",
         functions=("load_previous", "codec_fingerprint", "Previous.*"),
     ),
     Target(
         "prune",
-        "pipeline/prune.py",
+        "pipeline/dataset/prune.py",
         ("tests/pipeline/test_prune.py",),
         "prune: a file of this run removed, or a stale one kept, or pruning after a refused run",
         functions=("_ListManaged.*", "_stale", "_Remove.*"),
@@ -210,7 +210,7 @@ EXPLAINED: tuple[Explained, ...] = (
         "computed from the list they are zipped with)",
     ),
     Explained(
-        "pipeline/since.py",
+        "pipeline/normalize/since.py",
         "codec_fingerprint",
         r'b"\\0"',
         r'b"XX\\0XX"',

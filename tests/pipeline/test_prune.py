@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.io import Output, Storage
-from pipeline.prune import MANAGED, _ListManaged, _Remove, _stale
+from pipeline.dataset.prune import MANAGED, _ListManaged, _Remove, _stale
+from pipeline.runtime.storage import Output, Storage
 
 FILES = (
     "manifest.json",

@@ -10,8 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.options import NormalizeConfig, UsageError
-from pipeline.since import MANIFEST_VERSION, codec_fingerprint, load_previous
+from pipeline.dataset.manifest import MANIFEST_VERSION
+from pipeline.normalize.since import codec_fingerprint, load_previous
+from pipeline.runtime.options import NormalizeConfig, UsageError
 
 FINGERPRINT = "ab" * 32
 
@@ -164,5 +165,5 @@ def test_a_manifest_missing_its_parts_reuses_nothing_and_an_unreadable_one_is_na
     assert _load(tmp_path, _manifest(options=None)).reason == "--max-file-bytes differs from that run"
     bad = tmp_path / "bad.json"
     bad.write_bytes(b"{not json")
-    with pytest.raises(UsageError, match=f"--since: cannot read {bad}: JSONDecodeError"):
+    with pytest.raises(UsageError, match=f"--since: cannot read {bad}: JSONDecodeError: "):
         load_previous(NormalizeConfig(inputs=("in",), output="out", since=str(bad)), FINGERPRINT)

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from apache_beam.pvalue import TaggedOutput
 
-from pipeline.commit import EMPTY, LISTING, UNBALANCED, verdict_of
-from pipeline.io import FileRef, Storage, list_files
-from pipeline.listing import PATTERNS, _ListFiles
+from pipeline.dataset.commit import EMPTY, LISTING, UNBALANCED, verdict_of
+from pipeline.normalize.listing import PATTERNS, _ListFiles
+from pipeline.runtime.storage import FileRef, Storage, list_files
 
 from .faulty_fs import FaultyFileSystem, faults
 
@@ -111,7 +111,7 @@ def test_a_listing_error_without_a_message_is_one_clean_line() -> None:
 
 
 def test_a_runs_staging_parent_is_its_folder() -> None:
-    from pipeline.commit import STAGING, staging_parent
+    from pipeline.dataset.commit import STAGING, staging_parent
 
     assert staging_parent(f"{STAGING}/run-1") == STAGING
     assert staging_parent(f"out/{STAGING}/run-1") == f"out/{STAGING}"
