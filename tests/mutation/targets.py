@@ -93,6 +93,18 @@ TARGETS: tuple[Target, ...] = (
         ),
     ),
     Target(
+        "fidelity",
+        "bunzai_codecs/fidelity/paths.py",
+        ("tests/fidelity",),
+        "the fidelity classing: a loss the target could hold passed off as expected, or a row's status",
+    ),
+    Target(
+        "fidelity-media",
+        "bunzai_codecs/fidelity/media.py",
+        ("tests/fidelity/test_media_rows.py", "tests/test_media.py", "tests/fidelity/test_checks.py"),
+        "the media classing: a changed picture called a re-encode, a lost image not reported",
+    ),
+    Target(
         "audit",
         "bunzai_codecs/audit.py",
         ("tests/fidelity/test_audit.py", "tests/fidelity/test_report.py"),
