@@ -68,9 +68,11 @@ def _config(t: Target) -> str:
         f"also_copy = {_toml_list(ALSO_COPY)}",
         # the tests' own addopts (-q -ra) stay; the slow pipeline runs never do
         f"pytest_add_cli_args = {_toml_list(['-m', 'not slow', '-p', 'no:cacheprovider'])}",
-        # a mutant that loops (a bound undone) is stopped at 3x the CPU its tests took (mutmut's
-        # default, 30x, spends minutes on each); the estimate is wall time, at least the CPU time
-        "timeout_multiplier = 1.5",
+        # a mutant that loops (a bound undone) is stopped once its tests take 2x their time plus
+        # 10 s of wall clock (mutmut's default, 15x + 1 s, spends minutes on each bomb test; a
+        # tighter bound stops sound runs on a loaded machine, and a stopped mutant counts as caught)
+        "timeout_multiplier = 2.0",
+        "timeout_constant = 10.0",
         "",
         "[tool.pytest.ini_options]",
     ]
