@@ -103,6 +103,8 @@ def test_an_unbalanced_run_is_refused() -> None:
 def test_a_listing_error_without_a_message_is_one_clean_line() -> None:
     v = verdict_of(_manifest({IN: 3}), [_rej(f"{IN}/a", "OSError", "")], [IN], False)
     assert v["message"] == f"cannot list {IN}/a: OSError"
+    v = verdict_of(_manifest({IN: 3}), [_rej(f"{IN}/a", "OSError", "no access to X")], [IN], False)
+    assert v["message"] == f"cannot list {IN}/a: OSError: no access to X"  # only the empty tail goes
     rejects = [_rej(f"{IN}/a", "OSError", ""), _rej(f"{IN}/b", "PermissionError", "no")]
     assert (
         verdict_of(_manifest({IN: 3}), rejects, [IN], False)["message"]
