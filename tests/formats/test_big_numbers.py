@@ -95,7 +95,9 @@ def _body(kind: str, text: str, number: int | float) -> Any:
 
 @pytest.mark.parametrize("number", NUMBERS, ids=["float", "negative-float", "u64", "float-2^60"])
 @pytest.mark.parametrize("text", [BIG, f"-{BIG}"], ids=["digits", "negative"])
-@pytest.mark.parametrize("codec_id", sorted(c.id for c in registry.all_codecs()))
+#: a read-only format (a NovelAI story) writes back only what it read: its round trip of a read file
+#: is in its own tests, and its lorebook is read by the novelai-lorebook mapping tested below
+@pytest.mark.parametrize("codec_id", sorted(c.id for c in registry.all_codecs() if not c.read_only))
 def test_every_codec_writes_and_reads_back_numbers_that_do_not_fit(
     codec_id: str, text: str, number: int | float
 ) -> None:
@@ -127,8 +129,11 @@ def _novelai_book(eid: str = BIG) -> bytes:
     return orjson.dumps({"lorebookVersion": 6, "entries": [entry], "settings": {}, "categories": []})
 
 
-#: every lorebook format that holds entries (a Marinara story bundle holds references only)
-LORE_TARGETS = sorted(c.id for c in registry.for_kind("lorebook") if c.coverage.covers("entries[].content"))
+#: every lorebook format that holds entries (a Marinara story bundle holds references only) and
+#: writes a new file (a NovelAI story is read-only)
+LORE_TARGETS = sorted(
+    c.id for c in registry.for_kind("lorebook") if c.coverage.covers("entries[].content") and not c.read_only
+)
 
 
 @pytest.mark.parametrize("target", LORE_TARGETS)
@@ -148,7 +153,9 @@ def test_a_39_digit_novelai_id_converts_to_every_lorebook_format(tmp_path: Path,
             loss for change, loss in row.losses() if change == "changed" and loss.path == "entries[].id"
         ]
         assert changed and changed[0].cls == "expected", list(row.losses())
-        assert target == "sillytavern-lorebook"  # the one lorebook format whose ids are numbers only
+        # renumbered only where the format keeps no id of ours: a SillyTavern uid is a number it
+        # makes, a KoboldAI world info entry is its position
+        assert not registry.get(target).coverage.covers("entries[].id"), target
 
 
 def test_agnai_keeps_the_id_as_text_and_sillytavern_renumbers_it(tmp_path: Path) -> None:
