@@ -104,6 +104,28 @@ def cmd_formats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _entries(paths: Sequence[str], empty: list[Path]) -> Iterator[tuple[str, str, bytes | None, Exception | None]]:
+    """``(label, name, bytes, error)`` for every input below ``paths`` (:func:`_files`): a file,
+    or each file inside a zip of files (``bunzai_codecs.inputs``), labelled by its chain URL. A
+    file that cannot be read, or a zip member that does not inflate, comes with its error."""
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.inputs import no_members, zip_members
+
+    for path in _files(paths, empty):
+        try:
+            data = _read(path)
+        except (BunzaiError, _InputError) as exc:
+            yield str(path), path.name, None, exc
+            continue
+        members = zip_members(data, str(path))
+        if members is None:
+            yield str(path), path.name, data, None
+        elif not members:
+            yield str(path), path.name, None, _InputError(no_members(str(path)))
+        for m in members or ():
+            yield m.label, m.basename, m.data, m.error
+
+
 def cmd_detect(args: argparse.Namespace) -> int:
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.errors import BunzaiError
@@ -112,9 +134,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
     status = EXIT_OK
     rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
     empty: list[Path] = []
-    for path in _files(args.files, empty):
+    for label, name, data, error in _entries(args.files, empty):
         try:
-            s = Sniff(_read(path), path.name, uri=str(path))
+            if error is not None:
+                raise error
+            assert data is not None
+            s = Sniff(data, name, uri=label)
         except (BunzaiError, _InputError) as exc:
             print(str(exc), file=sys.stderr)
             status = EXIT_INPUT
@@ -124,7 +149,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         if args.json:
             kind = registry.kind_of(best.id, s) if best else None
             line = {
-                "file": str(path),
+                "file": label,
                 "format": best.id if best else None,
                 "kind": kind,
                 "score": best.score if best else 0.0,
@@ -135,7 +160,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
             ru = d.runner_up
             rows.append(
                 (
-                    str(path),
+                    label,
                     best.id if best else "-",
                     registry.kind_of(best.id, s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
@@ -143,7 +168,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 )
             )
         if best is None:
-            print(f"{path}: NotRecognized: no format recognised this input", file=sys.stderr)
+            print(str(registry.unrecognized(s, d)), file=sys.stderr)
             status = EXIT_INPUT
     if not args.json and len(rows) > 1:
         _table(rows)
@@ -155,19 +180,42 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from bunzai_codecs.bundle import read
+    from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.formats.vaud.codec import dumps
 
-    path = Path(args.file)
-    _moved_notes(args.format)
-    decoded = read(_read(path), path.name, uri=str(path), format=args.format)
-    for e in decoded.entities:
-        if args.pretty:
-            from bunzai_codecs.core.sniff import parse_json
+    source_format = _source_format(args)
+    _moved_notes(source_format)
+    status = EXIT_OK
+    for label, name, data, error in _entries([args.file], []):
+        try:
+            if error is not None:
+                raise error
+            assert data is not None
+            decoded = read(data, name, uri=label, format=source_format)
+        except (BunzaiError, _InputError) as exc:
+            if not label.startswith("zip://"):  # the file itself: main() says it, as before
+                raise
+            print(str(exc), file=sys.stderr)  # one member of a zip of files: the others go on
+            status = EXIT_INPUT
+            continue
+        for e in decoded.entities:
+            if args.pretty:
+                from bunzai_codecs.core.sniff import parse_json
 
-            sys.stdout.write(orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n")
-        else:
-            sys.stdout.write(dumps(e).decode() + "\n")
-    return EXIT_OK
+                sys.stdout.write(orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n")
+            else:
+                sys.stdout.write(dumps(e).decode() + "\n")
+    return status
+
+
+def _source_format(args: argparse.Namespace) -> str | None:
+    """``--from``, or the deprecated ``--format`` (said on stderr; kept for one release)."""
+    old = getattr(args, "old_format", None)
+    if old is not None:
+        print("note: --format is deprecated (it goes in the next release): use --from", file=sys.stderr)
+        if args.source_format is None:
+            return str(old)
+    return args.source_format
 
 
 def _image_option(args: argparse.Namespace) -> bytes | Literal[False] | None:
@@ -237,6 +285,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
         Refused,
         commit,
         list_inputs,
+        name_outputs,
         run,
         staging_folder,
     )
@@ -244,7 +293,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
 
     parser = args._parser
     if args.output is None:
-        parser.error("-o OUTDIR is required to convert several files (a folder, or a glob)")
+        parser.error("-o OUTDIR is required to convert several files (a folder, a glob or a zip of files)")
     if args.entity is not None:
         parser.error("--entity names one input's entity: convert that file on its own (or use --kind)")
     _moved_notes(args.source_format, args.to)
@@ -264,8 +313,8 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     workers = args.jobs or os.cpu_count() or 1
     with staging_folder(out) as staging:
         jobs = [
-            Job(src, folder, staging / str(i), args.to, args.source_format, args.kind, image)
-            for i, (src, folder) in enumerate(inputs)
+            Job(i.path, i.folder, staging / str(n), args.to, args.source_format, args.kind, image, i.member)
+            for n, i in enumerate(inputs)
         ]
         with Progress("bunzai convert", unit="files", total=len(jobs), quiet=args.quiet) as progress:
 
@@ -273,6 +322,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
                 progress.advance(failed=int(o.error is not None))
 
             outcomes = run(jobs, workers, done)
+        renamed = name_outputs(outcomes)
         try:
             written = commit(outcomes, out, force=args.force)
         except Refused as exc:
@@ -281,15 +331,22 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.error is not None]
     if not args.quiet:
         for o in outcomes:
+            finals = dict(zip(o.files, o.finals, strict=True))
             for rel, summary in o.summaries:
-                print(f"{o.source} -> {out / rel}: {summary}", file=sys.stderr)
+                print(f"{o.source} -> {out / finals[rel]}: {summary}", file=sys.stderr)
+        for r in renamed:
+            print(
+                f"renamed: {r.source} -> {out / r.final} ({out / r.wanted} is {r.owner}'s)",
+                file=sys.stderr,
+            )
     for o in failed:
         print(o.error, file=sys.stderr)
     if not args.quiet:
         ok = len(outcomes) - len(failed)
+        more = f" ({len(renamed)} renamed: another input writes their name)" if renamed else ""
         print(
             f"converted {ok} of {len(outcomes)} inputs, {len(failed)} failed: "
-            f"{len(written)} files written in {out}",
+            f"{len(written)} files written in {out}{more}",
             file=sys.stderr,
         )
     if any(o.internal for o in failed):
@@ -443,7 +500,8 @@ def _detect_args(d: argparse.ArgumentParser) -> None:
 
 def _inspect_args(i: argparse.ArgumentParser) -> None:
     i.add_argument("file", metavar="FILE")
-    i.add_argument("--format", help="decode as this format instead of detecting")
+    i.add_argument("--from", dest="source_format", metavar="FORMAT", help="decode as this format instead of detecting")
+    i.add_argument("--format", dest="old_format", metavar="FORMAT", help="deprecated: --from")
     i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
 
 
@@ -565,7 +623,9 @@ def _add_plugins(sub: Any) -> None:
 
 
 #: options that name a format id, by ``dest``: an unknown id is a usage error (exit 2)
-_FORMAT_OPTIONS = {"to": "--to", "source_format": "--from", "format": "--format"}
+_FORMAT_OPTIONS = {"to": "--to", "source_format": "--from", "old_format": "--format"}
+#: the commands whose ``--to`` may also be an app name (that app's format for each entity's kind)
+_APP_TARGETS = ("convert",)
 
 
 def _check_format_ids(args: argparse.Namespace) -> None:
@@ -579,7 +639,10 @@ def _check_format_ids(args: argparse.Namespace) -> None:
             if not isinstance(fid, str):
                 continue
             try:
-                registry.get(fid)
+                if dest == "to" and args.command in _APP_TARGETS:
+                    registry.check_target(fid)  # a format id, or an app name
+                else:
+                    registry.get(fid)
             except BunzaiError as exc:
                 if parser is None:
                     raise

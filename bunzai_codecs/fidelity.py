@@ -380,6 +380,13 @@ def _leaf_paths(value: Any, path: str, out: list[str]) -> None:
         out.append(path)
 
 
+def leaf_paths(value: Any) -> list[str]:
+    """The path of every non-empty leaf of a body dump (``entries[3].content``)."""
+    out: list[str] = []
+    _leaf_paths(value, "", out)
+    return out
+
+
 def _classer(coverage: Coverage | None) -> Callable[[str], tuple[str, LossClass]]:
     """``path -> (its pattern, class)`` for a lost or changed body path under ``coverage`` (None:
     unexpected). Where ``covers`` depends on the pattern alone (no reshape answering for a body),
