@@ -220,11 +220,18 @@ def _source_format(args: argparse.Namespace) -> str | None:
 
 def _image_option(args: argparse.Namespace) -> bytes | Literal[False] | None:
     """The bytes of ``--image`` (``None`` without one), or ``False`` (said on stderr) when the file
-    is not an image."""
+    is not an image or ``--to`` holds no picture."""
     from bunzai_codecs.core.media import sniff_mime
+
+    from bunzai_codecs.convert import ConvertUsageError, check_image_target
 
     if args.image is None:
         return None
+    try:
+        check_image_target(args.to)
+    except ConvertUsageError as exc:
+        print(f"bunzai: error: {exc}", file=sys.stderr)
+        return False
     image = _read(Path(args.image))
     if not (sniff_mime(image) or "").startswith("image/"):
         print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
@@ -472,6 +479,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
         sys.stdout.write(canonical_model_markdown())
         return EXIT_OK
 
+    if args.dir is None:  # no folder named: nothing is written, the schemas go to stdout
+        from bunzai_codecs.support import all_schemas, schema_bytes
+
+        sys.stdout.buffer.write(schema_bytes(all_schemas()))
+        return EXIT_OK
     for p in write_schemas(Path(args.dir)):
         print(p)
     return EXIT_OK
@@ -515,7 +527,9 @@ def _convert_args(c: argparse.ArgumentParser) -> None:
     pick.add_argument(
         "--kind", metavar="KIND", help="convert IN's entities of this kind (lorebook, regex...)"
     )
-    c.add_argument("--image", metavar="FILE", help="the picture a PNG card is written into")
+    c.add_argument(
+        "--image", metavar="FILE", help="the entity's picture (a PNG card's image, a charx's portrait...)"
+    )
     c.add_argument("--force", action="store_true", help="overwrite existing files")
     c.add_argument("--strict", action="store_true", help="exit 1 when anything unexpected was lost")
     c.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
@@ -540,7 +554,12 @@ def _fidelity_args(fi: argparse.ArgumentParser) -> None:
 
 
 def _schema_args(s: argparse.ArgumentParser) -> None:
-    s.add_argument("dir", nargs="?", default="docs/schema")
+    s.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="write DIR/<kind>.schema.json (without DIR: every schema as one JSON object on stdout)",
+    )
     s.add_argument(
         "--markdown", action="store_true", help="print docs/canonical-model.md instead (writes no files)"
     )
@@ -574,7 +593,7 @@ _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
         _fidelity_args,
         "cmd_fidelity",
     ),
-    ("schema", "write the JSON Schema of each entity kind", None, _schema_args, "cmd_schema"),
+    ("schema", "the JSON Schema of each entity kind, on stdout or into DIR", None, _schema_args, "cmd_schema"),
 )
 
 

@@ -210,6 +210,17 @@ def holds_picture(codec: Codec, kind: str) -> bool:
 PICTURE_KINDS = ("character", "persona", "lorebook")
 
 
+def check_image_target(to: str) -> None:
+    """``ConvertUsageError`` when no entity written for target ``to`` (a format id, or an app
+    name) could hold a picture (``--image``), naming the formats that can."""
+    codecs = [registry.get(d.id) for d in registry.apps()[to]] if to not in registry.CODECS else [registry.get(to)]
+    if not any(holds_picture(c, k) for c in codecs for k in c.kinds):
+        kind = codecs[0].kind if len(codecs) == 1 else "character"
+        raise _no_picture(codecs[0], kind) if len(codecs) == 1 else ConvertUsageError(
+            f"--image: no format of {to} holds a picture; formats that do: {', '.join(picture_formats(kind))}"
+        )
+
+
 def picture_formats(kind: str) -> list[str]:
     """The formats that write a picture for an entity of ``kind`` (for ``--image``'s message)."""
     return [c.id for c in registry.for_kind(kind) if holds_picture(c, kind)]  # type: ignore[arg-type]
@@ -316,7 +327,11 @@ def plan(
         container = named if i == 0 or codec is targets[0][1] else None
         # the file an encoder's refusal is about: -o FILE, else the input (a batch names it itself)
         shown = out if not folder_mode and i == 0 else None if named_as_source else uri or str(source)
-        export = _write_one(e, codec, decoded.entities, container, opts.image, shown)
+        image = opts.image
+        if image is not None and named_as_source and opts.to not in registry.CODECS:
+            # a batch to an app: the picture goes to each entity whose format holds one
+            image = image if holds_picture(codec, e.kind) else None
+        export = _write_one(e, codec, decoded.entities, container, image, shown)
         inside |= export.embedded
         stem = safe_stem(entity_name(e)) or safe_stem(source.name.split(".")[0]) or "export"
         if named_as_source and folder_mode:
