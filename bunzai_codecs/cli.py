@@ -104,7 +104,9 @@ def cmd_formats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _entries(paths: Sequence[str], empty: list[Path]) -> Iterator[tuple[str, str, bytes | None, Exception | None]]:
+def _entries(
+    paths: Sequence[str], empty: list[Path]
+) -> Iterator[tuple[str, str, bytes | None, Exception | None]]:
     """``(label, name, bytes, error)`` for every input below ``paths`` (:func:`_files`): a file,
     or each file inside a zip of files (``bunzai_codecs.inputs``), labelled by its chain URL. A
     file that cannot be read, or a zip member that does not inflate, comes with its error."""
@@ -202,7 +204,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             if args.pretty:
                 from bunzai_codecs.core.sniff import parse_json
 
-                sys.stdout.write(orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n")
+                sys.stdout.write(
+                    orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n"
+                )
             else:
                 sys.stdout.write(dumps(e).decode() + "\n")
     return status
@@ -221,9 +225,8 @@ def _source_format(args: argparse.Namespace) -> str | None:
 def _image_option(args: argparse.Namespace) -> bytes | Literal[False] | None:
     """The bytes of ``--image`` (``None`` without one), or ``False`` (said on stderr) when the file
     is not an image or ``--to`` holds no picture."""
-    from bunzai_codecs.core.media import sniff_mime
-
     from bunzai_codecs.convert import ConvertUsageError, check_image_target
+    from bunzai_codecs.core.media import sniff_mime
 
     if args.image is None:
         return None
@@ -512,7 +515,9 @@ def _detect_args(d: argparse.ArgumentParser) -> None:
 
 def _inspect_args(i: argparse.ArgumentParser) -> None:
     i.add_argument("file", metavar="FILE")
-    i.add_argument("--from", dest="source_format", metavar="FORMAT", help="decode as this format instead of detecting")
+    i.add_argument(
+        "--from", dest="source_format", metavar="FORMAT", help="decode as this format instead of detecting"
+    )
     i.add_argument("--format", dest="old_format", metavar="FORMAT", help="deprecated: --from")
     i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
 
@@ -593,7 +598,13 @@ _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
         _fidelity_args,
         "cmd_fidelity",
     ),
-    ("schema", "the JSON Schema of each entity kind, on stdout or into DIR", None, _schema_args, "cmd_schema"),
+    (
+        "schema",
+        "the JSON Schema of each entity kind, on stdout or into DIR",
+        None,
+        _schema_args,
+        "cmd_schema",
+    ),
 )
 
 

@@ -38,8 +38,8 @@ from typing import Any
 from bunzai_codecs.bundle import Export, codec_for_export, read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec, Container
-from bunzai_codecs.core.errors import EditedExportBlocked, Unsupported
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import EditedExportBlocked, Unsupported
 from bunzai_codecs.core.files import OutputError, write_atomic
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
 
@@ -169,7 +169,9 @@ def _kept_suffix(source: Path, codec: Codec, ext: str) -> str:
     return ext
 
 
-def _targets(decoded: Decoded, entities: list[CanonicalEntity], to: str) -> list[tuple[CanonicalEntity, Codec]]:
+def _targets(
+    decoded: Decoded, entities: list[CanonicalEntity], to: str
+) -> list[tuple[CanonicalEntity, Codec]]:
     """Each entity with the codec that writes it for target ``to`` (a format id, or an app name:
     that app's format for the entity's kind); those ``to`` has no format for are left out. None
     left: ``ConvertUsageError`` saying why and naming the formats that hold the kind."""
@@ -213,11 +215,17 @@ PICTURE_KINDS = ("character", "persona", "lorebook")
 def check_image_target(to: str) -> None:
     """``ConvertUsageError`` when no entity written for target ``to`` (a format id, or an app
     name) could hold a picture (``--image``), naming the formats that can."""
-    codecs = [registry.get(d.id) for d in registry.apps()[to]] if to not in registry.CODECS else [registry.get(to)]
+    codecs = (
+        [registry.get(d.id) for d in registry.apps()[to]] if to not in registry.CODECS else [registry.get(to)]
+    )
     if not any(holds_picture(c, k) for c in codecs for k in c.kinds):
         kind = codecs[0].kind if len(codecs) == 1 else "character"
-        raise _no_picture(codecs[0], kind) if len(codecs) == 1 else ConvertUsageError(
-            f"--image: no format of {to} holds a picture; formats that do: {', '.join(picture_formats(kind))}"
+        raise (
+            _no_picture(codecs[0], kind)
+            if len(codecs) == 1
+            else ConvertUsageError(
+                f"--image: no format of {to} holds a picture; formats that do: {', '.join(picture_formats(kind))}"
+            )
         )
 
 

@@ -372,10 +372,10 @@ def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]
     :func:`name_outputs`); the written paths."""
     targets: list[tuple[Path, Path]] = []
     for o in outcomes:
-        for rel, final in zip(o.files, o.finals or o.files, strict=True):
-            if Path(final).is_absolute() or ".." in Path(final).parts:  # list_inputs already refuses it
-                raise OutputError(f"{out / final}: outside {out}")
-            targets.append((o.staging / rel, out / final))
+        for rel, name in zip(o.files, o.finals or o.files, strict=True):
+            if Path(name).is_absolute() or ".." in Path(name).parts:  # list_inputs already refuses it
+                raise OutputError(f"{out / name}: outside {out}")
+            targets.append((o.staging / rel, out / name))
     for _staged, final in targets:
         folder = final.parent
         while folder != out and out in folder.parents:
@@ -389,7 +389,7 @@ def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]
         if there:
             more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
             raise Refused(f"{there[0]} exists{more}: pass --force to overwrite")
-    written = []
+    written: list[Path] = []
     for staged, final in targets:
         ensure_folder(final.parent)
         try:

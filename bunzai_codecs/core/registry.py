@@ -275,11 +275,15 @@ def unrecognized(s: Sniff, detection: Detection | None = None) -> BunzaiError:
         return Malformed(f"not a readable PNG: {bad.message}", uri=s.uri, offset=bad.offset, path=bad.path)
     if s.data[:4] == ZIP_MAGIC and s.zip_error is not None:
         bad = s.zip_error
-        msg = bad.message if bad.message.startswith("not a readable zip") else f"not a readable zip: {bad.message}"
+        msg = (
+            bad.message
+            if bad.message.startswith("not a readable zip")
+            else f"not a readable zip: {bad.message}"
+        )
         return type(bad)(msg, uri=s.uri, offset=bad.offset, path=bad.path)
     d = detection or detect_all(s)
     near = ", ".join(f"{c.id} ({c.score:.2f})" for c in d.candidates[:NEAREST])
     return NotRecognized(
-        "no format recognised this input" + (f"; nearest: {near}" if near else "; no format scored it"),
+        "no format recognised this input" + (f"; nearest: {near}" if near else ""),
         uri=s.uri,
     )
