@@ -97,9 +97,16 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
         sys.stdout.write(format_support_markdown())
         return EXIT_OK
-    rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
+    if args.apps:  # what an app name means as a --to target
+        rows = [("APP", "KIND", "FORMATS")]
+        for app, decls in registry.apps().items():
+            for kind in registry.app_kinds(app):
+                rows.append((app, kind, " ".join(d.id for d in decls if d.holds(kind))))
+        _table(rows)
+        return EXIT_OK
+    rows = [("FORMAT", "KIND", "SUFFIXES", "APP", "DESCRIPTION")]
     for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):
-        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
+        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.family or "-", c.label or "-"))
     _table(rows)
     return EXIT_OK
 
@@ -506,6 +513,11 @@ def _version() -> str:
 
 def _formats_args(f: argparse.ArgumentParser) -> None:
     f.add_argument("--markdown", action="store_true", help="print docs/FORMAT-SUPPORT.md")
+    f.add_argument(
+        "--apps",
+        action="store_true",
+        help="each app (a --to target too: its format for each entity's kind) and its formats by kind",
+    )
 
 
 def _detect_args(d: argparse.ArgumentParser) -> None:

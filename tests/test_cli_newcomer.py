@@ -113,6 +113,16 @@ def test_a_lorebook_to_an_app_is_its_world_and_an_app_without_lorebooks_says_whi
         assert r.returncode == 2 and why in line, line
         assert "sillytavern-lorebook" in line and "novelai-lorebook" in line
     assert not (tmp_path / "x").exists()
+    # bunzai formats lists the apps and their formats by kind
+    r = bunzai("formats", "--apps", cwd=tmp_path)
+    rows = [ln.split() for ln in r.stdout.splitlines()]
+    assert rows[0] == ["APP", "KIND", "FORMATS"]
+    assert ["sillytavern", "lorebook", "sillytavern-lorebook"] in rows and [
+        "voxta",
+        "character",
+        "voxta",
+    ] in rows
+    assert not any(row[:2] == ["voxta", "lorebook"] for row in rows)
     # an app name may be any app, not only one that is also a format id
     r = bunzai("convert", WORLD, "--to", "marinara", "-o", "m.json", cwd=tmp_path)
     assert r.returncode == 0 and _format_of(tmp_path / "m.json") == "marinara-lorebook"
