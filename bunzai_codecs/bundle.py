@@ -103,9 +103,9 @@ def app_codec(app: str, entity: CanonicalEntity) -> Codec | None:
     for fmt in entity.original:
         if fmt in ids:
             return ids[fmt]
-    from bunzai_codecs.fidelity import leaf_paths
+    from bunzai_codecs.fidelity import content_units
 
-    paths = leaf_paths(entity.body.dump())
+    paths = [p for p, weight in content_units(entity.body.dump()) if weight]
     return max(fits, key=lambda c: sum(1 for p in paths if c.coverage.covers(p)))  # first on a tie
 
 

@@ -4,7 +4,8 @@ Every failure is one line on stderr, never a traceback (``--debug`` adds it), an
 0 ok; 1 a check failed (``audit``: a regression; ``normalize``: the manifest does not balance;
 ``convert --strict``: something was lost unexpectedly);
 2 usage error (unknown option, format id or bad value; the subcommand's usage is printed; ``convert``
-refusing to overwrite without ``--force`` or to write one file from two inputs); 3 an
+refusing to overwrite without ``--force``, an output the target cannot write, naming the file, or a
+kind it has no format for); 3 an
 input was not found, not recognised or rejected, or a path holds no input file (a batch ``convert``:
 any input failed, the others are written); 4 an output cannot
 be written (a folder where a file is meant, a file where a folder is meant, permissions, a full
@@ -98,11 +99,11 @@ def cmd_formats(args: argparse.Namespace) -> int:
         sys.stdout.write(format_support_markdown())
         return EXIT_OK
     if args.apps:  # what an app name means as a --to target
-        rows = [("APP", "KIND", "FORMATS")]
+        by_app = [("APP", "KIND", "FORMATS")]
         for app, decls in registry.apps().items():
             for kind in registry.app_kinds(app):
-                rows.append((app, kind, " ".join(d.id for d in decls if d.holds(kind))))
-        _table(rows)
+                by_app.append((app, kind, " ".join(d.id for d in decls if d.holds(kind))))
+        _table(by_app)
         return EXIT_OK
     rows = [("FORMAT", "KIND", "SUFFIXES", "APP", "DESCRIPTION")]
     for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):

@@ -13,6 +13,14 @@ before anything is written:
    fidelity report's cross-format check does (:mod:`bunzai_codecs.fidelity`), and
    :func:`render_losses` says it in a few lines.
 
+Targets. ``to`` is a format id or an app name, resolved for each entity
+(``bundle.codec_for_export``): an app name is that app's format for the entity's kind. An entity
+the target has no format for is left out; none left is a ``ConvertUsageError`` naming the formats
+that hold the kind. ``image`` is the entity's picture: a PNG card's image, the portrait of any other
+format that holds one (:func:`holds_picture`), a ``ConvertUsageError`` for one that holds none. A
+file the codec refuses to write as asked (a container that cannot hold this entity) is a
+``ConvertUsageError`` naming the output file.
+
 Naming. ``output`` is a file name, a folder (an existing one, or a name ending in ``/``) or None
 (the current folder). A file name's suffix picks the container of the target format (``card.png``
 a PNG card, ``card.json`` a JSON one); a suffix the format cannot write is a usage error naming
@@ -33,7 +41,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bunzai_codecs.bundle import Export, codec_for_export, read, write
 from bunzai_codecs.core import registry
@@ -423,24 +431,54 @@ def write_planned(p: Plan, *, force: bool = False) -> list[Path]:
 
 def losses(p: Plan) -> list[FidelityRow]:
     """What each written entity lost or changed: its file read back with the target's codec and
-    compared with the entity (and the entities it links to), as fidelity's cross check does."""
+    compared with the entity (and the entities it links to), as fidelity's cross check does, and
+    what its source file held outside every entity that the written file does not
+    (:func:`outside_losses`)."""
     rows = []
     for f in p.files:
         if not f.main:
             continue
         e = f.export.entity
-        rows.append(
-            export_row(
-                e,
-                p.decoded.entities,
-                f.export,
-                name=f.path.name,
-                input=str(p.source),
-                source=e.source.format if e.source else "",
-                side_names={id(q.export): q.path.name for q in p.files if not q.main},
-            )
+        source = e.source.format if e.source else ""
+        row = export_row(
+            e,
+            p.decoded.entities,
+            f.export,
+            name=f.path.name,
+            input=str(p.source),
+            source=source,
+            side_names={id(q.export): q.path.name for q in p.files if not q.main},
         )
+        rows.append(outside_losses(row, e, source, f.export, f.path.name))
     return rows
+
+
+#: how a part of a file outside every entity is named in a loss report (``Codec.outside``)
+OUTSIDE = "{} (outside every entity)"
+
+
+def outside_losses(
+    row: FidelityRow, e: CanonicalEntity, source: str, export: Export, name: str
+) -> FidelityRow:
+    """``row`` with what ``e``'s source file held outside every entity (``Codec.outside``: a
+    NovelAI scenario's story around its book) that the written file does not hold, as lost or
+    changed: expected when the written file holds nothing outside its entities (a bare lorebook has
+    no place for a story), unexpected when it does and still differs."""
+    before = registry.get(source).outside(e) if source in registry.CODECS else {}
+    if not before or row.error is not None:
+        return row
+    target = registry.get(export.format)
+    back = read(export.data, name, format=export.format).primary
+    after = target.outside(back)
+    cls: Literal["expected", "unexpected"] = "unexpected" if after else "expected"
+    lost = [PathLoss(OUTSIDE.format(k), cls, 1, k) for k in before if k not in after]
+    changed = [PathLoss(OUTSIDE.format(k), cls, 1, k) for k in before if k in after and after[k] != before[k]]
+    if lost or changed:
+        row.lost = [*row.lost, *lost]
+        row.changed = [*row.changed, *changed]
+        if cls == "unexpected" or row.status == "lossless":
+            row.status = cls
+    return row
 
 
 def render_losses(rows: Sequence[FidelityRow]) -> list[str]:
@@ -489,6 +527,7 @@ __all__ = [
     "Planned",
     "existing",
     "losses",
+    "outside_losses",
     "plan",
     "render_losses",
     "safe_stem",

@@ -5,15 +5,22 @@ on several processes, with the same files and bytes whatever their number.
 1. :func:`list_inputs` names the inputs and the sub-folder of OUTDIR each one goes to: below a
    folder its relative folder, below a glob the folder before the first wildcard, a file named
    alone the top. A path that does not exist, a folder with no input file (names starting with
-   ``.`` are skipped) and a glob matching none end the batch before anything is converted.
+   ``.`` are skipped), a glob matching none and a zip of files holding none end the batch before
+   anything is converted.
 2. :func:`convert_one` (in a worker process, or in-process with ``-j 1``) converts one input into
    its own staging folder (in a hidden one inside OUTDIR), names the first file after the input
    (:func:`bunzai_codecs.convert.source_stem`) and the rest as a single convert does, reads them
    back for the loss report, and returns an :class:`Outcome`: the files, or the input's one-line
    typed error. One input failing never stops the others.
-3. :func:`commit` moves the staged files into OUTDIR, only once every input is done and nothing is
-   in the way: two inputs that would write one file, an existing file (without ``force``), a file
-   where a folder is needed refuse the whole batch, and OUTDIR is left as it was.
+3. :func:`name_outputs` gives every input's files names no earlier input's have (an input that
+   would write an earlier one's name gets its source's suffix after its stem,
+   ``quill.lumiverse-zip.png``), the same whatever the number of processes; :func:`commit` then
+   moves the staged files into OUTDIR, only once every input is done and nothing is in the way: an
+   existing file (without ``force``) or a file where a folder is needed refuse the whole batch, and
+   OUTDIR is left as it was.
+
+A zip of files (``bunzai_codecs.inputs``) given or found is its members: each an input going to its
+folder inside the zip, below the zip's own folder.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ class InputsError(Exception):
 
 
 class Refused(Exception):
-    """The batch would overwrite a file or write one file twice (exit 2, nothing written)."""
+    """The batch would overwrite a file (exit 2, nothing written)."""
 
 
 @dataclass(frozen=True)

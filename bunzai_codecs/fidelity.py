@@ -380,13 +380,6 @@ def _leaf_paths(value: Any, path: str, out: list[str]) -> None:
         out.append(path)
 
 
-def leaf_paths(value: Any) -> list[str]:
-    """The path of every non-empty leaf of a body dump (``entries[3].content``)."""
-    out: list[str] = []
-    _leaf_paths(value, "", out)
-    return out
-
-
 def _classer(coverage: Coverage | None) -> Callable[[str], tuple[str, LossClass]]:
     """``path -> (its pattern, class)`` for a lost or changed body path under ``coverage`` (None:
     unexpected). Where ``covers`` depends on the pattern alone (no reshape answering for a body),
@@ -1512,34 +1505,7 @@ def export_row(
     ids = {x.id for x in linked} | {e.id}
     held = [x for x in pool if x.id in export.embedded and x.id not in ids]
     parts += list(_linked_changes(linked + held, back.linked, cross=True))
-    row = _losses_row(inp, e, fmt, target.id, "cross", parts)
-    return _outside_losses(row, e, fmt, target, back.primary)
-
-
-#: how a part of a file outside every entity is named in a row (``Codec.outside``)
-OUTSIDE = "{} (outside every entity)"
-
-
-def _outside_losses(
-    row: FidelityRow, e: CanonicalEntity, source: str, target: Codec, back: CanonicalEntity
-) -> FidelityRow:
-    """``row`` with what the source file held outside every entity (``Codec.outside``: a NovelAI
-    scenario's story around its book) and the written file does not: lost, or changed. Expected
-    when the written file holds nothing outside its entities (a bare lorebook has no place for a
-    story), unexpected when it does and still differs."""
-    before = registry.get(source).outside(e) if source in registry.CODECS else {}
-    if not before:
-        return row
-    after = target.outside(back)
-    cls: LossClass = "unexpected" if after else "expected"
-    lost = [PathLoss(OUTSIDE.format(k), cls, 1, k) for k in before if k not in after]
-    changed = [PathLoss(OUTSIDE.format(k), cls, 1, k) for k in before if k in after and after[k] != before[k]]
-    if not (lost or changed):
-        return row
-    row.lost = [*row.lost, *lost]
-    row.changed = [*row.changed, *changed]
-    row.status = _status(row.lost, row.changed, row.added)
-    return row
+    return _losses_row(inp, e, fmt, target.id, "cross", parts)
 
 
 def cross_targets(kind: str, source: str) -> list[Codec]:
