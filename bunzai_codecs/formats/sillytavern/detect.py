@@ -119,13 +119,9 @@ def _is_preset(t: dict[str, Any]) -> bool:
     return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
 
 
-#: the identifiers of SillyTavern's own prompts (its prompt manager's defaults and markers)
-BUILTIN_PROMPTS = frozenset(
+#: built-in marker identifiers (slots SillyTavern fills itself)
+MARKERS = frozenset(
     {
-        "main",
-        "nsfw",
-        "jailbreak",
-        "enhanceDefinitions",
         "dialogueExamples",
         "chatHistory",
         "worldInfoBefore",
@@ -136,6 +132,9 @@ BUILTIN_PROMPTS = frozenset(
         "personaDescription",
     }
 )
+
+#: the identifiers of SillyTavern's own prompts: its prompt manager's defaults and the markers
+BUILTIN_PROMPTS = MARKERS | {"main", "nsfw", "jailbreak", "enhanceDefinitions"}
 
 
 def _is_prompt_list(t: dict[str, Any]) -> bool:
