@@ -437,18 +437,42 @@ def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterato
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
-    from bunzai_codecs.core.errors import BunzaiError
+    """``bunzai fidelity``: every check over every input, then DIR's rows and report. A run
+    interrupted (or failing) before its files are written leaves DIR as it was: a DIR it made is
+    removed again."""
     from bunzai_codecs.core.files import ensure_folder
-    from bunzai_codecs.fidelity import check_file, reject_row
-    from bunzai_codecs.fidelity_report import ReportBuilder, rows_jsonl, write_report
-    from bunzai_codecs.progress import Progress
+    from bunzai_codecs.fidelity_report import ReportBuilder
 
     out = Path(args.output)
     builder = ReportBuilder()
     chunks: list[bytes] = []
     labels = [_labelled(a)[0] for a in args.paths]
     inputs = list(fidelity_inputs(args.paths, args.exclude or ()))
+    made = not out.exists()
     ensure_folder(out)  # before the work: an output that cannot be made fails at once
+    try:
+        return _fidelity(args, out, inputs, labels, builder, chunks)
+    except BaseException:  # Ctrl-C, SIGTERM, a failure: a folder this run made goes again
+        if made:
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _fidelity(
+    args: argparse.Namespace,
+    out: Path,
+    inputs: list[tuple[str, Path]],
+    labels: list[str],
+    builder: Any,
+    chunks: list[bytes],
+) -> int:
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.fidelity import check_file, reject_row
+    from bunzai_codecs.fidelity_report import rows_jsonl, write_report
+    from bunzai_codecs.progress import Progress
+
     with Progress("bunzai fidelity", unit="files", total=len(inputs), quiet=args.quiet) as progress:
         for key, path in inputs:
             try:

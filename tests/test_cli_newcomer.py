@@ -463,3 +463,26 @@ def test_the_corpus_converts_to_an_app_every_file_bunzai_reads(tmp_path: Path, a
     assert f"converted {readable} of {readable + len(failures)} inputs" in r.stderr, r.stderr[-2000:]
     written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert len(written) >= readable  # a file per input at least (linked entities beside some)
+
+
+def test_an_interrupted_fidelity_run_leaves_no_output_folder(tmp_path: Path) -> None:
+    """Ctrl-C while ``bunzai fidelity`` works: exit 130, one line, and the folder it made is gone
+    (it used to stay behind, empty)."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [BUNZAI, "fidelity", str(SAMPLES), "-o", "report/", "-q"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "report").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # inside the checks (the folder is made first)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "bunzai fidelity: interrupted"
+    assert not (tmp_path / "report").exists()
