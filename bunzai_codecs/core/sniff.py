@@ -172,6 +172,16 @@ class Sniff:
         except Malformed as exc:
             self._json_error = exc.with_uri(self.uri)
 
+    def _container(self, kind: str, parse: Callable[[bytes], T]) -> T | None:
+        """The input parsed as a ``kind`` container (once: the caller keeps it; counted in
+        ``parse_counts``), or ``None`` with the typed error kept as ``<kind>_error``."""
+        Sniff.parse_counts[kind] += 1
+        try:
+            return parse(self.data)
+        except BunzaiError as exc:
+            setattr(self, f"_{kind}_error", exc.with_uri(self.uri))
+            return None
+
     # -- PNG ---------------------------------------------------------------------------------
 
     @property
@@ -180,15 +190,7 @@ class Sniff:
         checked but the pixel data's (``png.IMAGE_DATA``: no codec reads it, and it is most of the
         file); those chunks keep their stored CRC, so a file written from them keeps their bytes."""
         if self._png is _UNSET:
-            self._png = None
-            if self.is_png:
-                from bunzai_codecs.core import png
-
-                Sniff.parse_counts["png"] += 1
-                try:
-                    self._png = png.parse(self.data, skip_crc=png.IMAGE_DATA)
-                except BunzaiError as exc:
-                    self._png_error = exc.with_uri(self.uri)
+            self._png = self._container("png", _parse_png) if self.is_png else None
         return self._png
 
     @property
@@ -241,15 +243,7 @@ class Sniff:
     def zip(self) -> ZipReader | None:
         """The zip listing (bounded), or ``None`` when the input is not a readable zip."""
         if self._zip is _UNSET:
-            self._zip = None
-            if self.is_zip:
-                from bunzai_codecs.core import archive
-
-                Sniff.parse_counts["zip"] += 1
-                try:
-                    self._zip = archive.open_zip(self.data)
-                except BunzaiError as exc:
-                    self._zip_error = exc.with_uri(self.uri)
+            self._zip = self._container("zip", _open_zip) if self.is_zip else None
         return self._zip
 
     @property
@@ -314,6 +308,18 @@ def decode_text(data: bytes) -> bytes:
 #: above this size the stdlib parser is used: orjson's transient peak on a huge string is ~12x the
 #: input (a 24 MiB data-URL avatar would briefly cost 300 MiB), the stdlib's ~2x
 BIG_JSON = 4 * 1024 * 1024
+
+
+def _parse_png(data: bytes) -> PngFile:
+    from bunzai_codecs.core import png
+
+    return png.parse(data, skip_crc=png.IMAGE_DATA)
+
+
+def _open_zip(data: bytes) -> ZipReader:
+    from bunzai_codecs.core import archive
+
+    return archive.open_zip(data)
 
 
 def parse_json(data: bytes | str, *, what: str = "JSON") -> Any:

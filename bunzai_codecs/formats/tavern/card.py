@@ -14,13 +14,15 @@ own around the card, as Marinara's ``{type: "marinara_character", data: <V2 card
         dialect = MyAppDialect()
 
 (an app of this package sets only ``id`` and ``dialect``: its row in ``formats/table.py`` declares
-the rest and names its detector in ``<app>/detect.py``; SillyTavern's is this lineage's own,
-:func:`~bunzai_codecs.formats.tavern.detect.card`). Such a codec detects a card holding one of its dialect's keys (0.95,
-above the generic 0.9),
-decodes it through the shared mapping plus :data:`SHARED_DIALECTS` plus its dialect, and writes it
-back overlaid on its twin; its coverage is the shared coverage with its dialect's.
+the rest, its detector among them: the lineage's
+:class:`~bunzai_codecs.formats.tavern.detect.CardDetector` with the app's ``CardMark``). Such a
+codec decodes a card through the shared mapping plus :data:`SHARED_DIALECTS` plus its dialect, and
+writes it back overlaid on its twin; its coverage is the shared coverage with its dialect's.
 
-Detection (0.9, the generic Tavern reader used when a codec has no dialect of its own):
+Detection is the lineage's one detector (``tavern/detect.py``), for every app: a declared codec's
+is its row's; a codec with no row detects a card holding one of its dialect's ``claims`` (0.95,
+above the generic 0.9) or, with an envelope, the file its envelope scores. With neither (the
+generic Tavern reader, 0.9):
 
 - a PNG with a ``ccv3`` or ``chara`` text chunk (any of tEXt/zTXt/iTXt, keyword in any case);
 - JSON with ``spec`` ``chara_card_v2``/``chara_card_v3`` (``data`` is checked by the decoder, so a
@@ -67,8 +69,7 @@ from bunzai_codecs.entities import CharacterBody
 from bunzai_codecs.formats._shared.carrier import card_body, choose
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.tavern.character_book import BOOK_TAG, book_to_body
-from bunzai_codecs.formats.tavern.detect import card as card_detect
-from bunzai_codecs.formats.tavern.detect import card_score
+from bunzai_codecs.formats.tavern.detect import CardDetector, CardMark, card_score
 from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
     V3_SHAPE,
@@ -207,12 +208,28 @@ class TavernCard(Codec):
             cls.dialects = (*shared_dialects(), cls.dialect)
             if "coverage" not in cls.__dict__:
                 cls.coverage = tavern_coverage(cls.dialects)
+        if (
+            "id" in cls.__dict__
+            and cls.format is not None
+            and not isinstance(cls.format.detector, CardDetector)
+        ):
+            raise TypeError(
+                f"{cls.__name__}: a Tavern card app detects through the lineage's detector; its row in"
+                " formats/table.py names a tavern.detect.CardDetector"
+            )
 
     # -- detect ----------------------------------------------------------------------------------
 
     def detect(self, s: Sniff) -> float:
-        claims = self.dialect.claims if self.dialect is not None else None
-        return card_detect(s, self.envelope.score, claims)
+        """The lineage's detector for a codec with no row: a card marked by one of its dialect's
+        ``claims``, or the file its :attr:`envelope` scores (a declared codec detects by its row)."""
+        return self.detector()(s)
+
+    @classmethod
+    def detector(cls) -> CardDetector:
+        """The lineage's detector with this codec's own dialect and envelope."""
+        claims = cls.dialect.claims if cls.dialect is not None else frozenset()
+        return CardDetector(CardMark.claiming(claims) if claims else None, cls.envelope.score)
 
     # -- decode ----------------------------------------------------------------------------------
 
