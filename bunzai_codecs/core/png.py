@@ -11,13 +11,11 @@ the chunk's length field, so a reject says where the file breaks.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import struct
 import zlib
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from bunzai_codecs.core import inflate
 from bunzai_codecs.core.errors import LimitExceeded, Malformed
@@ -379,20 +377,3 @@ def _valid_type(ctype: bytes) -> bool:
 
 def _name(ctype: bytes) -> str:
     return ctype.decode("latin-1")
-
-
-def base64_json(text: bytes, keyword: str, offset: int | None = None) -> Any:
-    """The JSON tree a text chunk's value holds as strict base64 (Pygmalion's ``chara``, NovelAI's
-    ``naidata``); ``Malformed`` naming the ``keyword`` chunk, at ``offset``, when the value is not
-    valid base64 or the bytes are not JSON."""
-    from bunzai_codecs.core.sniff import parse_json
-
-    try:
-        data = base64.b64decode(text.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        raise Malformed(f"the PNG {keyword} chunk is not valid base64", offset=offset) from None
-    try:
-        return parse_json(data, what=f"JSON in the PNG {keyword} chunk")
-    except Malformed as exc:
-        exc.offset = offset
-        raise

@@ -8,6 +8,8 @@ is cached too, so a detector sees "not JSON" cheaply and a decoder can raise the
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
@@ -359,3 +361,18 @@ def _parse_big(raw: bytes | str, what: str) -> Any:
         raise Malformed(f"invalid {what}: {exc.msg}", offset=exc.pos) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise Malformed(f"invalid {what}: {exc}") from None
+
+
+def base64_json(text: bytes, keyword: str, offset: int | None = None) -> Any:
+    """The JSON tree a text chunk's value holds as strict base64 (Pygmalion's ``chara``, NovelAI's
+    ``naidata``); ``Malformed`` naming the ``keyword`` chunk, at ``offset``, when the value is not
+    valid base64 or the bytes are not JSON."""
+    try:
+        data = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise Malformed(f"the PNG {keyword} chunk is not valid base64", offset=offset) from None
+    try:
+        return parse_json(data, what=f"JSON in the PNG {keyword} chunk")
+    except Malformed as exc:
+        exc.offset = offset
+        raise

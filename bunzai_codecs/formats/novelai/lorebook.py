@@ -38,7 +38,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import by_id, merge3
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.sniff import Sniff, base64_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext
@@ -276,7 +276,7 @@ class NovelAILorebookCodec(Codec):
             chunk = s.png_text(PNG_KEYWORD)
             if chunk is None:
                 raise Malformed("PNG has no naidata text chunk", offset=8)
-            book = png.base64_json(chunk.text, PNG_KEYWORD, pf.chunks[chunk.index].offset)
+            book = base64_json(chunk.text, PNG_KEYWORD, pf.chunks[chunk.index].offset)
             escrow = {"container": "png", "blobs": {"png": s.data}}
             resolve = portrait_resolver(picture(s.data, (PNG_KEYWORD,), parsed=pf))
             where = "the naidata chunk"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bunzai_codecs.core import png
 from bunzai_codecs.core.errors import BunzaiError
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.sniff import Sniff, base64_json
 from bunzai_codecs.formats.tavern.png import CHARA, sniff_payload_tree
 
 #: the Tavern lineage's V2 card chunk: this JSON rides in it as a Tavern card does
@@ -34,7 +33,7 @@ def claims(tree: Any) -> bool:
 
 def png_payload(text: bytes, offset: int | None = None) -> Any:
     """The JSON tree of a ``chara`` chunk value (strict base64 JSON)."""
-    return png.base64_json(text, PNG_KEYWORD, offset)
+    return base64_json(text, PNG_KEYWORD, offset)
 
 
 def character(s: Sniff) -> float:

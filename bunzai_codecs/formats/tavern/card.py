@@ -47,6 +47,8 @@ holds PNG bytes. ``options["container"]`` (``"json"``/``"png"``) picks the conta
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import importlib
 import operator
@@ -66,7 +68,7 @@ from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3, unedited
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody
-from bunzai_codecs.formats._shared.carrier import card_body, choose
+from bunzai_codecs.formats._shared.carrier import card_body, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.tavern.character_book import BOOK_TAG, book_to_body
 from bunzai_codecs.formats.tavern.detect import CardDetector, CardMark, card_score
@@ -81,9 +83,10 @@ from bunzai_codecs.formats.tavern.fields import (
 )
 from bunzai_codecs.formats.tavern.links import apply_links, embedded_links, fresh_links, relink
 from bunzai_codecs.formats.tavern.png import (
+    ASSET_CHUNK,
+    ASSET_REF,
     CARD_KEYWORDS,
     CCV3,
-    png_media,
     rewrite_png,
     sniff_payload_tree,
     write_png,
@@ -521,3 +524,33 @@ __all__ = [
     "shared_dialects",
     "tavern_coverage",
 ]
+
+
+def png_media(s: Sniff, pf: png.PngFile) -> Resolver:
+    """Where a Tavern PNG card's media bytes are: an ``__asset:N`` ref is the ``chara-ext-asset_:N``
+    chunk (CCv3, RisuAI), and a portrait that means the card image is the PNG without its card
+    chunks (``_shared/carrier``)."""
+    image = picture(s.data, parsed=pf)
+    chunks: dict[str, bytes] | None = None
+
+    def asset_chunks() -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        picked = [c for c in pf.chunks if (png.keyword_of(c) or "").startswith(ASSET_CHUNK)]
+        for t in png.text_chunks(picked, errors=[]):
+            key = t.keyword.lower()[len(ASSET_CHUNK) :].removeprefix(":")
+            try:
+                out.setdefault(key, base64.b64decode(b"".join(t.text.split()), validate=True))
+            except (binascii.Error, ValueError):
+                continue
+        return out
+
+    def resolve(path: str, a: Any) -> bytes | None:
+        nonlocal chunks
+        if a.ref[:8].lower() == ASSET_REF:
+            chunks = asset_chunks() if chunks is None else chunks
+            got = chunks.get(a.ref[len(ASSET_REF) :].lower())
+            if got is not None:
+                return got
+        return portrait_resolver(image)(path, a)
+
+    return resolve
