@@ -103,7 +103,7 @@ def app_codec(app: str, entity: CanonicalEntity) -> Codec | None:
     for fmt in entity.original:
         if fmt in ids:
             return ids[fmt]
-    from bunzai_codecs.fidelity import content_units
+    from bunzai_codecs.fidelity.weights import content_units  # not the package: it imports this module
 
     paths = [p for p, weight in content_units(entity.body.dump()) if weight]
     return max(fits, key=lambda c: sum(1 for p in paths if c.coverage.covers(p)))  # first on a tie

@@ -207,6 +207,7 @@ def test_clearly_json_png_or_zip_but_broken_is_malformed_where_it_breaks(tmp_pat
 
 def test_not_recognised_names_the_nearest_formats_and_their_scores() -> None:
     from bunzai_codecs.core.codec import Codec
+    from bunzai_codecs.core.entity import Decoded
     from bunzai_codecs.core.sniff import Sniff
 
     class Near(Codec):
@@ -215,6 +216,9 @@ def test_not_recognised_names_the_nearest_formats_and_their_scores() -> None:
 
         def detect(self, s: Sniff) -> float:
             return 0.3
+
+        def decode(self, s: Sniff) -> Decoded:
+            raise NotImplementedError
 
     with registry.using({"near-miss": Near}):
         err = registry.unrecognized(Sniff(b"{}", "x.json"))
