@@ -420,7 +420,9 @@ class Audit:
                 f"({self.compared_inputs} inputs and {self.compared_pairs} format pairs compared)"
             )
         if self.improvements:
-            out.append(f"{len(self.improvements)} improvement(s); `{_record(report, baseline)}` locks them in:")
+            out.append(
+                f"{len(self.improvements)} improvement(s); `{_record(report, baseline)}` locks them in:"
+            )
             out += [f"  + {m}" for m in self.improvements[:20]]
             if len(self.improvements) > 20:
                 out.append(f"  + ... {len(self.improvements) - 20} more")

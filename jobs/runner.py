@@ -126,25 +126,26 @@ def run_and_wait(
     returns False; otherwise the console URL, if any, goes to stderr, the run is waited for and
     True is returned. Exceptions (a failed run, ``KeyboardInterrupt``) are the caller's: a Ctrl-C or
     SIGTERM that landed inside a step, which the runner wraps in its own error, is raised as itself."""
-    with watching(display, show=show):
-        try:
-            result = p.run()
-            url = console_url(result, options)
-            if submits_only(options):
-                sys.stdout.write(announce(result, url))
-                return False
-            if url:
-                print(f"{prog}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
-            result.wait_until_finish()
-            return True
-        except Exception as exc:
-            stop = interrupt_of(exc)
-            if stop is not None:
-                raise stop from None
-            raise
-        finally:
-            if display is not None:
-                display.close()
+    try:
+        with watching(display, show=show):  # its exit shows the run's last counts
+            try:
+                result = p.run()
+                url = console_url(result, options)
+                if submits_only(options):
+                    sys.stdout.write(announce(result, url))
+                    return False
+                if url:
+                    print(f"{prog}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
+                result.wait_until_finish()
+                return True
+            except Exception as exc:
+                stop = interrupt_of(exc)
+                if stop is not None:
+                    raise stop from None
+                raise
+    finally:
+        if display is not None:
+            display.close()  # after the last counts: its line is the run's, never a line of zeros
 
 
 # -- before the run ---------------------------------------------------------------------------------
