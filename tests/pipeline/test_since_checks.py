@@ -12,7 +12,8 @@ import pytest
 
 from pipeline.dataset.manifest import MANIFEST_VERSION
 from pipeline.normalize.since import codec_fingerprint, load_previous
-from pipeline.runtime.options import NormalizeConfig, UsageError
+from pipeline.runtime.errors import MissingInput
+from pipeline.runtime.options import NormalizeConfig
 
 FINGERPRINT = "ab" * 32
 
@@ -118,12 +119,13 @@ def test_the_fingerprint_is_the_codec_sources(tmp_path: Path, monkeypatch: pytes
     assert codec_fingerprint() not in (first, second)
 
 
-def test_no_manifest_or_not_a_manifest_is_a_usage_error(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="no manifest at"):
+def test_no_manifest_or_not_a_manifest_is_a_missing_input(tmp_path: Path) -> None:
+    """A --since that names nothing readable is a missing input (exit 3), not a typo (issue 32)."""
+    with pytest.raises(MissingInput, match="no manifest at"):
         load_previous(
             NormalizeConfig(inputs=("in",), output="out", since=str(tmp_path / "missing.json")), FINGERPRINT
         )
-    with pytest.raises(UsageError, match="is not a bunzai normalize manifest"):
+    with pytest.raises(MissingInput, match="is not a bunzai normalize manifest"):
         _load(tmp_path, _manifest(manifestVersion=99))
 
 
@@ -140,12 +142,9 @@ def test_the_same_exports_and_an_unrecorded_full_fidelity_reuse(tmp_path: Path) 
 def test_what_the_previous_run_is_and_says(tmp_path: Path) -> None:
     prev = _load(tmp_path, _manifest())
     url = str(tmp_path / "prev" / "manifest.json")
-    assert prev.manifest == url and prev.notes == ()
+    assert prev.manifest == url
     assert prev.public() == {"manifest": url, "honoured": True, "reason": None}
     assert prev.urls("fidelity") == []  # a dataset that run did not write
-    moved = _load(tmp_path, _manifest(options__export=["risu-regex", 7]), export=())
-    assert len(moved.notes) == 1 and "risu-regex" in moved.notes[0]
-    assert _load(tmp_path, _manifest(options__export="risu-regex"), export=()).notes == ()
 
 
 def test_a_manifest_in_the_current_folder_is_its_own_root(
@@ -165,5 +164,5 @@ def test_a_manifest_missing_its_parts_reuses_nothing_and_an_unreadable_one_is_na
     assert _load(tmp_path, _manifest(options=None)).reason == "--max-file-bytes differs from that run"
     bad = tmp_path / "bad.json"
     bad.write_bytes(b"{not json")
-    with pytest.raises(UsageError, match=f"--since: cannot read {bad}: JSONDecodeError: "):
+    with pytest.raises(MissingInput, match=f"--since: cannot read {bad}: JSONDecodeError: "):
         load_previous(NormalizeConfig(inputs=("in",), output="out", since=str(bad)), FINGERPRINT)
