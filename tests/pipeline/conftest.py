@@ -306,3 +306,18 @@ def endpoint() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[Any]:
+    """A GCS emulator (gcp-storage-emulator, in memory) on 127.0.0.1, started once per test session
+    (per xdist worker) for the GCS tests, with ``gs://`` opening gcsfs's core class
+    (tests/pipeline/gcs_emulator.py says why); each test empties it (``test_gcs.gcs``)."""
+    pytest.importorskip("gcsfs")
+    pytest.importorskip("gcp_storage_emulator")
+    from .gcs_emulator import Emulator, use_core_gcsfs
+
+    use_core_gcsfs()
+    emulator = Emulator().start()
+    yield emulator
+    emulator.stop()
