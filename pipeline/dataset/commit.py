@@ -26,6 +26,8 @@ says why in one line, and removes the staging folder (an unbalanced run's is kep
 What is left: a run killed between the removal of the previous manifest and the writing of its
 own leaves a folder without ``manifest.json`` (incomplete, and saying so) with some files moved
 and the rest still staged. A re-run into the folder rewrites it whole; ``--since`` cannot use it.
+On S3 and GCS a move is a copy then a delete (``storage.move_file``); docs/architecture.md, "The
+commit on object stores", says what a reader sees and what a kill leaves at each step.
 """
 
 from __future__ import annotations

@@ -269,7 +269,9 @@ def test_gcs_with_transient_faults_loses_nothing(
     seen = proxy.actions()
     for action, least in {"503": 3, "429": 2, "drop": 2, "drop-after": 1, "slow": 1}.items():
         assert seen.get(action, 0) >= least, seen
-    assert any(d.action == "drop-after" and d.method == "DELETE" for d in proxy.log), "no delete answered late"
+    assert any(d.action == "drop-after" and d.method == "DELETE" for d in proxy.log), (
+        "no delete answered late"
+    )
     assert delays, "no retry went through gcsfs's back-off"
 
     faulty.storage_options = options(gcs_emulator.url)  # read the results back without the proxy
