@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 
 from pipeline.export.job import own_parser, parse
 
-from .conftest import DEPLOY
+from .conftest import DEPLOY, check_parameter, check_refused
 from .lint import lint_metadata
 from .test_metadata import IMAGE, _gcloud_build
 
@@ -111,32 +110,17 @@ def test_parameter_reaches_the_export_as_its_option(name: str) -> None:
     """The launcher passes each parameter as --name=value; launch.py hands them to the export job,
     which reads the value the regexes let through into the option of that name."""
     value, field, want = SAMPLES[name]
-    for rx in PARAMS[name].get("regexes", []):
-        assert re.fullmatch(rx, value), (name, rx, value)
-    base = {
-        "sdk_container_image": IMAGE,
-        "dataset": "gs://in/run",
-        "to": "vaud-json",
-        "output": "gs://out/y",
-        name: value,
-    }
-    job, argv = _launch().job_argv(["--runner=DataflowRunner", *(f"--{k}={v}" for k, v in base.items())])
+    base = {"sdk_container_image": IMAGE, "dataset": "gs://in/run", "to": "vaud-json", "output": "gs://out/y"}
+    job, argv = _launch().job_argv(
+        ["--runner=DataflowRunner", *(f"--{k}={v}" for k, v in {**base, name: value}.items())]
+    )
     assert job == "export"
-    cfg, options = parse(argv)
-    if field is None:
-        assert options.get_all_options()[name] == value
-    elif field == "storage":
-        assert dict(cfg.storage.options) == want
-    else:
-        assert getattr(cfg, field) == want
+    check_parameter(PARAMS[name], value, field, want, parse, argv)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_export_parameter_regexes_refuse_bad_values(name: str) -> None:
-    regexes = PARAMS[name].get("regexes", [])
-    assert regexes, f"{name} has no regexes"
-    for value in REFUSED[name]:
-        assert not all(re.fullmatch(rx, value) for rx in regexes), (name, value)
+    check_refused(PARAMS[name], REFUSED[name])
 
 
 def test_gcloud_reads_the_export_metadata(tmp_path: Path) -> None:

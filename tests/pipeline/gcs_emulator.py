@@ -86,11 +86,6 @@ class Emulator:
         self._thread.start()
         return self
 
-    def wipe(self) -> None:
-        """Every bucket and object gone (as at start)."""
-        with self._lock:
-            self._storage.wipe()
-
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()

@@ -145,14 +145,15 @@ def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         import gcsfs.core
 
         from .gcs_emulator import options as gcs_options
+        from .test_gcs import empty_store
 
-        emulator.wipe()
-        gcsfs.core.GCSFileSystem.clear_instance_cache()
+        empty_store(emulator, BUCKET)
         options = gcs_options(emulator.url)
         fs = gcsfs.core.GCSFileSystem(**options, skip_instance_cache=True)
         register, unregister = _swap(("gs", "gcs"), gcsfs.core.GCSFileSystem)
         made = Store("gcs", "gs", options, fs, register, unregister)
-    made.fs.mkdir(BUCKET)
+    if not made.fs.exists(BUCKET):
+        made.fs.mkdir(BUCKET)
     made.register()
     try:
         yield made

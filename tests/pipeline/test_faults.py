@@ -239,8 +239,6 @@ def test_gcs_with_transient_faults_loses_nothing(
 
     from .faulty_proxy import GCS_BUSY
     from .gcs_emulator import options
-    from .test_gcs import IN as GIN
-    from .test_gcs import OUT as GOUT
     from .test_gcs import empty_store, objects, upload
 
     # gcsfs waits rand() + 2**(attempt - 1) seconds before each retry: a hundredth of that here,
@@ -254,7 +252,8 @@ def test_gcs_with_transient_faults_loses_nothing(
             await asyncio.sleep(seconds / 100)
 
     monkeypatch.setattr(gcsfs.retry, "asyncio", Clock)
-    fs = empty_store(gcs_emulator)
+    GIN, GOUT = "bunzai-faults-in", "bunzai-faults-out"
+    fs = empty_store(gcs_emulator, GIN, GOUT)
     write_inputs(tmp_path / "in")
     upload(fs, tmp_path / "in", f"{GIN}/dump")
     args = ("--input", f"gs://{GIN}/dump", "--export", "vaud-json,sillytavern")

@@ -33,16 +33,19 @@ def _options(endpoint: str) -> dict[str, Any]:
     return options(endpoint)
 
 
-def empty_store(emulator: Any) -> Any:
-    """The emulator emptied, with the two buckets; a fresh gcsfs instance on it (no cached
-    listing survives from an earlier test)."""
+def empty_store(emulator: Any, *buckets: str) -> Any:
+    """``buckets`` (default: the two of this module) made anew, empty, on the session's emulator
+    (other modules' buckets are left alone: their tests may share this worker), and a fresh gcsfs
+    instance on it (no cached listing survives from an earlier test)."""
     import gcsfs.core
 
-    emulator.wipe()
     gcsfs.core.GCSFileSystem.clear_instance_cache()
     fs = gcsfs.core.GCSFileSystem(**_options(emulator.url))
-    for bucket in (IN, OUT):
+    for bucket in buckets or (IN, OUT):
+        if fs.exists(bucket):
+            fs.rm(bucket, recursive=True)
         fs.mkdir(bucket)
+    fs.invalidate_cache()
     return fs
 
 
