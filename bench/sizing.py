@@ -69,8 +69,8 @@ class Row:
 #: the pipeline runs of the bench-full in BENCHMARKS.md (2026-12-02 05:49 UTC; the table of
 #: docs/perf-notes/2026-12-02-every-row-where-it-stands.md), which did not record output bytes
 #: yet; the bytes, from normalize runs over that run's 1k corpus (the same files:
-#: ``python -m bench.gen DEST --n 1000 --seed 7``), one per mode, at commit 976f58e on 2026-12-03
-#: (outputs are the same bytes on any machine; ``du -sb`` of each output folder)
+#: ``python -m bench.gen DEST --n 1000 --seed 7``), one per mode, on 2026-12-03 (outputs as main's
+#: at 6269004 make them, the same bytes on any machine; counted by ``bench.pipe.output_bytes``)
 RECORDED = Figures(
     source="`make bench-full`, 2026-12-02 05:49 UTC (BENCHMARKS.md)",
     cpu_s={
@@ -79,12 +79,12 @@ RECORDED = Figures(
         "full": {1_000: 76.4},
     },
     out_bytes={
-        "off": (1_000, 119_625_548),
-        "native": (1_000, 121_012_299),
-        "full": (1_000, 0),
+        "off": (1_000, 118_941_486),
+        "native": (1_000, 120_324_371),
+        "full": (1_000, 140_113_963),
     },
-    bytes_source="normalize over the same 1k corpus (`python -m bench.gen DEST --n 1000 --seed 7`), "
-    "2026-12-03, one run per mode",
+    bytes_source="`bunzai normalize` over that run's 1k corpus (`python -m bench.gen DEST --n 1000 "
+    "--seed 7`), one run per mode, 2026-12-03 (`bench.pipe.output_bytes`)",
 )
 
 
