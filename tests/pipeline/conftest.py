@@ -311,13 +311,13 @@ def endpoint() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def gcs_emulator() -> Iterator[Any]:
     """A GCS emulator (gcp-storage-emulator, in memory) on 127.0.0.1, started once per test session
-    (per xdist worker) for the GCS tests, with ``gs://`` opening gcsfs's core class
-    (tests/pipeline/gcs_emulator.py says why); each test empties it (``test_gcs.gcs``)."""
+    (per xdist worker) for the GCS tests; each test makes its own buckets anew
+    (``test_gcs.empty_store``) and opens ``gs://`` with gcsfs's core class while it runs
+    (``gcs_emulator.core_gcsfs``, which says why)."""
     pytest.importorskip("gcsfs")
     pytest.importorskip("gcp_storage_emulator")
-    from .gcs_emulator import Emulator, use_core_gcsfs
+    from .gcs_emulator import Emulator
 
-    use_core_gcsfs()
     emulator = Emulator().start()
     yield emulator
     emulator.stop()

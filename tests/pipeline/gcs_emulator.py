@@ -7,7 +7,7 @@ in a thread of the test process, and gcsfs pointed at it.
   connections than that at once, which the kernel then makes wait for a SYN retry).
 - ``options(endpoint)`` are the storage options a run gets: the endpoint, anonymous credentials
   (``token: "anon"``: gcsfs signs nothing and looks up no credentials), a project name.
-- ``use_core_gcsfs()``: ``gs://`` opens gcsfs's ``GCSFileSystem``. gcsfs's default class since
+- ``core_gcsfs()``: for the length of a ``with``, ``gs://`` opens gcsfs's ``GCSFileSystem``. gcsfs's default class since
   2026 (``ExtendedGcsFileSystem``) first asks the Storage Control API, over gRPC, what kind of
   bucket each one is, which no emulator serves: every call would wait for that to fail. The class
   it then falls back to for a standard bucket is this one, so what is tested is what runs there.
@@ -15,9 +15,11 @@ in a thread of the test process, and gcsfs pointed at it.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import sys
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -25,12 +27,31 @@ from typing import Any
 PROJECT = "bunzai-test"
 
 
-def use_core_gcsfs() -> None:
+@contextlib.contextmanager
+def registered(classes: Mapping[str, type]) -> Iterator[None]:
+    """Each class of ``classes`` opens its protocol for the length of the block; then what was
+    registered before is back (the other tests of the worker see fsspec as it was)."""
     import fsspec
+    from fsspec.registry import _registry
+
+    before = {p: _registry.get(p) for p in classes}
+    for protocol, cls in classes.items():
+        fsspec.register_implementation(protocol, cls, clobber=True)
+    try:
+        yield
+    finally:
+        for protocol, cls in before.items():
+            if cls is None:
+                _registry.pop(protocol, None)
+            else:
+                _registry[protocol] = cls
+
+
+def core_gcsfs() -> contextlib.AbstractContextManager[None]:
+    """``gs://`` and ``gcs://`` open gcsfs's core class for the block (the module docstring says why)."""
     from gcsfs.core import GCSFileSystem
 
-    for protocol in ("gs", "gcs"):
-        fsspec.register_implementation(protocol, GCSFileSystem, clobber=True)
+    return registered({"gs": GCSFileSystem, "gcs": GCSFileSystem})
 
 
 def options(endpoint: str) -> dict[str, Any]:
@@ -91,4 +112,4 @@ class Emulator:
         self._server.server_close()
 
 
-__all__ = ["PROJECT", "Emulator", "options", "use_core_gcsfs"]
+__all__ = ["PROJECT", "Emulator", "core_gcsfs", "options", "registered"]

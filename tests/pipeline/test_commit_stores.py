@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import fsspec
 import pytest
 from fsspec.asyn import sync
 
@@ -90,8 +89,8 @@ class Store:
     protocol: str
     options: dict[str, Any]
     fs: Any
-    register: Callable[[], None]
-    unregister: Callable[[], None]
+    #: the store's protocols, each opened by the killable class while the test runs
+    classes: dict[str, type]
 
     def url(self, folder: str) -> str:
         return f"{self.protocol}://{BUCKET}/{folder}"
@@ -106,20 +105,9 @@ class Store:
             self.fs.pipe_file(f"{BUCKET}/{dst}/{rel}", data)
 
 
-def _swap(protocols: tuple[str, ...], cls: type) -> tuple[Callable[[], None], Callable[[], None]]:
-    """Register a killable subclass of ``cls`` for ``protocols`` (and back)."""
-    killable = type(f"Killable{cls.__name__}", (Killable, cls), {})
-
-    def register() -> None:
-        for p in protocols:
-            fsspec.register_implementation(p, killable, clobber=True)
-
-    def unregister() -> None:
-        for p in protocols:
-            fsspec.register_implementation(p, cls, clobber=True)
-        killable.clear_instance_cache()
-
-    return register, unregister
+def _killable(cls: type) -> type:
+    """``cls`` with the hook before every write, copy and delete."""
+    return type(f"Killable{cls.__name__}", (Killable, cls), {})
 
 
 @pytest.fixture(params=["s3", "gcs"])
@@ -138,8 +126,8 @@ def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         s3fs.S3FileSystem.clear_instance_cache()
         options = _options(endpoint)
         fs = s3fs.S3FileSystem(**options, skip_instance_cache=True)
-        register, unregister = _swap(("s3", "s3a"), s3fs.S3FileSystem)
-        made = Store("s3", "s3", options, fs, register, unregister)
+        killable = _killable(s3fs.S3FileSystem)
+        made = Store("s3", "s3", options, fs, {"s3": killable, "s3a": killable})
     else:
         emulator = request.getfixturevalue("gcs_emulator")
         import gcsfs.core
@@ -150,16 +138,19 @@ def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         empty_store(emulator, BUCKET)
         options = gcs_options(emulator.url)
         fs = gcsfs.core.GCSFileSystem(**options, skip_instance_cache=True)
-        register, unregister = _swap(("gs", "gcs"), gcsfs.core.GCSFileSystem)
-        made = Store("gcs", "gs", options, fs, register, unregister)
+        killable = _killable(gcsfs.core.GCSFileSystem)  # not gcsfs's default: gcs_emulator.py says why
+        made = Store("gcs", "gs", options, fs, {"gs": killable, "gcs": killable})
     if not made.fs.exists(BUCKET):
         made.fs.mkdir(BUCKET)
-    made.register()
+    from .gcs_emulator import registered
+
     try:
-        yield made
+        with registered(made.classes):
+            yield made
     finally:
         Killable.hook = staticmethod(_none)  # type: ignore[assignment]
-        made.unregister()
+        for cls in set(made.classes.values()):
+            cls.clear_instance_cache()  # type: ignore[attr-defined]
 
 
 @dataclass

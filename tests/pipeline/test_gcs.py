@@ -96,13 +96,16 @@ class Night:
 
 @pytest.fixture(scope="module")
 def night(gcs_emulator: Any, shared: SharedRuns, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Night]:
+    from .gcs_emulator import core_gcsfs
+
     fs = empty_store(gcs_emulator)
     tmp = tmp_path_factory.mktemp("gcs")
     write_inputs(tmp / "in")
     upload(fs, tmp / "in", f"{IN}/dump")
     fs.pipe_file(f"{IN}/dump/cards/", b"")  # a folder placeholder, as the console's "create folder"
     fs.pipe_file(f"{IN}/archive/dump.zip", shared.zip.read_bytes())
-    yield Night(fs, gcs_emulator.url, tmp / "in", tmp)
+    with core_gcsfs():
+        yield Night(fs, gcs_emulator.url, tmp / "in", tmp)
 
 
 def test_gcs_to_gcs(night: Night) -> None:
