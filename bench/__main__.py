@@ -295,6 +295,7 @@ def _run(r: pipe.PipelineRun) -> dict[str, Any]:
         "worker_rss": r.worker_rss,
         "exit_code": r.exit_code,
         "balanced": r.counts.get("balance"),
+        "out_bytes": r.out_bytes,
     }
 
 

@@ -27,6 +27,8 @@ says why in one line, and removes the staging folder (an unbalanced run's is kep
 What is left: a run killed between the removal of the previous manifest and the writing of its
 own leaves a folder without ``manifest.json`` (incomplete, and saying so) with some files moved
 and the rest still staged. A re-run into the folder rewrites it whole; ``--since`` cannot use it.
+On S3 and GCS a move is a copy then a delete (``storage.move_file``); docs/architecture.md, "The
+commit on object stores", says what a reader sees and what a kill leaves at each step.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import orjson
 
 from pipeline.dataset.manifest import MANIFEST, build_manifest, now
 from pipeline.dataset.prune import Prune
-from pipeline.runtime.storage import Output, move_file, staged_path, write_bytes
+from pipeline.runtime.storage import Output, move_file, remove_file, remove_tree, staged_path, write_bytes
 
 #: the parent of every run's staging folder, inside the output
 STAGING = ".bunzai-staging"
@@ -145,8 +147,7 @@ class _Verdict(beam.DoFn):
         verdict = verdict_of(draft, list_rejects, self.inputs, self.allow_empty)
         if verdict["ok"]:
             fs, root = self.output.open()
-            if fs.exists(f"{root}/{MANIFEST}"):
-                fs.rm_file(f"{root}/{MANIFEST}")
+            remove_file(fs, f"{root}/{MANIFEST}")
         yield verdict
 
 
@@ -189,9 +190,7 @@ class _WriteManifest(beam.DoFn):
             raise RunRefused(verdict["message"])
         # the whole staging folder: this run's, and whatever a run that was interrupted (or
         # refused) left there: a re-run must leave exactly what an uninterrupted run leaves
-        parent = f"{root}/{staging_parent(self.staging)}"
-        if fs.exists(parent):
-            fs.rm(parent, recursive=True)
+        remove_tree(fs, f"{root}/{staging_parent(self.staging)}")
         write_bytes(fs, f"{root}/{MANIFEST}", data)
         yield self.output.display(MANIFEST)
 

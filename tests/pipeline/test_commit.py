@@ -377,7 +377,8 @@ def test_a_commit_cut_short_leaves_no_manifest_and_a_rerun_repairs_it(
     state = {"moves": 0}
 
     def cut(op: str, path: str) -> BaseException | None:
-        if op == "move" and STAGING not in path:  # a move into place, not a staging-internal one
+        # a move into place is a copy there (a write outside the staging folder), then a delete
+        if op == "write" and STAGING not in path:
             state["moves"] += 1
             if state["moves"] > 2:
                 return OSError(5, "Input/output error", path)

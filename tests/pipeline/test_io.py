@@ -318,3 +318,34 @@ def test_the_merge_read_ahead_is_bounded_whatever_the_number_of_runs() -> None:
     for runs in (32, 56, 170, 500):
         assert runs * merge_block(runs) <= MERGE_BUDGET
     assert merge_block(100_000) == 64 << 10  # a floor: reads stay a sensible size
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_moves_and_deletes_take_done_as_done(where: str, tmp_path: Path) -> None:
+    """A move is a rename on a disk and a copy then a delete on any other store (``memory://``
+    stands for one here); asked again once done (a retried bundle), it is done, not an error; a
+    move of nothing to nowhere still fails. A delete of what is gone reports it, quietly."""
+    import uuid
+
+    import fsspec
+
+    from pipeline.runtime.storage import move_file, remove_file, remove_tree
+
+    if where == "local":
+        fs, root = fsspec.filesystem("file"), str(tmp_path)
+    else:
+        fs, root = fsspec.filesystem("memory"), f"/bunzai-move-{uuid.uuid4().hex}"
+    src, dst = f"{root}/.staging/run/out/a/b.jsonl", f"{root}/a/b.jsonl"
+    write_bytes(fs, src, b"new")
+    write_bytes(fs, dst, b"old")
+    move_file(fs, src, dst)
+    assert fs.cat_file(dst) == b"new" and not fs.exists(src)
+    move_file(fs, src, dst)  # again: the source is gone, its destination there
+    assert fs.cat_file(dst) == b"new"
+    with pytest.raises(FileNotFoundError):
+        move_file(fs, f"{root}/nothing", f"{root}/nowhere")
+    assert remove_file(fs, dst) and not fs.exists(dst)
+    assert remove_file(fs, dst) is False
+    remove_tree(fs, f"{root}/.staging")
+    remove_tree(fs, f"{root}/.staging")  # gone already: not an error
+    assert not fs.exists(f"{root}/.staging/run/out")
