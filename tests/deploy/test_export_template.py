@@ -31,7 +31,7 @@ SAMPLES: dict[str, tuple[str, str | None, Any]] = {
     "to": ("sillytavern,risu", "to", ("sillytavern", "risu")),
     "output": ("gs://bunzai-exports/2024-06-02", "output", "gs://bunzai-exports/2024-06-02"),
     "kind": ("character", "kinds", ("character",)),
-    "format": ("risu", "source_formats", ("risu",)),
+    "from": ("risu", "source_formats", ("risu",)),
     "id": ("character-0e53aae2eabd575555371f86", "ids", ("character-0e53aae2eabd575555371f86",)),
     "storage_options": ('{"s3": {"anon": true}}', "storage", {"s3": {"anon": True}}),
     "sdk_container_image": (IMAGE, None, None),
@@ -41,7 +41,7 @@ REFUSED = {
     "to": ["", "all,", "Sillytavern", "a b"],
     "output": ["out", "zip://x::gs://b/o.zip"],
     "kind": ["", "characters", "character,lorebook"],
-    "format": ["", "Risu", "risu,sillytavern"],
+    "from": ["", "Risu", "risu,sillytavern"],
     "id": ["", "0e53aae2", "character-../x"],
     "storage_options": ["s3=anon"],
     "sdk_container_image": ["bunzai", "us-central1-docker.pkg.dev/p/r/bunzai:latest"],
@@ -58,10 +58,11 @@ def _launch() -> Any:
 
 def option_names() -> list[str]:
     """The export job's own options as template parameters (the underscore spelling of each; the
-    positional DATASET_URL is ``dataset``); not ``--quiet``/``--debug``, which are the terminal's."""
+    positional DATASET_URL is ``dataset``); not ``--quiet``/``--debug``, which are the terminal's,
+    nor ``--format``, ``--from``'s deprecated old name."""
     names = []
     for action in own_parser()._actions:
-        if isinstance(action, argparse._HelpAction) or action.dest in ("quiet", "debug"):
+        if isinstance(action, argparse._HelpAction) or action.dest in ("quiet", "debug", "old_formats"):
             continue
         if not action.option_strings:
             names.append(action.dest)
