@@ -372,7 +372,7 @@ class Codec:
         k = kind or self.kind
         model = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
         store: dict[str, bytes] = {}
-        model = bind(model, store, media)
+        model = bind(model, store, media, hasher=s.digest_of)
         return CanonicalEntity(
             kind=k,
             id=canonical_id(k, s.sha256, *part),

@@ -98,3 +98,62 @@ def test_base64_with_whitespace_or_without_padding_still_decodes() -> None:
     ):
         t = png.TextChunk("ccv3", value, "tEXt", 0)
         assert st_card.payload_tree(t, 0) == tree
+
+
+def _js_pair(head: str, tail: str) -> tuple[bytes, bytes]:
+    """A ``chara``/``ccv3`` pair as JSON texts of one writer: ``head`` and ``tail`` around the label."""
+    v3 = f'{{{head}"spec":"chara_card_v3","spec_version":"3.0",{tail}}}'.encode()
+    v2 = f'{{{head}"spec":"chara_card_v2","spec_version":"2.0",{tail}}}'.encode()
+    return v2, v3
+
+
+_DATA = '"data":{"name":"Maren","description":"keeps the light \\u2014 1E2","extensions":{"rolecall":{}}}'
+
+
+# the label at each of the three byte offsets of a base64 group
+@pytest.mark.parametrize("head", ["", '"name":"M",', '"name":"Ma",', '"name":"Mar",'])
+@pytest.mark.parametrize("bare", [False, True])
+def test_a_chara_that_differs_only_by_its_label_is_not_parsed(
+    parses: Counter[str], head: str, bare: bool
+) -> None:
+    """Another writer's bytes (an escaped dash, ``1E2``: not what orjson writes back), the two chunks
+    the same but for the label: ``chara`` is the ``ccv3`` tree relabelled, found without a parse."""
+    v2, v3 = _js_pair(head, _DATA)
+    data = _card(v2, v3) if bare else _card(base64.b64encode(v2), base64.b64encode(v3))
+    expected = _parsed(data)
+    parses.clear()
+    trees = st_card.png_card_trees(Sniff(data, "card.png"))
+    assert parses == {"ccv3": 1}
+    assert trees == expected
+    assert [list(t) for t in trees] == [list(t) for t in expected]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # a later top-level key spelled with an escape is `spec` too: the last one wins in both chunks
+        _DATA + ',"\\u0073pec":"chara_card_v3"',
+        # `"spec` elsewhere (a nested key): not shown to be the top-level label alone
+        '"data":{"name":"Maren","extensions":{"x":{"spec":"chara_card_v3"}}}',
+    ],
+)
+def test_a_label_that_may_not_be_the_top_level_one_is_parsed(parses: Counter[str], tail: str) -> None:
+    v2, v3 = _js_pair('"name":"M",', tail)
+    data = _card(base64.b64encode(v2), base64.b64encode(v3))
+    expected = _parsed(data)
+    parses.clear()
+    trees = st_card.png_card_trees(Sniff(data, "card.png"))
+    assert trees == expected
+    assert parses["chara"] <= 1 and parses["ccv3"] == 1
+
+
+def test_a_chara_that_differs_beyond_its_label_is_parsed(parses: Counter[str]) -> None:
+    v2, v3 = _js_pair('"name":"M",', _DATA)
+    v2 = v2.replace(b"Maren", b"Marek")  # same length, another card
+    data = _card(base64.b64encode(v2), base64.b64encode(v3))
+    expected = _parsed(data)
+    parses.clear()
+    trees = st_card.png_card_trees(Sniff(data, "card.png"))
+    assert parses == {"ccv3": 1, "chara": 1}
+    assert trees == expected
+    assert trees[1]["data"]["name"] == "Marek"
