@@ -13,8 +13,10 @@ from bunzai_codecs.core import basecache
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: every test checks core.basecache's rule: an escrow tree (and the dict mapped from it) is never
-#: mutated after decode; a recall of a changed one raises basecache.RuleBroken
+#: every test checks the rules the fast paths trust, and a broken one raises basecache.RuleBroken:
+#: core.basecache's (an escrow tree, and the dict mapped from it, is never mutated after decode) and
+#: core.seal's (a body marked unedited since decode is its twin's fully validated mapping: compared
+#: field by field and by its JSON dump on every write that trusts the mark)
 basecache.CHECK = True
 
 

@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.seal import TrackedList
+
 if TYPE_CHECKING:
     from bunzai_codecs.entities.base import Body
     from bunzai_codecs.entities.character import MediaAsset
@@ -215,7 +217,8 @@ def _replace(body: Body, fn: Callable[[str, MediaAsset], MediaAsset | None]) -> 
     if assets:
         out = [fn(f"media.assets[{i}]", a) for i, a in enumerate(assets)]
         if any(n is not a for n, a in zip(out, assets, strict=True)):
-            update["assets"] = [a for a in out if a is not None] or None
+            # a list whose in-place edits count, as validation builds them (``core.seal``)
+            update["assets"] = TrackedList(a for a in out if a is not None) or None
     if not update:
         return body
     return body.model_copy(update={"media": media.model_copy(update=update)})

@@ -247,7 +247,9 @@ class TavernCard(Codec):
                 raise wrong(bctx.path, "a character_book object", book)
             bbody = book_to_body(book, bctx)
             basecache.remember(BOOK_TAG, book, bbody, input_bytes=s.size)  # for embed_book
-            be = self.entity(s, bbody, raw=book, part=("lorebook", "character_book"), kind="lorebook")
+            be = self.entity(
+                s, bbody, raw=book, part=("lorebook", "character_book"), kind="lorebook", mark=BOOK_TAG
+            )
             be.warnings.extend(bctx.warnings)
             linked.append(be)
         ext = data.get("extensions")
@@ -256,15 +258,19 @@ class TavernCard(Codec):
             rctx = MapContext(ctx.at(*data_path, "extensions", "regex_scripts"))
             rbody = scripts_to_body(scripts, name="", ctx=rctx)
             basecache.remember(SCRIPTS_TAG, scripts, rbody, input_bytes=s.size)  # for embed_scripts
-            re_ = self.entity(s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex")
+            re_ = self.entity(
+                s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex", mark=SCRIPTS_TAG
+            )
             re_.warnings.extend(rctx.warnings)
             linked.append(re_)
 
         basecache.remember(self._card_tag, tree, body, input_bytes=s.size)  # for base_body
+        mark: str | None = self._card_tag
         if more_assets:  # a copy: the remembered dict is the card tree's own mapping
             m = body.get("media") or {}
             body = {**body, "media": {**m, "assets": [*(m.get("assets") or []), *more_assets]}}
-        card = self.entity(s, body, raw=tree, media=media, **escrow)
+            mark = None  # not the body the twin maps to
+        card = self.entity(s, body, raw=tree, media=media, mark=mark, **escrow)
         card.warnings.extend(ctx.warnings)
         if linked:
             card.links = {KNOWLEDGE_REFS: [e.id for e in linked]}
@@ -421,10 +427,19 @@ class TavernCard(Codec):
         (``core.media.wire``; default: images with bytes as data: URLs)."""
         body = body if body is not None else _wired(entity)
         shape = card_shape(self.envelope.card(raw))
-        mapped = self._mapped(raw)
         delta = None
-        # unedited: found without validating the base where holds_mapped can tell
-        if unedited(body, mapped) or body == (base_body := CharacterBody.model_validate(mapped)):
+        # unedited: found without mapping or validating the base where the decoder's mark or
+        # holds_mapped can tell
+        mapped: list[dict[str, Any]] = []
+
+        def base_dict() -> dict[str, Any]:
+            if not mapped:
+                mapped.append(self._mapped(raw))
+            return mapped[0]
+
+        if unedited(body, base_dict, tag=self._card_tag, raw=raw) or body == (
+            base_body := CharacterBody.model_validate(base_dict())
+        ):
             tree = raw
         else:
             base = self.file_tree(base_body, shape, raw)

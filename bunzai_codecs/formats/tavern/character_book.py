@@ -613,13 +613,18 @@ def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
     raw = twin.raw if twin else None
     if not isinstance(raw, dict):
         return body_to_book(body)
-    mapped = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree
+
+    def mapped() -> dict[str, Any]:
+        kept = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree
+        return book_to_body(raw) if kept is None else kept
+
     return overlay_twin(
         raw,
         body,
-        book_to_body(raw) if mapped is None else mapped,
+        mapped,
         lambda b: body_to_book(b, spelling=book_spelling(raw)),
         list_key=ENTRY_KEY,
+        tag=BOOK_TAG,
     )
 
 

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
-from bunzai_codecs.core.overlay import merge3
+from bunzai_codecs.core.overlay import merge3, unedited
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared import wire
 from bunzai_codecs.formats.tavern.detect import is_script
@@ -295,8 +295,17 @@ def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     raw = twin.raw if twin else None
     if not isinstance(raw, list):
         return body_to_scripts(body)
-    mapped = basecache.recall(SCRIPTS_TAG, raw)  # what the card decoder mapped from this list
-    base_body = RegexSetBody.model_validate(scripts_to_body(raw) if mapped is None else mapped)
+    kept: list[dict[str, Any]] = []
+
+    def mapped() -> dict[str, Any]:
+        if not kept:
+            got = basecache.recall(SCRIPTS_TAG, raw)  # what the card decoder mapped from this list
+            kept.append(scripts_to_body(raw) if got is None else got)
+        return kept[0]
+
+    if unedited(body, mapped, tag=SCRIPTS_TAG, raw=raw):
+        return raw
+    base_body = RegexSetBody.model_validate(mapped())
     if body.rules == base_body.rules:
         return raw
     return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
