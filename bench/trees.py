@@ -20,7 +20,7 @@ load average is printed with each run. What is measured, by the tree's own code:
   cards converted to CCv3 / ``json.loads``; each a ratio of CPU times in that process, subject and
   baseline alternating, best of ``--repeat`` passes (``bench.loop.race``).
 
-BENCHMARKS.md ("The pipeline's CPU since 2026-11-30") has a run of it.
+docs/perf-notes/2026-12-02-pipeline-cpu-since-2026-11-30.md has a run of it.
 """
 
 from __future__ import annotations
