@@ -10,7 +10,7 @@ twice.
 Detectors are plain functions ``(Sniff) -> float`` in modules that import no canonical model
 (``formats/<app>/detect.py``): ``bunzai detect`` and ``bunzai formats`` run on declarations and
 detectors alone and never import pydantic or the codecs. This module imports nothing but
-``core.entity`` (kind names) and ``core.errors``.
+``core.entity`` (kind names), ``core.errors`` and ``core.claims`` (what a detector can claim).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.claims import Claims
 from bunzai_codecs.core.entity import ENTITY_KINDS, EntityKind
 
 if TYPE_CHECKING:
@@ -80,6 +81,9 @@ class Format:
     kinds: frozenset[EntityKind] = field(default=frozenset())
     #: ``"module:function"`` ``(Sniff) -> kind`` for a format whose file says which kind it holds
     kind_reader: str | None = None
+    #: the inputs the detector can score above 0, by cheap features (``core.claims``): only those
+    #: inputs ask it; ``None``, every input does
+    claims: Claims | None = None
 
     def __post_init__(self) -> None:
         if not self.kinds:

@@ -227,7 +227,7 @@ def tracked_schema(schema: Any) -> Any:
         return _after(TrackedList, out)
     if kind == "dict":
         return _after(TrackedDict, out)
-    if kind == "default":
+    if kind == "default" and _holds_container(schema.get("schema")):
         if "default_factory" in out:
             out["default_factory"] = _tracking_factory(
                 out["default_factory"], out.get("default_factory_takes_data")
@@ -236,6 +236,14 @@ def tracked_schema(schema: Any) -> Any:
             value = out.pop("default")
             out["default_factory"] = _tracking_factory(lambda: _copy(value), False)
     return out
+
+
+def _holds_container(schema: Any) -> bool:
+    """Whether a default's value may be a list or dict (its schema, ``nullable`` or not, is one): a
+    model's default is built by its own tracking validator."""
+    while isinstance(schema, dict) and schema.get("type") == "nullable":
+        schema = schema.get("schema")
+    return isinstance(schema, dict) and schema.get("type") in ("list", "dict")
 
 
 def _after(fn: Callable[[Any], Any], schema: dict[str, Any]) -> dict[str, Any]:

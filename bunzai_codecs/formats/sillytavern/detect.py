@@ -77,7 +77,7 @@ def shape_of(t: dict[str, Any]) -> str | None:
 
 
 #: keys that say "SillyTavern chat-completion preset" (detection)
-_SIGNAL_KEYS = frozenset(
+PRESET_SIGNAL_KEYS = frozenset(
     {
         "chat_completion_source",
         "openai_max_context",
@@ -116,7 +116,7 @@ def _is_prompt_export(t: dict[str, Any]) -> bool:
 def _is_preset(t: dict[str, Any]) -> bool:
     if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
         return True
-    return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
+    return sum(1 for k in PRESET_SIGNAL_KEYS if k in t) >= 3
 
 
 #: keys only the Text Completion preset has (KoboldAI and NovelAI presets never do)
