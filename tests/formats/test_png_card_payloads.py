@@ -107,17 +107,18 @@ def _js_pair(head: str, tail: str) -> tuple[bytes, bytes]:
     return v2, v3
 
 
-_DATA = '"data":{"name":"Maren","description":"keeps the light \\u2014 1E2","extensions":{"rolecall":{}}}'
+_DATA = '"data":{"name":"Maren","description":"keeps the light","depth":1E2,"extensions":{"rolecall":{}}}'
 
 
-# the label at each of the three byte offsets of a base64 group
-@pytest.mark.parametrize("head", ["", '"name":"M",', '"name":"Ma",', '"name":"Mar",'])
+# the label at each of the three byte offsets of a base64 group; a `spec` key before the label (the
+# label, later, is the value both chunks keep)
+@pytest.mark.parametrize("head", ["", '"name":"M",', '"name":"Ma",', '"name":"Mar",', '"spec":"x",'])
 @pytest.mark.parametrize("bare", [False, True])
 def test_a_chara_that_differs_only_by_its_label_is_not_parsed(
     parses: Counter[str], head: str, bare: bool
 ) -> None:
-    """Another writer's bytes (an escaped dash, ``1E2``: not what orjson writes back), the two chunks
-    the same but for the label: ``chara`` is the ``ccv3`` tree relabelled, found without a parse."""
+    """Another writer's bytes (``1E2``: not what orjson writes back), the two chunks the same but for
+    the label: ``chara`` is the ``ccv3`` tree relabelled, found without a parse."""
     v2, v3 = _js_pair(head, _DATA)
     data = _card(v2, v3) if bare else _card(base64.b64encode(v2), base64.b64encode(v3))
     expected = _parsed(data)
@@ -133,6 +134,8 @@ def test_a_chara_that_differs_only_by_its_label_is_not_parsed(
     [
         # a later top-level key spelled with an escape is `spec` too: the last one wins in both chunks
         _DATA + ',"\\u0073pec":"chara_card_v3"',
+        # the same key plainly, later: its value is what both chunks parse to
+        _DATA + ',"spec":"chara_card_v3"',
         # `"spec` elsewhere (a nested key): not shown to be the top-level label alone
         '"data":{"name":"Maren","extensions":{"x":{"spec":"chara_card_v3"}}}',
     ],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +64,7 @@ def payload_tree(t: png.TextChunk, offset: int, *, facts: dict[str, Any] | None 
         raise
     if facts is not None and how != "loose":
         at = data.find(_LABEL_V3)
-        # the label's own two keys and no other ``"spec`` anywhere, nor any ``\u00`` escape (a key
-        # spelled ``"\u0073pec"`` is ``spec`` too): the label's keys are the top-level ones
-        if at >= 0 and data.count(b'"spec') == 2 and data.find(b"\\u00") < 0:
+        if at >= 0 and _LATER_SPEC.search(data, at + len(_LABEL_V3)) is None:
             facts["label"] = (how, at)
     return tree
 
@@ -73,6 +72,10 @@ def payload_tree(t: png.TextChunk, offset: int, *, facts: dict[str, Any] | None 
 #: SillyTavern's V3 label and the V2 one its ``chara`` chunk has in its place (one length)
 _LABEL_V3 = b'"spec":"chara_card_v3","spec_version":"3.0"'
 _LABEL_V2 = b'"spec":"chara_card_v2","spec_version":"2.0"'
+#: after the label, what could be another ``spec``/``spec_version`` key (its last value is the one a
+#: parse keeps, the same in both chunks): the name itself, or any ``\u`` escape (``"\u0073pec"``
+#: is ``spec`` too). One before the label is overridden by it in both chunks alike.
+_LATER_SPEC = re.compile(rb'spec(?:_version)?"|\\u')
 
 
 def _b64decode(raw: bytes) -> tuple[bytes | None, str]:
