@@ -30,7 +30,10 @@ SIZE = 8
 #: inputs above this many bytes are not kept (a few big trees must not outlive their entities)
 MAX_INPUT = 1024 * 1024
 
-#: check the rule on every ``recall`` (slower: a serialisation of each tree and mapped dict)
+#: check, not trust, the rules the fast paths rest on (the test suite, the hostile and fuzz runs):
+#: this cache's on every ``recall`` (a serialisation of each tree and mapped dict), a body's
+#: "unedited since decode" mark against full validation (``core.seal``, ``overlay.unedited``), and
+#: detection by the formats' claims against asking every format (``core.claims``, ``registry``)
 CHECK = False
 
 _kept: dict[tuple[str, int], tuple[Any, Any]] = {}
