@@ -374,8 +374,8 @@ class SillyTavernLorebookCodec(Codec):
         r = MapContext(lenient=True)
         name = world_name(tree, s.name)
         body = world_to_body(tree, name, r)
-        basecache.remember(_world_tag(name), tree, body, input_bytes=s.size)  # for encode
         e = self.entity(s, body, raw=tree, shape=WORLD, name=name, mark=_world_tag(name))
+        seal.keep_unless_marked(e.body, _world_tag(name), tree, body, input_bytes=s.size)  # for encode
         e.warnings.extend(r.warnings)
         return Decoded([e])
 
