@@ -156,6 +156,7 @@ def _clear() -> None:
     all_codecs.cache_clear()
     declarations.cache_clear()
     _index.cache_clear()
+    _for_kind.cache_clear()
 
 
 @cache
@@ -174,7 +175,13 @@ def candidates(s: Sniff) -> tuple[Format | Codec, ...]:
 
 def for_kind(kind: EntityKind) -> list[Codec]:
     """Every codec that holds entities of ``kind``, in asking order."""
-    return [c for c in all_codecs() if c.holds(kind)]
+    return list(_for_kind(kind))
+
+
+@cache
+def _for_kind(kind: EntityKind) -> tuple[Codec, ...]:
+    # asked for every input a fidelity check converts (its targets): the table does not change
+    return tuple(c for c in all_codecs() if c.holds(kind))
 
 
 def family_codec(family: str, kind: EntityKind) -> Codec | None:
