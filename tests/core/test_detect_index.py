@@ -68,23 +68,36 @@ def test_hostile_inputs_rank_alike() -> None:
     assert n > 1000
 
 
+def _unclaimed() -> set[str]:
+    """The rows stating no claims: asked about every input."""
+    return {d.id for d in registry.declarations() if not isinstance(d, Format) or d.claims is None}
+
+
 def test_a_card_png_asks_only_the_formats_that_read_card_chunks() -> None:
     """A SillyTavern PNG card is asked of the Tavern card formats (and Pygmalion's, whose payload
-    rides in ``chara``), not of every JSON, zip and preset format."""
+    rides in ``chara``) and of any row without claims, not of every JSON, zip and preset format."""
     from bunzai_codecs.formats.tavern.png import write_png
     from tests.formats.helpers import tiny_png
 
     data = write_png(tiny_png(), {"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "M"}})
     asked = {d.id for d in registry.candidates(Sniff(data, "m.png"))}
-    assert asked == {"sillytavern", "lumiverse", "rolecall", "rolecall-persona", "pygmalion"}
-    assert len(registry.declarations()) > 3 * len(asked)
+    cards = {"sillytavern", "lumiverse", "rolecall", "rolecall-persona", "pygmalion"}
+    assert asked - _unclaimed() == cards
+    assert len(registry.declarations()) > 3 * len(cards)
 
 
-def test_every_declared_format_states_its_claims() -> None:
-    """A row may leave its claims out (then every input asks it); the table's own rows all state
-    them, so detection asks a handful of formats, not all of them."""
-    missing = [d.id for d in registry.declarations() if isinstance(d, Format) and d.claims is None]
-    assert missing == []
+def test_a_row_without_claims_is_asked_about_every_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A format added without claims (a new one, a plugin's) slots in: every input asks it."""
+    import dataclasses
+
+    inputs = ((b"[1]", "a.json"), (b"\x89PNG\r\n\x1a\n", "a.png"), (b"PK\x03\x04", "a.zip"))
+    assert all("agnai" not in {d.id for d in registry.candidates(Sniff(d, n))} for d, n in inputs)
+    table = dict(registry.CODECS)
+    bare = dataclasses.replace(registry.BY_ID["agnai"], claims=None)
+    monkeypatch.setitem(registry.BY_ID, "agnai", bare)
+    with registry.using(table):
+        for data, name in inputs:
+            assert "agnai" in {d.id for d in registry.candidates(Sniff(data, name))}
 
 
 def test_a_row_whose_claims_miss_an_input_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
