@@ -66,17 +66,20 @@ class Claims:
         zip_unreadable: bool = False,
         other_bytes: bool = False,
         magic: Iterable[bytes] = (),
+        suffixes: Iterable[str] = (),
     ) -> Claims:
         """A JSON object with one of ``json_keys`` at its top level, a JSON array, JSON that does
         not parse; a PNG with a text chunk of one of ``png_texts`` (keywords, any case) or a chunk
         of one of ``png_chunks`` (types); a zip listing one of ``zip_members`` or a member below one
         of ``zip_folders`` (first path segments), a zip whose listing does not read; any other
-        bytes; input starting with one of ``magic``."""
+        bytes; input starting with one of ``magic``; input named with one of ``suffixes`` (lower
+        case, with the dot: a detector that reads the file name), whatever it holds."""
         feats: set[Feature] = {("key", k) for k in json_keys}
         feats |= {("png-text", k.lower()) for k in png_texts}
         feats |= {("png-chunk", t.decode("latin-1")) for t in png_chunks}
         feats |= {("zip-member", n) for n in zip_members}
         feats |= {("zip-folder", n) for n in zip_folders}
+        feats |= {("suffix", x.lower()) for x in suffixes}
         for on, feat in (
             (json_array, JSON_ARRAY),
             (json_unparsed, JSON_UNPARSED),
@@ -93,7 +96,14 @@ class Claims:
 
 def features(s: Sniff) -> set[Feature]:
     """The features of input ``s`` that claims name (see :meth:`Claims.of`), read from what ``Sniff``
-    parses for every detector anyway."""
+    parses for every detector anyway: its name's suffix and what its bytes hold."""
+    out = _held(s)
+    if s.suffix:
+        out.add(("suffix", s.suffix))
+    return out
+
+
+def _held(s: Sniff) -> set[Feature]:
     if s.is_png:
         pf = s.png
         if pf is None:
@@ -168,6 +178,8 @@ class Index:
             by_key = self.by_key
             for k in t.keys() & by_key.keys():
                 mask |= by_key[k]
+            if s.suffix:
+                mask |= self.by_feature.get(("suffix", s.suffix), 0)
         else:
             get = self.by_feature.get
             for f in features(s):

@@ -178,7 +178,7 @@ FORMATS: tuple[Format, ...] = (
            claims=Claims.of(json_keys=("temp",))),
     Format("voxta", "character", "voxta", "Voxta package (.voxpkg)",
            "voxta.package:VoxtaCodec", "voxta.detect:package", (".voxpkg",), ".voxpkg",
-           claims=Claims.of(zip_folders=("Characters",), zip_unreadable=True)),
+           claims=Claims.of(zip_folders=("Characters",), zip_unreadable=True, suffixes=(".voxpkg",))),
 )
 # fmt: on
 
