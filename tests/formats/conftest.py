@@ -16,9 +16,9 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     counts: Counter[str] = Counter()
     real = tavern_png.payload_tree
 
-    def counting(t: Any, offset: int, **kw: Any) -> Any:
+    def counting(t: Any, offset: int) -> Any:
         counts[t.keyword] += 1
-        return real(t, offset, **kw)
+        return real(t, offset)
 
     monkeypatch.setattr(tavern_png, "payload_tree", counting)
     return counts

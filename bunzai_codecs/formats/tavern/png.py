@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -43,59 +42,42 @@ ASSET_CHUNK = "chara-ext-asset_"
 ASSET_REF = "__asset:"
 
 
-def payload_tree(t: png.TextChunk, offset: int, *, facts: dict[str, Any] | None = None) -> Any:
+def payload_tree(t: png.TextChunk, offset: int) -> Any:
     """A card text chunk's JSON: base64 as Tavern apps write it (whitespace and missing padding
-    tolerated), or bare JSON text (``{``...) as some tools do. Typed errors name the chunk.
-    ``facts``, when given, is told where the JSON holds SillyTavern's V3 label, when it is read
-    without stripping whitespace and holds ``"spec`` nowhere else (``_same_but_label``)."""
+    tolerated), or bare JSON text (``{``...) as some tools do. Typed errors name the chunk."""
     raw = t.text.strip()
     kw = t.keyword
     if raw[:1] == b"{":
-        data, how = raw, "json"
+        data = raw
     else:
-        decoded, how = _b64decode(raw)
+        decoded = _b64decode(raw)
         if decoded is None:
             raise Malformed(f"{t.chunk_type} {kw!r} chunk is not valid base64", offset=offset)
         data = decoded
     try:
-        tree = parse_json(data, what=f"{kw} chunk JSON")
+        return parse_json(data, what=f"{kw} chunk JSON")
     except Malformed as exc:
         exc.offset = offset
         raise
-    if facts is not None and how != "loose":
-        at = data.find(_LABEL_V3)
-        if at >= 0 and _LATER_SPEC.search(data, at + len(_LABEL_V3)) is None:
-            facts["label"] = (how, at)
-    return tree
 
 
-#: SillyTavern's V3 label and the V2 one its ``chara`` chunk has in its place (one length)
-_LABEL_V3 = b'"spec":"chara_card_v3","spec_version":"3.0"'
-_LABEL_V2 = b'"spec":"chara_card_v2","spec_version":"2.0"'
-#: after the label, what could be another ``spec``/``spec_version`` key (its last value is the one a
-#: parse keeps, the same in both chunks): the name itself, or any ``\u`` escape (``"\u0073pec"``
-#: is ``spec`` too). One before the label is overridden by it in both chunks alike.
-_LATER_SPEC = re.compile(rb'spec(?:_version)?"|\\u')
-
-
-def _b64decode(raw: bytes) -> tuple[bytes | None, str]:
-    """Base64 as card chunks hold it, and how it was read (``base64``: as it is; ``loose``: with
-    whitespace taken out and padding added); ``None`` when it is not base64. Whitespace and missing
+def _b64decode(raw: bytes) -> bytes | None:
+    """Base64 as card chunks hold it; ``None`` when it is not base64. Whitespace and missing
     padding are tolerated: the value is decoded as it is first (what apps write), and only when that
     fails is it stripped of whitespace and padded (splitting a 300 KB value costs more than decoding
     it); both ways give the same bytes for any value the first accepts."""
     if len(raw) % 4 == 0:
         try:
-            return base64.b64decode(raw, validate=True), "base64"
+            return base64.b64decode(raw, validate=True)
         except (binascii.Error, ValueError):
             pass
     b64 = b"".join(raw.split())
     if len(b64) % 4:
         b64 += b"=" * (-len(b64) % 4)
     try:
-        return base64.b64decode(b64, validate=True), "loose"
+        return base64.b64decode(b64, validate=True)
     except (binascii.Error, ValueError):
-        return None, "loose"
+        return None
 
 
 def sniff_payload_tree(s: Sniff, t: png.TextChunk) -> Any:
@@ -104,8 +86,7 @@ def sniff_payload_tree(s: Sniff, t: png.TextChunk) -> Any:
     share the one parse. The tree is shared, never copied (it becomes the escrow twin)."""
     pf = s.png
     offset = pf.chunks[t.index].offset if pf is not None and t.index < len(pf.chunks) else 0
-    facts: dict[str, Any] = s.memo(("png-card-facts", t.index), dict)
-    return s.memo(("png-card-payload", t.index), lambda: payload_tree(t, offset, facts=facts))
+    return s.memo(("png-card-payload", t.index), lambda: payload_tree(t, offset))
 
 
 def png_card_trees(s: Sniff) -> list[Any]:
@@ -123,8 +104,9 @@ def _png_card_trees(s: Sniff) -> list[Any]:
         t = s.png_text(kw)
         if t is None:
             continue
-        if kw == CHARA and out and ccv3 is not None:
-            same = _relabelled_twin(s, t, ccv3, out[0])
+        if kw == CHARA and out and ccv3 is not None and len(ccv3.text) <= BIG_JSON:
+            # (a ccv3 payload of that size was parsed by orjson: no value its writer cannot repeat)
+            same = _relabelled_twin(s, t, out[0])
             if same is not None:
                 out.append(same)
                 continue
@@ -135,62 +117,23 @@ def _png_card_trees(s: Sniff) -> list[Any]:
     return out
 
 
-def _relabelled_twin(s: Sniff, chara: png.TextChunk, ccv3: png.TextChunk, ccv3_tree: Any) -> Any:
+def _relabelled_twin(s: Sniff, chara: png.TextChunk, ccv3_tree: Any) -> Any:
     """The ``chara`` payload's tree without parsing it, when it is exactly the ``ccv3`` tree with
     SillyTavern's V2 label (ST writes ``ccv3`` as ``chara`` with only ``spec``/``spec_version``
-    changed); ``None`` when that is not shown (another writer's spacing or escapes, a different
-    card): the caller parses it. Either way the tree is the one parsing would give; it is remembered
-    for the decoder as a parse would be (``Sniff.memo``). Two ways to show it, the cheap one first:
-
-    - the chunks' texts are the same but where the label sits (:func:`_same_but_label`);
-    - ``chara`` holds, byte for byte, the base64 of the relabelled tree's compact JSON (orjson's),
-      which parses back to that very tree."""
+    changed): ``chara`` then holds, byte for byte, the base64 of that relabelled tree's compact JSON,
+    which parses back to that very tree. ``None`` when it does not (another writer's spacing or
+    escapes, a different card): the caller parses it. Either way the tree is the one parsing would
+    give; it is remembered for the decoder as a parse would be (``Sniff.memo``)."""
     if not isinstance(ccv3_tree, dict):
         return None
     relabelled = relabel(ccv3_tree, SPEC_V2, "2.0")
-    if not _same_but_label(s, chara, ccv3, ccv3_tree):
-        if len(ccv3.text) > BIG_JSON:
-            return None  # parsed by the stdlib: a value orjson's writer may not repeat
-        try:
-            expected = base64.b64encode(orjson.dumps(relabelled))
-        except (orjson.JSONEncodeError, TypeError):
-            return None
-        if chara.text.strip() != expected:
-            return None
+    try:
+        expected = base64.b64encode(orjson.dumps(relabelled))
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    if chara.text.strip() != expected:
+        return None
     return s.memo(("png-card-payload", chara.index), lambda: relabelled)
-
-
-def _same_but_label(s: Sniff, chara: png.TextChunk, ccv3: png.TextChunk, ccv3_tree: dict[str, Any]) -> bool:
-    """Whether the ``chara`` text is the ``ccv3`` text with SillyTavern's V3 label turned into the V2
-    one and nothing else changed. The ``ccv3`` parse recorded where its JSON holds the label, when it
-    holds ``"spec`` there only (so these are the top-level keys, no later duplicate overrides them)
-    and was read without stripping whitespace (so its base64 stays aligned on 3-byte groups). Then
-    both texts must be the same outside the few base64 groups (or JSON bytes) that hold the label,
-    and ``chara``'s must be those groups with the V2 label in them: ``chara`` then decodes to the
-    ``ccv3`` JSON relabelled, which parses to the ``ccv3`` tree relabelled."""
-    if ccv3_tree.get("spec") != SPEC_V3 or ccv3_tree.get("spec_version") != "3.0":
-        return False
-    facts: dict[str, Any] = s.memo(("png-card-facts", ccv3.index), dict)
-    found = facts.get("label")
-    if found is None:
-        return False
-    how, at = found
-    t3, t2 = ccv3.text.strip(), chara.text.strip()
-    if len(t2) != len(t3):
-        return False
-    end = at + len(_LABEL_V3)
-    if how == "json":
-        lo, hi = at, end
-        want = _LABEL_V2
-    else:
-        lo, hi = at // 3 * 4, -(-end // 3) * 4  # the base64 groups holding the label's bytes
-        try:
-            window = base64.b64decode(t3[lo:hi], validate=True)
-        except (binascii.Error, ValueError):
-            return False
-        skip = at - lo // 4 * 3
-        want = base64.b64encode(window[:skip] + _LABEL_V2 + window[skip + len(_LABEL_V2) :])
-    return t2[lo:hi] == want and t2.startswith(memoryview(t3)[:lo]) and t2.endswith(memoryview(t3)[hi:])
 
 
 def card_extensions(tree: Any) -> Mapping[str, Any] | None:
