@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bunzai_codecs.core import basecache
+from pipeline.runtime import fixed_cost
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,6 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: core.seal's (a body marked unedited since decode is its twin's fully validated mapping: compared
 #: field by field and by its JSON dump on every write that trusts the mark)
 basecache.CHECK = True
+
+#: Beam's fixed cost per run (pipeline/runtime/fixed_cost.py), as a job installs it when it starts: every
+#: pipeline the tests build gets the memos
+fixed_cost.install()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

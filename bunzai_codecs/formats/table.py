@@ -6,6 +6,12 @@ The registry lists and detects from these rows without loading any codec: a dete
 (``<app>/detect.py``) imports no canonical model. The codec class named here takes the row's
 fields when it is created, so a codec module declares only its id.
 
+Every app that writes Tavern cards detects through the lineage's one detector, a
+``tavern.detect.CardDetector`` built here from the app's data: the mark its dialect leaves on a card
+(``CardMark``: which ``extensions`` keys, of which JSON type) and the scorer of its own file (an
+envelope or a zip), if any. A new Tavern card app is its dialect and codec class
+(``tavern/card.py``) plus a row here.
+
 Priorities: ``vaud-json`` (100) is asked first; Lumiverse's card (10) before the other Tavern card
 codecs; SillyTavern's flat preset kinds (-1) after ``sillytavern-preset``, which keeps another
 app's linked preset.
@@ -16,20 +22,47 @@ from __future__ import annotations
 from bunzai_codecs.core.claims import Claims
 from bunzai_codecs.core.format import Format
 from bunzai_codecs.formats.sillytavern.detect import PRESET_SIGNAL_KEYS
+from bunzai_codecs.formats.tavern.detect import CardDetector, CardMark
 
 JSON_PNG = (".json", ".png")
 MARINARA = (".marinara.json", ".json")
+
+#: the Tavern card lineage's apps: what marks a card as theirs, what scores their own file
+TAVERN_CARD = CardDetector()
+#: RoleCall: an ``extensions.rolecall`` object (its ``type: "persona"`` is a rolecall-persona card);
+#: only RoleCall writes that key, so the mark is certain
+ROLECALL_CARD = CardDetector(CardMark.of({"rolecall": dict}, unless={"type": "persona"}, score=1.0))
+#: Lumiverse: its bare ``extensions`` keys (docs/formats/lumiverse.md#character); its zip is scored by its listing
+LUMIVERSE_CARD = CardDetector(
+    CardMark.of(
+        {
+            "expressions": dict,
+            "expression_groups": dict,
+            "alternate_fields": dict,
+            "lumiverse_image_gen_lora": dict,
+            "alternate_avatars": list,
+            "world_book_ids": list,
+            "databank_ids": list,
+            "alternate_character_name": str,
+            "ttsVoice": object,
+        }
+    ),
+    file="lumiverse.detect:archive",
+)
+#: Marinara: its ``marinara_character`` envelope, nothing else
+MARINARA_CARD = CardDetector(file="marinara.detect:character")
 
 # What each detector can claim (``Format.claims``, ``core.claims``): the features an input must show
 # for the detector to score it above 0, read off the detector. A row without claims is asked about
 # every input; one whose claims leave out an input its detector scores breaks detection, which the
 # test suite catches (``basecache.CHECK``, tests/core/test_detect_index.py).
 
-#: a Tavern card: a PNG with a card chunk, a JSON card (``spec``) or a flat CCv1 object (``name``)
-TAVERN_CARD = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "name"))
-#: a Tavern card carrying an app's mark in its ``extensions`` (``tavern.png.card_extensions``: a
-#: JSON card's ``spec``, a flat card's ``extensions``), in a JSON file or either PNG card chunk
-MARKED_CARD = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "extensions"))
+#: a Tavern card (the generic ``CardDetector``): a PNG with a card chunk, a JSON card (``spec``) or
+#: a flat CCv1 object (``name``)
+CARD_CLAIMS = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "name"))
+#: a Tavern card carrying an app's ``CardMark`` in its ``extensions`` (``tavern.png.card_extensions``:
+#: a JSON card's ``spec``, a flat card's ``extensions``), in a JSON file or either PNG card chunk
+MARKED_CLAIMS = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "extensions"))
 #: an app's own JSON file, told by its ``type``
 TYPED = Claims.of(json_keys=("type",))
 
@@ -48,7 +81,7 @@ FORMATS: tuple[Format, ...] = (
            claims=Claims.of(json_keys=("schemaVersion",), json_unparsed=True)),
     Format("marinara-character", "character", "marinara",
            "Marinara-Engine character (marinara_character export)",
-           "marinara.character:MarinaraCharacterCodec", "marinara.detect:character",
+           "marinara.character:MarinaraCharacterCodec", MARINARA_CARD,
            MARINARA, ".marinara.json",
            claims=TYPED),
     Format("marinara-lorebook", "lorebook", "marinara", "Marinara-Engine lorebook",
@@ -78,9 +111,9 @@ FORMATS: tuple[Format, ...] = (
            claims=Claims.of(json_keys=("entries",))),
     Format("lumiverse", "character", "lumiverse",
            "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)",
-           "lumiverse.card:LumiverseCard", "lumiverse.detect:card", (".json", ".png", ".charx", ".zip"),
+           "lumiverse.card:LumiverseCard", LUMIVERSE_CARD, (".json", ".png", ".charx", ".zip"),
            priority=10,
-           claims=MARKED_CARD | Claims.of(zip_members=("lumiverse_modules.json",))),
+           claims=MARKED_CLAIMS | Claims.of(zip_members=("lumiverse_modules.json",))),
     Format("lumiverse-persona", "persona", "lumiverse", "Lumiverse persona (account object)",
            "lumiverse.persona:LumiversePersona", "lumiverse.detect:persona",
            claims=Claims.of(json_keys=("subjective_pronoun",))),
@@ -121,8 +154,8 @@ FORMATS: tuple[Format, ...] = (
            claims=Claims.of(json_keys=("type",), json_array=True)),
     Format("rolecall", "character", "rolecall",
            "RoleCall character (CCv2/v3 + extensions.rolecall; JSON, PNG)",
-           "rolecall.card:RoleCallCard", "rolecall.detect:card", JSON_PNG,
-           claims=MARKED_CARD),
+           "rolecall.card:RoleCallCard", ROLECALL_CARD, JSON_PNG,
+           claims=MARKED_CLAIMS),
     Format("rolecall-lorebook", "lorebook", "rolecall", "RoleCall lorebook export (v1)",
            "rolecall.lorebook:RoleCallLorebook", "rolecall.detect:lorebook",
            claims=Claims.of(json_keys=("schemaVersion",))),
@@ -138,8 +171,8 @@ FORMATS: tuple[Format, ...] = (
            "rolecall.regex:RoleCallRegex", "rolecall.detect:regex",
            claims=Claims.of(json_keys=("rules",))),
     Format("sillytavern", "character", "sillytavern", "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)",
-           "sillytavern.card:SillyTavernCard", "sillytavern.detect:card", (".png", ".json", ".apng"),
-           claims=TAVERN_CARD),
+           "sillytavern.card:SillyTavernCard", TAVERN_CARD, (".png", ".json", ".apng"),
+           claims=CARD_CLAIMS),
     Format("sillytavern-context", "preset", "sillytavern", "SillyTavern context template (story string)",
            "sillytavern.formatting:SillyTavernContextCodec", "sillytavern.detect:context", priority=-1,
            claims=Claims.of(json_keys=("story_string",))),
