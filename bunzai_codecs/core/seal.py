@@ -96,91 +96,50 @@ class TrackedList(list[Any]):
 
     __slots__ = ()
 
-    def append(self, x: Any) -> None:
-        _EDITS[0] += 1
-        list.append(self, x)
-
-    def extend(self, xs: Any) -> None:
-        _EDITS[0] += 1
-        list.extend(self, xs)
-
-    def insert(self, i: Any, x: Any) -> None:
-        _EDITS[0] += 1
-        list.insert(self, i, x)
-
-    def remove(self, x: Any) -> None:
-        _EDITS[0] += 1
-        list.remove(self, x)
-
-    def pop(self, *i: Any) -> Any:
-        _EDITS[0] += 1
-        return list.pop(self, *i)
-
-    def clear(self) -> None:
-        _EDITS[0] += 1
-        list.clear(self)
-
-    def sort(self, *args: Any, **kwargs: Any) -> None:
-        _EDITS[0] += 1
-        list.sort(self, *args, **kwargs)
-
-    def reverse(self) -> None:
-        _EDITS[0] += 1
-        list.reverse(self)
-
-    def __setitem__(self, i: Any, x: Any) -> None:
-        _EDITS[0] += 1
-        list.__setitem__(self, i, x)
-
-    def __delitem__(self, i: Any) -> None:
-        _EDITS[0] += 1
-        list.__delitem__(self, i)
-
-    def __iadd__(self, xs: Any) -> TrackedList:  # type: ignore[misc]
-        _EDITS[0] += 1
-        return list.__iadd__(self, xs)
-
-    def __imul__(self, n: Any) -> TrackedList:  # type: ignore[misc]
-        _EDITS[0] += 1
-        return list.__imul__(self, n)
-
 
 class TrackedDict(dict[Any, Any]):
     """A ``dict`` that counts every in-place change as an edit (see the module docstring)."""
 
     __slots__ = ()
 
-    def __setitem__(self, k: Any, v: Any) -> None:
-        _EDITS[0] += 1
-        dict.__setitem__(self, k, v)
 
-    def __delitem__(self, k: Any) -> None:
-        _EDITS[0] += 1
-        dict.__delitem__(self, k)
+def _counting(cls: type, names: tuple[str, ...]) -> None:
+    """Give ``cls`` each of its base's mutators ``names``, counting an edit before it runs (what it
+    returns is the base's: ``+=`` and ``|=`` still give the container itself)."""
+    for name in names:
+        setattr(cls, name, _counted(getattr(cls.__mro__[1], name), name))
 
-    def pop(self, *args: Any) -> Any:
-        _EDITS[0] += 1
-        return dict.pop(self, *args)
 
-    def popitem(self) -> Any:
+def _counted(base: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def mutator(self: Any, *args: Any, **kwargs: Any) -> Any:
         _EDITS[0] += 1
-        return dict.popitem(self)
+        return base(self, *args, **kwargs)
 
-    def clear(self) -> None:
-        _EDITS[0] += 1
-        dict.clear(self)
+    mutator.__name__ = mutator.__qualname__ = name
+    return mutator
 
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        _EDITS[0] += 1
-        dict.update(self, *args, **kwargs)
 
-    def setdefault(self, k: Any, default: Any = None) -> Any:
-        _EDITS[0] += 1
-        return dict.setdefault(self, k, default)
-
-    def __ior__(self, other: Any) -> TrackedDict:  # type: ignore[misc]
-        _EDITS[0] += 1
-        return dict.__ior__(self, other)
+_counting(
+    TrackedList,
+    (
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "pop",
+        "clear",
+        "sort",
+        "reverse",
+        "__setitem__",
+        "__delitem__",
+        "__iadd__",
+        "__imul__",
+    ),
+)
+_counting(
+    TrackedDict,
+    ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"),
+)
 
 
 def _track(v: Any) -> Any:
