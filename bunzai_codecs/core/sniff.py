@@ -393,8 +393,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _int64(text: str) -> int | float:
-    # as orjson does: an integer beyond 64 bits becomes a float (so it can be written back)
+def json_integer(text: str) -> int | float:
+    """The number of integer text (``"12"``, ``"-7"``) as orjson reads a JSON integer: an int within
+    64 bits, else a float (JavaScript's reading of it), so every number bunzai holds can be written
+    back. The one rule for JSON integers and for numeric text read where a number belongs."""
     v = int(text) if len(text) < 4300 else None
     return v if v is not None and -(2**63) <= v < 2**64 else float(text)
 
@@ -403,7 +405,7 @@ def _parse_big(raw: bytes | str, what: str) -> Any:
     import json
 
     try:
-        return json.loads(raw, parse_constant=_no_constant, parse_int=_int64)
+        return json.loads(raw, parse_constant=_no_constant, parse_int=json_integer)
     except RecursionError:
         raise LimitExceeded(f"{what} nests too deeply") from None
     except json.JSONDecodeError as exc:

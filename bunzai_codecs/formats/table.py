@@ -14,7 +14,7 @@ envelope or a zip), if any. A new Tavern card app is its dialect and codec class
 
 Priorities: ``vaud-json`` (100) is asked first; Lumiverse's card (10) before the other Tavern card
 codecs; SillyTavern's flat preset kinds (-1) after ``sillytavern-preset``, which keeps another
-app's linked preset.
+app's linked preset; ``novelai-story`` (-1, read-only) after ``novelai-lorebook``.
 """
 
 from __future__ import annotations
@@ -109,6 +109,10 @@ FORMATS: tuple[Format, ...] = (
     Format("chub-lorebook", "lorebook", "chub", "Chub lorebook (character_book JSON)",
            "chub.lorebook:ChubLorebook", "chub.detect:lorebook",
            claims=Claims.of(json_keys=("entries",))),
+    Format("kobold-save", "lorebook", "kobold",
+           "KoboldAI Lite / KoboldCpp / KoboldAI client story save (world info, memory, author's note)"
+           " and Lite's world info export", "kobold.save:KoboldSaveCodec", "kobold.detect:save",
+           claims=Claims.of(json_keys=("gamestarted",), json_array=True)),
     Format("lumiverse", "character", "lumiverse",
            "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)",
            "lumiverse.card:LumiverseCard", LUMIVERSE_CARD, (".json", ".png", ".charx", ".zip"),
@@ -131,6 +135,11 @@ FORMATS: tuple[Format, ...] = (
     Format("novelai-preset", "preset", "novelai", "NovelAI text generation preset (.preset)",
            "novelai.preset:NovelAIPresetCodec", "novelai.detect:preset", (".preset", ".json"), ".preset",
            claims=Claims.of(json_keys=("presetVersion",))),
+    Format("novelai-story", "lorebook", "novelai",
+           "NovelAI story (.story): its lorebook, memory, author's note and ephemeral entries; the story"
+           " text kept in escrow", "novelai.story:NovelAIStoryCodec", "novelai.detect:story",
+           (".story",), ".story", priority=-1, read_only=True,
+           claims=Claims.of(json_keys=("storyContainerVersion",))),
     Format("pygmalion", "character", "pygmalion", "Pygmalion / oobabooga classic character (JSON, PNG)",
            "pygmalion.codec:PygmalionCodec", "pygmalion.detect:character", JSON_PNG,
            claims=Claims.of(json_keys=("char_persona", "char_greeting"), png_texts=("chara",))),

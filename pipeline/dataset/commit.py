@@ -7,8 +7,9 @@ previous run's files stay where they are, untouched, while this run reads them (
 
 When every file is staged and the counts are in, ``Commit`` decides (``verdict``):
 
-- ``listing``: an input could not be listed (a store error, credentials, permissions): the run
-  does not know what it missed, so it must not replace or prune anything;
+- ``listing``: an input could not be listed (a store error, credentials, permissions), or a
+  folder below it (refused, or gone while it was listed): the run does not know what it missed,
+  so it must not replace or prune anything;
 - ``empty``: an input does not exist or matched no file (unless ``--allow-empty``): most often a
   typo, which would otherwise replace last night's results with an empty run;
 - ``unbalanced``: a listed input is neither an entity's source nor a reject (a bug);
@@ -69,10 +70,17 @@ def verdict_of(
 ) -> dict[str, Any]:
     """``{"ok": True}`` or ``{"ok": False, "reason": ..., "message": one line}``.
 
-    ``list_rejects``: the listing's rejects. One whose uri is an input itself and whose error is
-    ``FileNotFoundError`` says the input does not exist: like an input that matched nothing, that
-    is refused unless ``allow_empty``. Any other is a listing that failed part-way."""
-    missing = {r["uri"] for r in list_rejects if r["error"] == "FileNotFoundError" and r["uri"] in inputs}
+    ``list_rejects``: the listing's rejects. One whose uri is an input itself, whose error is
+    ``FileNotFoundError`` and whose input listed no file says the input does not exist: like an
+    input that matched nothing, that is refused unless ``allow_empty``. Any other is a listing that
+    failed part-way (a folder below an input that vanished or was refused, an input that vanished
+    after some of its files were listed): the run does not know what it missed."""
+    listed_some = {p["input"] for p in manifest["inputs"]["patterns"] if p["matched"]}
+    missing = {
+        r["uri"]
+        for r in list_rejects
+        if r["error"] == "FileNotFoundError" and r["uri"] in inputs and r["uri"] not in listed_some
+    }
     failed = sorted(
         (r for r in list_rejects if r["uri"] not in missing),
         key=lambda r: (r["uri"], r["error"], r["message"]),

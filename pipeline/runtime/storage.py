@@ -187,7 +187,12 @@ def list_files(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every file matching ``path`` (a file, a directory — everything below it — or a glob), as
     ``(path, info)``, streamed. Names starting with ``.`` are skipped, as are their folders,
-    unless ``hidden``."""
+    unless ``hidden``.
+
+    ``FileNotFoundError`` when ``path`` (or the folder its glob starts from) does not exist. A
+    folder below it that cannot be listed — refused, or gone since its parent was listed — goes to
+    ``on_error`` (raised without one), its ``filename`` the folder: the input was there, only part
+    of it could not be seen, which a caller must not mistake for a missing input."""
     m = _MAGIC.search(path)
     if m is None:
         info = fs.info(path)
@@ -227,8 +232,10 @@ def _walk(
         try:
             listing = fs.ls(path, detail=True)
         except OSError as exc:
-            if on_error is None:
-                raise
+            if on_error is None or (depth == 1 and isinstance(exc, FileNotFoundError)):
+                raise  # the folder the input names (or its glob starts from) does not exist
+            if getattr(exc, "filename", None) is None:
+                exc.filename = path  # a folder below the input: its reject names it, never the input
             on_error(exc)
             continue
         files: list[tuple[str, dict[str, Any]]] = []

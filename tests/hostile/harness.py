@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from bunzai_codecs import BunzaiError, Codec, read
 from bunzai_codecs.core import basecache, registry
+from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.sniff import Sniff
 
 from .generate import Case
@@ -47,6 +48,27 @@ def _classify(exc: BaseException) -> str | None:
     return f"{type(exc).__name__}: {exc}"
 
 
+#: the categories whose decoded entities are also written to every other format of their kind (as
+#: ``bunzai convert --to`` does): numbers that do not fit break writers, not readers
+CROSS = frozenset({"bignum", "fuzz"})
+
+
+def _cross(decoded: Decoded) -> list[str]:
+    """Each entity written to every format of its kind: the crashes, as ``write <format>: ...``."""
+    from bunzai_codecs import write
+
+    crashes = []
+    for e in decoded.entities:
+        for codec in registry.for_kind(e.kind):
+            try:
+                write(e, codec.id, linked=decoded.entities)
+            except Exception as exc:
+                crash = _classify(exc)
+                if crash:
+                    crashes.append(f"write {codec.id}: {crash}")
+    return crashes
+
+
 def run(case: Case, *, measure: bool = False) -> Outcome:
     out = Outcome(case)
     # detectors are wrapped so a crash scores 0 and detection goes on; it is still a bug
@@ -72,6 +94,9 @@ def run(case: Case, *, measure: bool = False) -> Outcome:
         else:
             out.status = "rejected"
             out.error = type(exc).__name__
+    else:
+        if case.category in CROSS:
+            out.crashes += _cross(decoded)
     for codec in registry.all_codecs():
         try:
             codec.decode(Sniff(case.data, case.filename))

@@ -29,7 +29,7 @@ from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3, unedited
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, int_text
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
     dumps,
@@ -208,14 +208,15 @@ def world_name(tree: Any, file_name: str) -> str:
 
 
 def assign_uids(entries: list[LoreEntry], reserved: frozenset[str] = frozenset()) -> list[int]:
-    """Each entry's uid: its id when that is a free non-negative integer, else the lowest free one
-    that no entry of the twin used (a new entry never inherits a deleted entry's escrow)."""
-    taken: set[int] = {int(k) for k in reserved if k.isdecimal() and k.isascii()}
-    mine = {e.id for e in entries}
-    taken -= {int(k) for k in mine if k.isdecimal() and k.isascii()}
+    """Each entry's uid: its id when that is a free non-negative integer SillyTavern holds exactly,
+    else the lowest free one that no entry of the twin used (a new entry never inherits a deleted
+    entry's escrow). A numeric id beyond ``MAX_SAFE_INT`` (a 39-digit id) is renumbered like any
+    other id that is no uid: the fidelity report names the changed id."""
+    taken: set[int] = {n for n in map(_uid, reserved) if n is not None}
+    taken -= {n for n in (_uid(e.id) for e in entries) if n is not None}
     wanted: list[int | None] = []
     for e in entries:
-        n = int(e.id) if e.id.isdecimal() and e.id.isascii() else None
+        n = _uid(e.id)
         if n is not None and n in taken:
             n = None
         if n is not None:
@@ -231,6 +232,11 @@ def assign_uids(entries: list[LoreEntry], reserved: frozenset[str] = frozenset()
             taken.add(n)
         out.append(n)
     return out
+
+
+def _uid(key: str) -> int | None:
+    """The uid an entry key or id spells: a non-negative integer within ``MAX_SAFE_INT``."""
+    return int_text(key) if key[:1] != "-" else None
 
 
 def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
@@ -359,7 +365,8 @@ class SillyTavernLorebookCodec(Codec):
             "no eviction priority, no separate entry comment, no categories",
             "scanSources: only the six SillyTavern match* sources; character_name, character_tags and "
             "persona_tags are not held",
-            "entry ids are numeric uids: a numeric id is kept, any other id is renumbered",
+            "entry ids are numeric uids: a numeric id SillyTavern holds exactly (up to 2^53 - 1) is kept,"
+            " any other id (a UUID, a 39-digit number) is renumbered",
         ],
     )
 

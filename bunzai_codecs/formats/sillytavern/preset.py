@@ -26,7 +26,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, int_text
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
@@ -282,10 +282,8 @@ def prompt_to_native(p: PresetPrompt) -> dict[str, Any]:
 
 
 def _int_or_text(s: str) -> int | str:
-    try:
-        return int(s)
-    except ValueError:
-        return s
+    n = int_text(s)
+    return s if n is None else n
 
 
 def fresh_prompt_ids(prompts: list[PresetPrompt]) -> list[str]:
