@@ -411,6 +411,13 @@ class Codec(abc.ABC):
             media=store,
         )
 
+    def outside(self, entity: CanonicalEntity) -> dict[str, Any]:
+        """What the file ``entity`` was read from in this format holds outside every entity (a
+        NovelAI scenario's story, context and settings around its lorebook), from the entity's
+        twin: a name for each part (``scenario.prompt``) -> its value; empty for most formats. A
+        conversion whose file no longer holds a part has lost it (``bunzai convert`` reports it)."""
+        return {}
+
     def container_list(self) -> tuple[Container, ...]:
         """The containers this codec writes (see ``containers``)."""
         if self.containers:

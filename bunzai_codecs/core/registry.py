@@ -29,10 +29,10 @@ from bunzai_codecs.core import basecache
 from bunzai_codecs.core.claims import Index
 from bunzai_codecs.core.codec import ACCEPT, CERTAIN, Codec
 from bunzai_codecs.core.entity import EntityKind
-from bunzai_codecs.core.errors import NotRecognized, Unsupported
+from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.format import DETECT_ERRORS, PACKAGE, Format
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.sniff import ZIP_MAGIC, Sniff
 from bunzai_codecs.formats.table import BY_ID, FORMATS
 
 CODECS: dict[str, str | type[Codec]] = {f.id: f"{PACKAGE}.{f.codec}" for f in FORMATS}
@@ -157,6 +157,7 @@ def _clear() -> None:
     declarations.cache_clear()
     _index.cache_clear()
     _for_kind.cache_clear()
+    apps.cache_clear()
 
 
 @cache
@@ -191,6 +192,42 @@ def family_codec(family: str, kind: EntityKind) -> Codec | None:
         if c.family == family and c.holds(kind) and not c.read_only:
             return c
     return None
+
+
+@cache
+def apps() -> dict[str, tuple[Format | Codec, ...]]:
+    """Every app (format family: ``sillytavern``, ``risu``...) and its formats, in asking order.
+    An app name is a ``--to`` target of its own: that app's format for each entity's kind
+    (``bundle.target_codec``)."""
+    out: dict[str, list[Format | Codec]] = {}
+    for d in declarations():
+        if d.family:
+            out.setdefault(d.family, []).append(d)
+    return {app: tuple(ds) for app, ds in sorted(out.items())}
+
+
+def app_kinds(app: str) -> list[str]:
+    """The entity kinds app ``app`` has a format for, sorted."""
+    return sorted({k for d in apps().get(app, ()) for k in d.kinds})
+
+
+def is_target(name: str) -> bool:
+    """Whether ``name`` is a ``--to`` target: a format id or an app name."""
+    return name in CODECS or name in apps()
+
+
+def check_target(name: str) -> None:
+    """``Unsupported`` naming the known format ids and app names when ``name`` is neither."""
+    if not is_target(name):
+        raise Unsupported(
+            f"unknown format {name!r}; known formats: {', '.join(sorted(CODECS))}; "
+            f"or an app name for its format of each kind: {', '.join(apps())}"
+        )
+
+
+def formats_for(kind: str) -> list[str]:
+    """The ids of the formats that hold entities of ``kind``, in asking order (for messages)."""
+    return [d.id for d in declarations() if d.holds(kind)]
 
 
 def lossless_codec(kind: EntityKind) -> Codec:
@@ -286,14 +323,36 @@ def require(s: Sniff, format_id: str | None = None) -> Candidate:
         return Candidate(format_id, score)
     best = detect(s)
     if best is None:
-        if s.is_png:
-            _ = s.png_texts  # (whichever detectors were asked: a text chunk over the bounds says so)
-        bad = s.png_error if s.is_png else None
-        if bad is not None:
-            # a PNG that does not parse (a bad CRC, truncated): still "not recognised" (what callers
-            # of require handle), but saying why no card codec could look inside, and where
-            raise NotRecognized(f"not a readable PNG: {bad.message}", uri=s.uri, offset=bad.offset)
-        d = detect_all(s)
-        near = f"; closest: {d.candidates[0].id} ({d.candidates[0].score:.2f})" if d.candidates else ""
-        raise NotRecognized(f"no format recognised this input{near}", uri=s.uri)
+        raise unrecognized(s)
     return best
+
+
+#: how many of the nearest formats a ``NotRecognized`` names
+NEAREST = 3
+
+
+def unrecognized(s: Sniff, detection: Detection | None = None) -> BunzaiError:
+    """Why no format took ``s``: input that is clearly JSON, a PNG or a zip but does not parse is
+    ``Malformed`` where it breaks (the byte offset), as decoding with ``--from`` would say; anything
+    else is ``NotRecognized`` naming the nearest formats and their scores."""
+    if s.looks_like_json and s.json_error is not None:
+        return s.json_error
+    if s.is_png:
+        _ = s.png_texts  # (whichever detectors were asked: a text chunk over the bounds says so)
+    if s.is_png and s.png_error is not None:
+        bad = s.png_error
+        return Malformed(f"not a readable PNG: {bad.message}", uri=s.uri, offset=bad.offset, path=bad.path)
+    if s.data[:4] == ZIP_MAGIC and s.zip_error is not None:
+        bad = s.zip_error
+        msg = (
+            bad.message
+            if bad.message.startswith("not a readable zip")
+            else f"not a readable zip: {bad.message}"
+        )
+        return type(bad)(msg, uri=s.uri, offset=bad.offset, path=bad.path)
+    d = detection or detect_all(s)
+    near = ", ".join(f"{c.id} ({c.score:.2f})" for c in d.candidates[:NEAREST])
+    return NotRecognized(
+        "no format recognised this input" + (f"; nearest: {near}" if near else ""),
+        uri=s.uri,
+    )

@@ -130,7 +130,7 @@ FORMATS: tuple[Format, ...] = (
     Format("novelai-lorebook", "lorebook", "novelai",
            "NovelAI lorebook (.lorebook, PNG naidata card, .scenario book)",
            "novelai.lorebook:NovelAILorebookCodec", "novelai.detect:lorebook",
-           (".lorebook", ".json", ".png", ".scenario"), ".lorebook",
+           (".lorebook", ".json", ".png", ".scenario", ".scenario.json"), ".lorebook",
            claims=Claims.of(json_keys=("lorebookVersion", "scenarioVersion"), png_texts=("naidata",))),
     Format("novelai-preset", "preset", "novelai", "NovelAI text generation preset (.preset)",
            "novelai.preset:NovelAIPresetCodec", "novelai.detect:preset", (".preset", ".json"), ".preset",

@@ -132,7 +132,7 @@ EXPECTED = {
     "books/dupes.vaud.json": "validate reject: duplicate entry ids",
     "books/escape.vaud.json": "validate reject: an id that is not a file name",
     "broken/v2.vaud.json": "decode reject: unsupported schemaVersion",
-    "broken/half.json": "detect reject: not JSON any codec claims",
+    "broken/half.json": "detect reject: JSON cut short (Malformed, with the byte offset)",
     "broken/noise.bin": "detect reject: random bytes",
     "broken/empty.json": "detect reject: empty",
 }

@@ -169,3 +169,29 @@ def test_results_under_another_max_file_bytes_are_not_reused(tmp_path: Path) -> 
     )
     _reprocessed(again, "--max-file-bytes differs from that run")
     same_results(again, normalize("--input", str(src), "--output", str(tmp_path / "full")))
+
+
+def test_the_moved_id_note_only_for_an_id_the_user_typed_and_never_under_quiet(tmp_path: Path) -> None:
+    """Issue 32, as a user runs it: ``--since`` of a run that exported everything, with ``--export
+    all`` again, prints no risu-regex note (nobody named it); ``--export risu-regex`` does, and not
+    under ``-q``."""
+    import shutil
+    import subprocess
+    import sys
+
+    from .conftest import PINNED, SAMPLES
+
+    (tmp_path / "in").mkdir()
+    shutil.copyfile(SAMPLES / "vaud" / "aria.vaud.json", tmp_path / "in" / "aria.vaud.json")
+    bunzai = str(Path(sys.executable).with_name("bunzai"))
+
+    def run(out: str, *args: str) -> str:
+        argv = [bunzai, "normalize", *PINNED, "--input", "in", "--output", out, "--fidelity", "off", *args]
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        return r.stderr
+
+    run("a", "--export", "all", "-q")
+    assert "risu-regex" not in run("b", "--export", "all", "--since", "a/manifest.json")
+    assert "note: format risu-regex is RisuAI's regex export only" in run("c", "--export", "risu-regex")
+    assert run("d", "--export", "risu-regex", "-q") == ""

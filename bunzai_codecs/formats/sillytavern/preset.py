@@ -34,26 +34,12 @@ from bunzai_codecs.formats.sillytavern._wire import (
     int_like,
     keyed_items,
 )
-from bunzai_codecs.formats.sillytavern.detect import is_prompt_export
+from bunzai_codecs.formats.sillytavern.detect import MARKERS, is_prompt_export
 
 #: the prompt order chat completion uses (the "global strategy" dummy character), then the legacy one
 EFFECTIVE_ORDER_IDS = (100001, 100000)
 #: the slot a fresh export writes
 FRESH_ORDER_ID = 100001
-
-#: built-in marker identifiers (slots SillyTavern fills itself)
-MARKERS = frozenset(
-    {
-        "dialogueExamples",
-        "chatHistory",
-        "worldInfoBefore",
-        "worldInfoAfter",
-        "charDescription",
-        "charPersonality",
-        "scenario",
-        "personaDescription",
-    }
-)
 
 #: injection_position number -> canonical placement
 PLACEMENTS = {0: "relative", 1: "in_chat"}
