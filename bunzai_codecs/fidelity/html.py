@@ -296,7 +296,7 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
         _stat(inp["rejected"], "rejected"),
         _stat(sum(k["entities"] for k in report["kinds"].values()), "entities"),
         "</div>",
-        _basis_line(report.get("basis")),
+        *filter(None, [_basis_line(report.get("basis"))]),  # nothing, not a blank line, when all observed
         "<p>Each cell: entities of the row's format written as the column's format and read back. "
         "The number and the colour are the share of the content <b>kept</b>: every populated value "
         "of the source entities (and of the lorebooks or scripts linked to them) is weighed by its "
@@ -369,7 +369,9 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
                 + (_paths_table(paths, names) if paths else "")
                 + "</section>"
             )
-    out.append(_disagreements(report.get("basis")))
+    disagreed = _disagreements(report.get("basis"))
+    if disagreed:
+        out.append(disagreed)
     if report["rejects"]:
         out.append(f'<h2 id="rejects">Rejected inputs ({inp["rejected"]})</h2><table>')
         out.append("<tr><th>input</th><th>error</th><th>message</th></tr>")
