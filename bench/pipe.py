@@ -70,7 +70,6 @@ def same_work(f: File, fidelity: str = "full", patterns: Any = None) -> int:
     (``fidelity.Patterns``, ``learn_sample``'s), the cross rows by pattern as normalize's default
     ``--fidelity-sample`` makes them): returns the bytes it would write."""
     from bunzai_codecs import lint as lint_rules
-    from bunzai_codecs.bundle import read_sniff
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.entity import CanonicalEntity, Source
     from bunzai_codecs.core.errors import BunzaiError
@@ -82,7 +81,9 @@ def same_work(f: File, fidelity: str = "full", patterns: Any = None) -> int:
     s = Sniff(f.data, f.name, uri=f.path)
     try:
         cand = registry.require(s)
-        decoded = read_sniff(s, format=cand.id, score=cand.score)
+        # the codec's output as it is, as normalize's Decode hands it to RoundTrip (and as
+        # learn_sample reads the sample): a cross row's pattern depends on what the entity carries
+        decoded = registry.get(cand.id).decode(s)
     except BunzaiError:
         return 0
     ents = decoded.entities
