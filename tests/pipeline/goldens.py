@@ -25,8 +25,9 @@ guarded:
   (the parquet encoding itself is binary).
 - ``fidelity/rows-*.jsonl`` -> ``fidelity/rows-*.txt``: one line per row (entity, source ->
   target, check, status, weights, how it was obtained: its ``basis``) with the paths it lost,
-  changed and added, and the file's sha256. Each finding's count and weight are guarded by the digest only: the rows in full are
-  2 MB, and ``make audit``'s baseline (audit/baseline.tsv) is their readable gate.
+  changed and added, and the file's sha256. Each finding's count and weight are guarded by the
+  digest only: the rows in full are 2 MB, and ``make audit``'s baseline (audit/baseline.tsv) is
+  their readable gate.
 - ``fidelity/report.json`` and ``report.html`` -> ``fidelity/report.txt``: the report's tables
   with the long lists elided, and both files' sha256 (they are folded from the rows; the page
   renders the JSON).
