@@ -36,14 +36,25 @@ ROLE_INTS: dict[str, int] = {v: k for k, v in ROLE_NAMES.items()}
 LOGIC_NAMES: dict[int, str] = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
 LOGIC_INTS: dict[str, int] = {v: k for k, v in LOGIC_NAMES.items()}
 
+
+def camel(snake: str) -> str:
+    """A snake_case key in the camelCase spelling ST's world-info file (and RisuAI, Chub) gives it:
+    ``match_whole_words`` -> ``matchWholeWords``; a one-word key is itself."""
+    head, *rest = snake.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
 #: canonical ``scanSources`` value <- the ST camelCase WI flag and the snake_case card-book flag
-SCAN_SOURCES: tuple[tuple[str, str, str], ...] = (
-    ("persona_description", "matchPersonaDescription", "match_persona_description"),
-    ("character_description", "matchCharacterDescription", "match_character_description"),
-    ("character_personality", "matchCharacterPersonality", "match_character_personality"),
-    ("character_depth_prompt", "matchCharacterDepthPrompt", "match_character_depth_prompt"),
-    ("character_scenario", "matchScenario", "match_scenario"),
-    ("creator_notes", "matchCreatorNotes", "match_creator_notes"),
+SCAN_SOURCES: tuple[tuple[str, str, str], ...] = tuple(
+    (canon, camel(snake), snake)
+    for canon, snake in (
+        ("persona_description", "match_persona_description"),
+        ("character_description", "match_character_description"),
+        ("character_personality", "match_character_personality"),
+        ("character_depth_prompt", "match_character_depth_prompt"),
+        ("character_scenario", "match_scenario"),
+        ("creator_notes", "match_creator_notes"),
+    )
 )
 
 #: flags a world-info regex key may carry (ST's key parser accepts exactly these)
@@ -180,6 +191,7 @@ __all__ = [
     "ROLE_INTS",
     "ROLE_NAMES",
     "SCAN_SOURCES",
+    "camel",
     "format_key",
     "format_keys",
     "logic_name",
