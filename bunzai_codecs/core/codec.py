@@ -28,6 +28,7 @@ from bunzai_codecs.core.entity import (
 from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, ValidationFailed
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.format import DECLARED, DETECT_ERRORS, Format, guarded
+from bunzai_codecs.core.media import sniff_mime
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.media import Resolver
@@ -215,13 +216,16 @@ class Container:
     images: bool = False
 
 
+#: the picture containers a format writes, by the media type ``core.media.sniff_mime`` finds
+_IMAGE_MAGIC: dict[str, Magic] = {"image/png": "png", "image/jpeg": "jpeg"}
+
+
 def sniff_kind(data: bytes) -> Magic:
     """What ``data`` looks like, for naming it: ``png``, ``jpeg`` (also a JPEG with a zip after it),
     ``zip``, ``json`` or ``binary``."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
-        return "png"
-    if data[:3] == b"\xff\xd8\xff":
-        return "jpeg"
+    image = _IMAGE_MAGIC.get(sniff_mime(data) or "")
+    if image is not None:
+        return image
     if data[:4] == b"PK\x03\x04":
         return "zip"
     head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
