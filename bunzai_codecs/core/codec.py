@@ -216,6 +216,11 @@ class Container:
     images: bool = False
 
 
+#: the two containers most formats offer: a plain ``.json`` file, and a ``.png`` (a picture with the
+#: entity in its text chunks)
+JSON_FILE = Container("json", (".json",), "json")
+PNG_FILE = Container("png", (".png",), "png", images=True)
+
 #: the picture containers a format writes, by the media type ``core.media.sniff_mime`` finds
 _IMAGE_MAGIC: dict[str, Magic] = {"image/png": "png", "image/jpeg": "jpeg"}
 
