@@ -52,6 +52,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.links import embed_twin
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
+    camel,
     js_number_text,
     opt_bool,
     opt_num,
@@ -71,7 +72,6 @@ from bunzai_codecs.formats.tavern.lore import (
     ROLE_INTS,
     ROLE_NAMES,
     SCAN_SOURCES,
-    camel,
     format_keys,
     logic_name,
     parse_key,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext, int_text, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, camel, int_text, wrong
 
 #: ST world-info ``position`` ints -> canonical names (docs/formats/sillytavern.md#world-info-entry---loreentry)
 POSITION_NAMES: dict[int, str] = {
@@ -35,13 +35,6 @@ ROLE_INTS: dict[str, int] = {v: k for k, v in ROLE_NAMES.items()}
 #: ST ``selectiveLogic`` ints (closed: unknown values fall back to ``and_any`` with a warning)
 LOGIC_NAMES: dict[int, str] = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
 LOGIC_INTS: dict[str, int] = {v: k for k, v in LOGIC_NAMES.items()}
-
-
-def camel(snake: str) -> str:
-    """A snake_case key in the camelCase spelling ST's world-info file (and RisuAI, Chub) gives it:
-    ``match_whole_words`` -> ``matchWholeWords``; a one-word key is itself."""
-    head, *rest = snake.split("_")
-    return head + "".join(w[:1].upper() + w[1:] for w in rest)
 
 
 #: canonical ``scanSources`` value <- the ST camelCase WI flag and the snake_case card-book flag
@@ -191,7 +184,6 @@ __all__ = [
     "ROLE_INTS",
     "ROLE_NAMES",
     "SCAN_SOURCES",
-    "camel",
     "format_key",
     "format_keys",
     "logic_name",
