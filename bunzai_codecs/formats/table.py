@@ -66,6 +66,23 @@ MARKED_CLAIMS = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "exten
 #: an app's own JSON file, told by its ``type``
 TYPED = Claims.of(json_keys=("type",))
 
+
+def _st_flat(name: str, label: str, codec: str, *signal: str) -> Format:
+    """A SillyTavern flat preset kind ``sillytavern-<name>``: detected by
+    ``sillytavern.detect:<name>``, asked only about JSON with one of its ``signal`` keys, and after
+    ``sillytavern-preset`` on a tie (priority -1)."""
+    return Format(
+        f"sillytavern-{name}",
+        "preset",
+        "sillytavern",
+        f"SillyTavern {label}",
+        f"sillytavern.{codec}",
+        f"sillytavern.detect:{name}",
+        priority=-1,
+        claims=Claims.of(json_keys=signal),
+    )
+
+
 # fmt: off
 FORMATS: tuple[Format, ...] = (
     Format("agnai", "character", "agnai", "Agnai character",
@@ -182,42 +199,27 @@ FORMATS: tuple[Format, ...] = (
     Format("sillytavern", "character", "sillytavern", "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)",
            "sillytavern.card:SillyTavernCard", TAVERN_CARD, (".png", ".json", ".apng"),
            claims=CARD_CLAIMS),
-    Format("sillytavern-context", "preset", "sillytavern", "SillyTavern context template (story string)",
-           "sillytavern.formatting:SillyTavernContextCodec", "sillytavern.detect:context", priority=-1,
-           claims=Claims.of(json_keys=("story_string",))),
-    Format("sillytavern-instruct", "preset", "sillytavern", "SillyTavern instruct template",
-           "sillytavern.formatting:SillyTavernInstructCodec", "sillytavern.detect:instruct", priority=-1,
-           claims=Claims.of(json_keys=("input_sequence",))),
-    Format("sillytavern-kobold", "preset", "sillytavern", "SillyTavern KoboldAI preset (samplers)",
-           "sillytavern.samplers:SillyTavernKoboldCodec", "sillytavern.detect:kobold", priority=-1,
-           claims=Claims.of(json_keys=("temp",))),
+    _st_flat("context", "context template (story string)", "formatting:SillyTavernContextCodec", "story_string"),
+    _st_flat("instruct", "instruct template", "formatting:SillyTavernInstructCodec", "input_sequence"),
+    _st_flat("kobold", "KoboldAI preset (samplers)", "samplers:SillyTavernKoboldCodec", "temp"),
     Format("sillytavern-lorebook", "lorebook", "sillytavern", "SillyTavern world info",
            "sillytavern.lorebook:SillyTavernLorebookCodec", "sillytavern.detect:lorebook",
            claims=Claims.of(json_keys=("entries", "spec"))),
-    Format("sillytavern-master", "preset", "sillytavern", "SillyTavern Advanced Formatting master export",
-           "sillytavern.master:SillyTavernMasterCodec", "sillytavern.detect:master", priority=-1,
-           claims=Claims.of(json_keys=("instruct", "context", "sysprompt", "preset", "reasoning", "srw"))),
-    Format("sillytavern-novel", "preset", "sillytavern", "SillyTavern NovelAI preset (samplers)",
-           "sillytavern.samplers:SillyTavernNovelCodec", "sillytavern.detect:novel", priority=-1,
-           claims=Claims.of(json_keys=("temperature",))),
+    _st_flat("master", "Advanced Formatting master export", "master:SillyTavernMasterCodec",
+             "instruct", "context", "sysprompt", "preset", "reasoning", "srw"),
+    _st_flat("novel", "NovelAI preset (samplers)", "samplers:SillyTavernNovelCodec", "temperature"),
     Format("sillytavern-persona", "persona", "sillytavern", "SillyTavern personas (backup or settings.json)",
            "sillytavern.persona:SillyTavernPersonaCodec", "sillytavern.detect:persona",
            claims=Claims.of(json_keys=("personas", "power_user"))),
     Format("sillytavern-preset", "preset", "sillytavern", "SillyTavern chat-completion preset",
            "sillytavern.preset:SillyTavernPresetCodec", "sillytavern.detect:preset",
            claims=Claims.of(json_keys=("version", "prompts", *PRESET_SIGNAL_KEYS))),
-    Format("sillytavern-reasoning", "preset", "sillytavern", "SillyTavern reasoning template",
-           "sillytavern.formatting:SillyTavernReasoningCodec", "sillytavern.detect:reasoning", priority=-1,
-           claims=Claims.of(json_keys=("separator",))),
+    _st_flat("reasoning", "reasoning template", "formatting:SillyTavernReasoningCodec", "separator"),
     Format("sillytavern-regex", "regex", "sillytavern", "SillyTavern regex scripts",
            "sillytavern.regex:SillyTavernRegex", "sillytavern.detect:regex",
            claims=Claims.of(json_keys=("findRegex",), json_array=True)),
-    Format("sillytavern-sysprompt", "preset", "sillytavern", "SillyTavern system prompt template",
-           "sillytavern.formatting:SillyTavernSyspromptCodec", "sillytavern.detect:sysprompt", priority=-1,
-           claims=Claims.of(json_keys=("content",))),
-    Format("sillytavern-textgen", "preset", "sillytavern", "SillyTavern Text Completion preset (samplers)",
-           "sillytavern.samplers:SillyTavernTextgenCodec", "sillytavern.detect:textgen", priority=-1,
-           claims=Claims.of(json_keys=("temp",))),
+    _st_flat("sysprompt", "system prompt template", "formatting:SillyTavernSyspromptCodec", "content"),
+    _st_flat("textgen", "Text Completion preset (samplers)", "samplers:SillyTavernTextgenCodec", "temp"),
     Format("voxta", "character", "voxta", "Voxta package (.voxpkg)",
            "voxta.package:VoxtaCodec", "voxta.detect:package", (".voxpkg",), ".voxpkg",
            claims=Claims.of(zip_folders=("Characters",), zip_unreadable=True, suffixes=(".voxpkg",))),
