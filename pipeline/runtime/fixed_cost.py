@@ -21,7 +21,7 @@ full graph included).
 The views are kept weakly (an options object that is dropped takes its views with it); the specs
 per class, a bounded set. Importing this module changes nothing: ``install()`` (idempotent) puts
 both in place, and is called where it is meant, never as a side effect of an import: where a job
-makes its pipeline (``jobs/normalize.py::prepare``, ``jobs/export.py``), in the setup of the
+makes its pipeline (``jobs/runner.py::new_pipeline``, for both jobs), in the setup of the
 stages that handle inputs (any worker process the runner starts), and by the test suite's
 ``tests/conftest.py``.
 """
