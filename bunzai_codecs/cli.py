@@ -21,9 +21,12 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import orjson
+
+if TYPE_CHECKING:
+    from bunzai_codecs.inputs import Input
 
 EXIT_OK, EXIT_LOSSY, EXIT_USAGE, EXIT_INPUT, EXIT_OUTPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = (
     0,
@@ -43,22 +46,14 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _files(paths: Sequence[str], empty: list[Path] | None = None) -> Iterator[Path]:
-    """Files named on the command line; a directory stands for every file below it (sorted; names
-    starting with ``.`` are skipped). A directory with no such file is added to ``empty``."""
-    for p in map(Path, paths):
-        if p.is_dir():
-            n = 0
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for f in sorted(files):
-                    if not f.startswith("."):
-                        n += 1
-                        yield Path(root) / f
-            if not n and empty is not None:
-                empty.append(p)
-        else:
-            yield p
+def _files(paths: Sequence[str], empty: list[Path] | None = None) -> Iterator[Input]:
+    """The inputs named on the command line (``bunzai_codecs.inputs``): a file; a folder stands for
+    every input below it (sorted; names starting with ``.`` are skipped), a card folder and a
+    character YAML with its picture being one input each. A folder with no input is added to
+    ``empty``."""
+    from bunzai_codecs.inputs import inputs
+
+    return inputs(paths, empty)
 
 
 def _no_files(path: Path) -> str:
@@ -80,6 +75,16 @@ def _read(path: Path) -> bytes:
         raise
     except OSError as exc:
         raise _InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_input(inp: Input) -> bytes:
+    """An input's bytes (a file set's, for several files), bounded; ``_InputError`` when a file
+    cannot be read."""
+    try:
+        return inp.read()
+    except OSError as exc:
+        where = exc.filename or inp.path
+        raise _InputError(f"{where}: cannot read: {exc.strerror or exc}") from None
 
 
 class _InputError(Exception):
@@ -112,9 +117,10 @@ def cmd_detect(args: argparse.Namespace) -> int:
     status = EXIT_OK
     rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
     empty: list[Path] = []
-    for path in _files(args.files, empty):
+    for inp in _files(args.files, empty):
+        path = inp.path
         try:
-            s = Sniff(_read(path), path.name, uri=str(path))
+            s = Sniff(_read_input(inp), inp.name, uri=str(path))
         except (BunzaiError, _InputError) as exc:
             print(str(exc), file=sys.stderr)
             status = EXIT_INPUT
@@ -123,19 +129,21 @@ def cmd_detect(args: argparse.Namespace) -> int:
         best = d.best
         if args.json:
             kind = registry.kind_of(best.id, s) if best else None
-            line = {
+            line: dict[str, object] = {
                 "file": str(path),
                 "format": best.id if best else None,
                 "kind": kind,
                 "score": best.score if best else 0.0,
                 "candidates": [[c.id, c.score] for c in d.candidates],
             }
+            if inp.picture is not None:
+                line["picture"] = str(inp.picture)
             sys.stdout.write(orjson.dumps(line).decode() + "\n")
         else:
             ru = d.runner_up
             rows.append(
                 (
-                    str(path),
+                    str(inp),
                     best.id if best else "-",
                     registry.kind_of(best.id, s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
@@ -143,7 +151,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 )
             )
         if best is None:
-            print(f"{path}: NotRecognized: no format recognised this input", file=sys.stderr)
+            print(f"{inp}: NotRecognized: no format recognised this input", file=sys.stderr)
             status = EXIT_INPUT
     if not args.json and len(rows) > 1:
         _table(rows)
@@ -157,9 +165,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from bunzai_codecs.bundle import read
     from bunzai_codecs.formats.vaud.codec import dumps
 
-    path = Path(args.file)
+    found = list(_files(args.file))
+    if len(found) != 1:
+        what = ", ".join(str(x) for x in found[:3]) + (" ..." if len(found) > 3 else "")
+        args._parser.error(f"inspect reads one input; these paths are {len(found)}: {what or 'none'}")
+    inp = found[0]
     _moved_notes(args.format)
-    decoded = read(_read(path), path.name, uri=str(path), format=args.format)
+    decoded = read(_read_input(inp), inp.name, uri=str(inp.path), format=args.format)
     for e in decoded.entities:
         if args.pretty:
             from bunzai_codecs.core.sniff import parse_json
@@ -198,7 +210,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     if is_batch(args.input):
         return cmd_convert_batch(args)
-    src = Path(args.input[0])
+    from bunzai_codecs.inputs import one_input
+
+    inp = one_input(args.input)
+    assert inp is not None  # not a batch
+    src = inp.path
     _moved_notes(args.source_format, args.to)
     image = _image_option(args)
     if image is False:
@@ -212,15 +228,22 @@ def cmd_convert(args: argparse.Namespace) -> int:
         image=image,
     )
     try:
-        planned = plan(src, _read(src), opts)
-        written = write_planned(planned, force=args.force)
+        planned = plan(src, _read_input(inp), opts)
+        write_planned(planned, force=args.force)
     except ConvertUsageError as exc:
         print(f"bunzai: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     rows = losses(planned)
     if not args.quiet:
-        for f, path in zip(planned.files, written, strict=True):
-            print(f"wrote {path} ({f.export.format}, {f.export.entity.kind})", file=sys.stderr)
+        for f in planned.files:
+            laid = f.laid_out()
+            if f.tree:
+                where = f"{f.path}{os.sep} ({len(laid)} files)"
+            elif len(laid) > 1:
+                where = f"{f.path} (+ {', '.join(p.name for p, _ in laid[1:])})"
+            else:
+                where = str(f.path)
+            print(f"wrote {where} ({f.export.format}, {f.export.entity.kind})", file=sys.stderr)
         for line in render_losses(rows):
             print(line, file=sys.stderr)
     if args.strict and unexpected(rows):
@@ -338,19 +361,22 @@ def _labelled(arg: str) -> tuple[str, Path]:
     return (p.name if p.is_dir() else p.as_posix()), p
 
 
-def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[tuple[str, Path]]:
-    """``(input key, file)`` for every file below the given roots: ``LABEL/relative/path``; files
-    whose name or key matches an ``exclude`` glob are left out."""
+def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[tuple[str, Input]]:
+    """``(input key, input)`` for every input below the given roots: ``LABEL/relative/path`` (a
+    card folder's path, a character YAML's for it and its picture); inputs whose name or key
+    matches an ``exclude`` glob are left out."""
     from fnmatch import fnmatchcase
+
+    from bunzai_codecs.inputs import inputs
 
     for arg in args:
         label, root = _labelled(arg)
         if not root.exists():
             raise _InputError(f"{root}: no such file or directory")
         found = (
-            ((f"{label}/{f.relative_to(root).as_posix()}", f) for f in _files([str(root)]))
-            if root.is_dir()
-            else iter([(label, root)])
+            ((f"{label}/{f.path.relative_to(root).as_posix()}", f) for f in inputs([str(root)]))
+            if root.is_dir() and not (root / "card.yaml").is_file()
+            else ((label, f) for f in inputs([str(root)]))
         )
         n = 0
         for key, f in found:
@@ -375,9 +401,9 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     inputs = list(fidelity_inputs(args.paths, args.exclude or ()))
     ensure_folder(out)  # before the work: an output that cannot be made fails at once
     with Progress("bunzai fidelity", unit="files", total=len(inputs), quiet=args.quiet) as progress:
-        for key, path in inputs:
+        for key, inp in inputs:
             try:
-                rows = check_file(_read(path), path.name, input=key, uri=key, targets=args.to)
+                rows = check_file(_read_input(inp), inp.name, input=key, uri=key, targets=args.to)
             except BunzaiError as exc:  # too big to read: a reject like any other
                 rows = [reject_row(exc, input=key, uri=key)]
             builder.add_all(rows)
@@ -442,7 +468,12 @@ def _detect_args(d: argparse.ArgumentParser) -> None:
 
 
 def _inspect_args(i: argparse.ArgumentParser) -> None:
-    i.add_argument("file", metavar="FILE")
+    i.add_argument(
+        "file",
+        nargs="+",
+        metavar="FILE",
+        help="a file, a card folder, or a character YAML and its picture (one input)",
+    )
     i.add_argument("--format", help="decode as this format instead of detecting")
     i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
 

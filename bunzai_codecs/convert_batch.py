@@ -4,8 +4,10 @@ on several processes, with the same files and bytes whatever their number.
 
 1. :func:`list_inputs` names the inputs and the sub-folder of OUTDIR each one goes to: below a
    folder its relative folder, below a glob the folder before the first wildcard, a file named
-   alone the top. A path that does not exist, a folder with no input file (names starting with
-   ``.`` are skipped) and a glob matching none end the batch before anything is converted.
+   alone the top. A card folder, and a character YAML with its picture, are one input each
+   (``bunzai_codecs.inputs``). A path that does not exist, a folder with no input file (names
+   starting with ``.`` are skipped) and a glob matching none end the batch before anything is
+   converted.
 2. :func:`convert_one` (in a worker process, or in-process with ``-j 1``) converts one input into
    its own staging folder (in a hidden one inside OUTDIR), names the first file after the input
    (:func:`bunzai_codecs.convert.source_stem`) and the rest as a single convert does, reads them
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.files import OutputError, ensure_folder
+from bunzai_codecs.inputs import Input, inputs, is_card_folder, one_input, walk
 
 
 class InputsError(Exception):
@@ -41,10 +44,10 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Job:
-    """One input to convert: the file, the sub-folder of the output it goes to (``a/b``, or ``""``)
-    and what to convert it to."""
+    """One input to convert: the file (or the files of one input), the sub-folder of the output it
+    goes to (``a/b``, or ``""``) and what to convert it to."""
 
-    source: Path
+    source: Input
     folder: str
     staging: Path
     to: str
@@ -58,10 +61,13 @@ class Outcome:
     """What one input gave: its files (paths relative to the output folder, in the order a single
     convert writes them) and a loss summary per written entity, or its error."""
 
-    source: Path
+    source: Input
     #: the input's own staging folder (its files are relative to it)
     staging: Path
     files: list[str] = field(default_factory=list)
+    #: the card folders among ``files``' folders (relative): ``--force`` replaces such a folder's
+    #: card files whole (``convert.stale_files``)
+    trees: list[tuple[str, str]] = field(default_factory=list)
     #: (file, one-line loss summary) per written entity
     summaries: list[tuple[str, str]] = field(default_factory=list)
     unexpected: bool = False
@@ -79,46 +85,52 @@ def _glob_root(pattern: str) -> Path:
     return Path(*parts) if parts else Path(".")
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for f in sorted(files):
-            if not f.startswith("."):
-                yield Path(root) / f
-
-
 def is_batch(paths: Sequence[str]) -> bool:
-    """Whether the command line asks for a batch: several paths, a folder, or a glob."""
+    """Whether the command line asks for a batch: several paths (but a character YAML with its
+    picture), a folder (but a card folder), or a glob."""
     if len(paths) != 1:
-        return True
+        return one_input(paths) is None
     p = Path(paths[0])
+    if is_card_folder(p):
+        return False
     return p.is_dir() or (glob.has_magic(paths[0]) and not p.exists())
 
 
-def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[tuple[Path, str]]:
-    """``(file, output sub-folder)`` for every input, in command-line order then sorted; files
+def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[tuple[Input, str]]:
+    """``(input, output sub-folder)`` for every input, in command-line order then sorted; files
     below ``skip`` (the output folder) are never inputs. Raises ``InputsError``."""
-    out: list[tuple[Path, str]] = []
+    out: list[tuple[Input, str]] = []
     skipped = skip.resolve() if skip is not None else None
 
-    def keep(f: Path) -> bool:
-        return skipped is None or not f.resolve().is_relative_to(skipped)
+    def keep(f: Input) -> bool:
+        return skipped is None or not f.path.resolve().is_relative_to(skipped)
 
+    def rel(f: Input, root: Path) -> str:
+        return f.path.parent.relative_to(root).as_posix()
+
+    named = [Path(a) for a in paths if not Path(a).is_dir() and Path(a).exists()]
+    together = {x.path: x for x in inputs([str(p) for p in named])}  # a YAML named with its picture
     for arg in paths:
         p = Path(arg)
         if p.is_dir() and skipped is not None and p.resolve().is_relative_to(skipped):
             raise InputsError(f"{p}: is inside the output folder {skip}: give another -o")
-        if p.is_dir():
-            found = [(f, f.parent.relative_to(p).as_posix()) for f in _walk(p) if keep(f)]
+        if is_card_folder(p):
+            found = [(Input(p, folder=True), "")]
+        elif p.is_dir():
+            found = [(f, rel(f, p)) for f in walk(p) if keep(f)]
             if not found:
                 raise InputsError(f"{p}: no input files under this folder")
         elif p.exists():
-            found = [(p, "")]
+            if p not in together:
+                continue  # the picture of a YAML named beside it
+            found = [(together[p], "")]
         elif glob.has_magic(arg):
             root = _glob_root(arg)
             hits = sorted(Path(f) for f in glob.glob(arg, recursive=True))
             found = [
-                (f, os.path.normpath(f.parent.relative_to(root))) for f in hits if f.is_file() and keep(f)
+                (Input(f), os.path.normpath(f.parent.relative_to(root)))
+                for f in hits
+                if f.is_file() and keep(Input(f))
             ]
             if not found:
                 raise InputsError(f"{arg}: no input files match")
@@ -150,22 +162,18 @@ def convert_one(job: Job) -> Outcome:
     """Convert ``job.source`` into the staging folder (see the module docstring). An input's
     problem is its ``Outcome.error``; an output problem raises ``OutputError``."""
     from bunzai_codecs.convert import ConvertUsageError, Options, losses, plan, unexpected, write_planned
-    from bunzai_codecs.core.errors import LimitExceeded
-    from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 
-    src = job.source
-    result = Outcome(src, job.staging)
+    inp = job.source
+    src = inp.path
+    result = Outcome(inp, job.staging)
     folder = job.staging / job.folder if job.folder else job.staging
     try:
-        size = src.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise LimitExceeded(f"input is {size} bytes; the limit is {MAX_INPUT_BYTES}", uri=str(src))
-        data = src.read_bytes()
+        data = inp.read()
         opts = Options(
             to=job.to, output=f"{folder}/", source_format=job.source_format, kind=job.kind, image=job.image
         )
         planned = plan(src, data, opts, named_as_source=True)
-        write_planned(planned, force=False)
+        written = write_planned(planned, force=False)
         rows = losses(planned)
     except BunzaiError as exc:
         result.error = str(exc.with_uri(str(src)))
@@ -183,7 +191,10 @@ def convert_one(job: Job) -> Outcome:
         result.error = f"{src}: internal error (a bug: please report it): {type(exc).__name__}: {why}"
         result.internal = True
         return result
-    result.files = [f.path.relative_to(job.staging).as_posix() for f in planned.files]
+    result.files = [p.relative_to(job.staging).as_posix() for p in written]
+    result.trees = [
+        (f.path.relative_to(job.staging).as_posix(), f.export.format) for f in planned.files if f.tree
+    ]
     mains = [f.path.relative_to(job.staging).as_posix() for f in planned.files if f.main]
     # losses(): one row per main file, in order
     result.summaries = [(rel, _summary(r)) for rel, r in zip(mains, rows, strict=True)]
@@ -250,6 +261,14 @@ def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]
         if there:
             more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
             raise Refused(f"{there[0]} exists{more}: pass --force to overwrite")
+    from bunzai_codecs.convert import stale_files
+
+    finals = {final for _s, final in targets}
+    stale = (
+        [q for o in outcomes for rel, fmt in o.trees for q in stale_files(out / rel, fmt, finals)]
+        if force
+        else []
+    )
     written = []
     for staged, final in targets:
         ensure_folder(final.parent)
@@ -258,6 +277,8 @@ def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]
         except OSError as exc:
             raise OutputError(f"{final}: cannot write: {exc.strerror or exc}") from exc
         written.append(final)
+    for q in stale:  # only reached with force: a card folder's own files the new one does not have
+        q.unlink(missing_ok=True)
     return written
 
 
