@@ -74,11 +74,17 @@ class _ListFiles(beam.DoFn):
                 spec = InputSpec.parse(chain_url(proto, url))
                 fs, path = self.storage.fs(spec.url)
             root = spec.root_path(fs)
-            for p, info in list_files(fs, path, on_error=errors.append):
+            for p, info in list_files(fs, path, on_error=errors.append, groups=True):
                 if self._is_output(fs, p):
                     continue
                 n += 1
                 count("inputs_listed")
+                parts = info.get("parts")
+                if parts:  # one input of several files (a card folder, a character and its picture)
+                    yield FileRef(
+                        spec.uri_for(root, p), index, info["base"], info.get("size"), None, tuple(parts)
+                    )
+                    continue
                 yield FileRef(spec.uri_for(root, p), index, p, info.get("size"), checksum(info))
         except Exception as exc:  # a missing path, a bucket we may not list, an unreadable zip
             yield TaggedOutput(REJECTS, reject(url, "list", exc))

@@ -55,14 +55,22 @@ def unpack_rows(batch: bytes) -> list[Any]:
 def pack_pending(pending: Iterable[Pending]) -> bytes:
     """Listed files (with their previous inventory rows) as one batch."""
     return pack_rows(
-        [(p.ref.uri, p.ref.root, p.ref.path, p.ref.size, p.ref.etag, p.prev, p.shared) for p in pending]
+        [
+            (p.ref.uri, p.ref.root, p.ref.path, p.ref.size, p.ref.etag, p.prev, p.shared, *_parts(p.ref))
+            for p in pending
+        ]
     )
+
+
+def _parts(ref: FileRef) -> tuple[list[str], ...]:
+    """The row's last item for an input of several files (``FileRef.parts``), none for a file."""
+    return (list(ref.parts),) if ref.parts else ()
 
 
 def unpack_pending(batch: bytes) -> Iterator[Pending]:
     """The ``Pending`` of a ``pack_pending`` batch."""
-    for uri, root, path, size, etag, prev, shared in unpack_rows(batch):
-        yield Pending(FileRef(uri, root, path, size, etag), prev, shared)
+    for uri, root, path, size, etag, prev, shared, *parts in unpack_rows(batch):
+        yield Pending(FileRef(uri, root, path, size, etag, tuple(parts[0]) if parts else ()), prev, shared)
 
 
 def packed_uris(packed: tuple[int, bytes]) -> list[str]:

@@ -72,7 +72,8 @@ def _pair_cell(item: tuple[int, Any]) -> Iterator[Any]:
         refs = now.get(uri)
         if refs:
             # two inputs naming one file: it is read once, from the first input
-            yield Pending(FileRef(uri, *min(refs, key=lambda r: r[0])), prev.get(uri))
+            root, path, size, etag, parts = min(refs, key=lambda r: r[0])
+            yield Pending(FileRef(uri, root, path, size, etag, tuple(parts)), prev.get(uri))
         else:
             yield TaggedOutput(DELETED, uri)
 
@@ -108,7 +109,7 @@ class PairWithPrevious(beam.PTransform):
         # joined in memory where it is grouped
         now = (
             refs
-            | "ByUri" >> beam.Map(lambda r: (r.uri, (r.root, r.path, r.size, r.etag)))
+            | "ByUri" >> beam.Map(lambda r: (r.uri, (r.root, r.path, r.size, r.etag, list(r.parts))))
             | "PackNow" >> beam.ParDo(_PackForJoin(_NOW))
         )
         previous = self.previous if self.previous is not None else refs.pipeline | beam.Create([])

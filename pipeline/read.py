@@ -7,18 +7,20 @@ carries its results forward).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
-from bunzai_codecs.core.errors import BunzaiError, LimitExceeded
+from bunzai_codecs.core import fileset
+from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed
 from bunzai_codecs.core.sniff import Sniff
 from pipeline.archives import chain_url, member_protocol
 from pipeline.counters import count
 from pipeline.elements import INVENTORY, REJECTED_WHOLE, REJECTS, InputFile, Pending, inventory_row, reject
-from pipeline.io import FileRef, Storage, read_bounded
+from pipeline.io import FileRef, Storage, is_local, read_bounded
 from pipeline.memory import tune_gc
 
 #: tagged outputs: ``Pending`` that ``--since`` need not read again, and uris the previous run had
@@ -81,7 +83,13 @@ class _ReadBytes(beam.DoFn):
             yield from self._fail(pending, status, exc)
             return
         try:
-            data = read_bounded(self._fs(ref), ref.path, self.max_bytes, ref.size)
+            if ref.parts:
+                data = read_parts(self._fs(ref), ref, self.max_bytes)
+            else:
+                data = read_bounded(self._fs(ref), ref.path, self.max_bytes, ref.size)
+        except BunzaiError as refused:  # a card folder's symbolic link
+            yield from self._fail(pending, status, refused.with_uri(ref.uri))
+            return
         except OverflowError:
             exc = LimitExceeded(f"input is over --max-file-bytes ({self.max_bytes})", uri=ref.uri)
             yield from self._fail(pending, status, exc)
@@ -92,7 +100,9 @@ class _ReadBytes(beam.DoFn):
         count("inputs_read")
         count("bytes_read", len(data))
         try:
-            s = Sniff(data, ref.path.rsplit("/", 1)[-1], uri=ref.uri)
+            # an input of several files is named as its uri names it (the YAML's, the card folder's)
+            named = ref.uri.split("::", 1)[0].rstrip("/") if ref.parts else ref.path
+            s = Sniff(data, named.rsplit("/", 1)[-1], uri=ref.uri)
         except BunzaiError as exc:
             yield from self._fail(pending, status, exc)
             return
@@ -115,6 +125,24 @@ class _ReadBytes(beam.DoFn):
         yield TaggedOutput(REJECTS, rec)
         yield TaggedOutput(INVENTORY, inv)
         yield TaggedOutput(REJECTED_WHOLE, (inv, [rec]))
+
+
+def read_parts(fs: Any, ref: FileRef, max_bytes: int) -> bytes:
+    """The file set of an input of several files (``FileRef.parts``): each file read bounded by
+    what ``max_bytes`` leaves (``OverflowError`` past it). A card folder's file that is a symbolic
+    link, or not inside the folder once resolved, is refused (a link could point anywhere)."""
+    files: dict[str, bytes] = {}
+    left = max_bytes
+    base = ref.path.rstrip("/")
+    real = os.path.realpath(base) if is_local(fs) else None
+    for name in ref.parts:
+        p = f"{base}/{name}"
+        if real is not None and (os.path.islink(p) or not os.path.realpath(p).startswith(real + os.sep)):
+            raise Malformed(f"{name}: a symbolic link in a card folder is not read")
+        data = read_bounded(fs, p, left)
+        left -= len(data)
+        files[name] = data
+    return fileset.pack(files)
 
 
 class ReadBytes(beam.PTransform):
