@@ -24,6 +24,7 @@ from bunzai_codecs.fidelity import (
 )
 from bunzai_codecs.fidelity_report import build_report, render_html
 from tests.conftest import ROOT, corpus_root
+from tests.formats.helpers import inputs_below
 
 from . import toys
 
@@ -287,8 +288,8 @@ def _all_rows() -> list[FidelityRow]:
     rows: list[FidelityRow] = []
     for root in roots:
         assert root is not None
-        for f in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".md", ".tsv")):
-            rows += check_file(f.read_bytes(), f.name, input=str(f.relative_to(root.parent)))
+        for f, name, data in inputs_below(root):
+            rows += check_file(data, name, input=str(f.relative_to(root.parent)))
     return rows
 
 
