@@ -17,6 +17,7 @@ listing, bounded reads and atomic writes.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import tempfile
@@ -34,7 +35,7 @@ from bunzai_codecs.core import fileset
 
 _MAGIC = re.compile(r"[*?\[]")
 #: info keys that hold a content checksum, in order of preference (S3, GCS, zip members)
-_CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "CRC")
+_CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "CRC", "parts-checksum")
 _LOCAL = frozenset({"file", "local"})
 #: a storage option value that names a Secret Manager secret version instead of holding the secret
 SECRET_REF = re.compile(r"^gcp-secret:(projects/[^/\s]+/secrets/[^/\s]+/versions/[^/\s]+)$")
@@ -265,6 +266,7 @@ def card_folder(
     """A card folder as one listed input: every file below it (``fileset.folder_member``; a
     symbolic link is listed, never followed, and refused when read), their sizes summed."""
     parts: list[str] = []
+    sums: list[str | None] = []
     size = 0
     base = fs._strip_protocol(folder).rstrip("/")
     stack = [base]
@@ -289,9 +291,21 @@ def card_folder(
                 dirs.append(full)
             else:
                 parts.append(rel)
+                sums.append(checksum(info))
                 size += int(info.get("size") or 0)
         stack.extend(sorted(dirs, reverse=True))
-    return folder, {"type": "file", "name": folder, "size": size, "parts": sorted(parts), "base": folder}
+    order = sorted(range(len(parts)), key=parts.__getitem__)
+    info = {"type": "file", "name": folder, "size": size, "parts": [parts[i] for i in order], "base": folder}
+    return folder, _with_checksum(info, [parts[i] for i in order], [sums[i] for i in order])
+
+
+def _with_checksum(info: dict[str, Any], names: list[str], sums: list[str | None]) -> dict[str, Any]:
+    """``info`` of an input of several files with a checksum of theirs when the store gave each one
+    (a digest of the names and checksums: ``--since`` then skips it unread when none changed)."""
+    if sums and all(sums):
+        h = hashlib.sha256("".join(f"{n}\0{c}\n" for n, c in zip(names, sums, strict=True)).encode())
+        info["parts-checksum"] = h.hexdigest()
+    return info
 
 
 def _grouped(
@@ -305,6 +319,7 @@ def _grouped(
     pairs = {y: pic for y, pic in fileset.pairs(names).items() if match is None or match(join(path, y))}
     pictures = set(pairs.values())
     sizes = {full.rsplit("/", 1)[-1]: info.get("size") for full, info in files}
+    sums = {full.rsplit("/", 1)[-1]: checksum(info) for full, info in files}
     for (full, info), name in zip(files, names, strict=True):
         if name in pictures:
             continue
@@ -312,7 +327,8 @@ def _grouped(
             pic = pairs[name]
             a, b = sizes[name], sizes[pic]
             size = a + b if isinstance(a, int) and isinstance(b, int) else None
-            yield full, {"type": "file", "name": full, "size": size, "parts": [name, pic], "base": path}
+            info = {"type": "file", "name": full, "size": size, "parts": [name, pic], "base": path}
+            yield full, _with_checksum(info, [name, pic], [sums[name], sums[pic]])
         elif match is None or match(full):
             yield full, info
 

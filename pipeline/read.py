@@ -131,6 +131,8 @@ def read_parts(fs: Any, ref: FileRef, max_bytes: int) -> bytes:
     """The file set of an input of several files (``FileRef.parts``): each file read bounded by
     what ``max_bytes`` leaves (``OverflowError`` past it). A card folder's file that is a symbolic
     link, or not inside the folder once resolved, is refused (a link could point anywhere)."""
+    if len(ref.parts) > fileset.LIMITS.max_entries:
+        raise LimitExceeded(f"an input of more than {fileset.LIMITS.max_entries} files")
     files: dict[str, bytes] = {}
     left = max_bytes
     base = ref.path.rstrip("/")

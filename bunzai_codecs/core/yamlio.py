@@ -48,7 +48,7 @@ MAX_YAML_BYTES = 16 * 1024 * 1024
 #: the deepest nesting read (mappings and sequences)
 MAX_DEPTH = 100
 #: the most nodes a YAML text may stand for, aliases expanded
-MAX_NODES = 250_000
+MAX_NODES = 50_000
 #: the most scalar characters a YAML text may stand for, aliases expanded
 MAX_CHARS = 64 * 1024 * 1024
 
@@ -276,8 +276,8 @@ _HEAD = 4096
 
 def looks_like_yaml(s: Sniff) -> bool:
     """Cheap: whether ``s`` may be a YAML mapping (text, no NUL in its head, not JSON, not a known
-    binary container, within :data:`MAX_YAML_BYTES`, its first line of content a ``key:``)."""
-    if s.is_png or s.is_jpeg or s.is_zip or s.is_gzip or s.looks_like_json or s.size > MAX_YAML_BYTES:
+    binary container, its first line of content a ``key:``)."""
+    if s.is_png or s.is_jpeg or s.is_zip or s.is_gzip or s.looks_like_json:
         return False
     head = s.data[:_HEAD]
     if head.startswith(b"\xef\xbb\xbf"):
@@ -315,6 +315,24 @@ def tree(s: Sniff) -> Any:
     """``s`` parsed as YAML (once per input, :func:`load`'s bounds and refusals); raises the typed
     error (cached too) when it is not readable YAML."""
     return s.memo("yaml", lambda: load(s.data, what="YAML"))
+
+
+def broken(s: Sniff) -> bool:
+    """Whether ``s`` looks like YAML but is not readable YAML (a syntax error, a bound hit): a
+    detector that finds its format's keys in it claims it at :data:`BROKEN`, so that its decoder
+    says what is wrong (a typed error at the line), rather than "not recognised"."""
+    if not looks_like_yaml(s):
+        return False
+    try:
+        tree(s)
+    except BunzaiError:
+        return True
+    return False
+
+
+#: the score of a file whose keys are a format's but whose YAML does not read (``broken``): the
+#: least that is a match
+BROKEN = 0.5
 
 
 def mapping(s: Sniff) -> dict[str, Any] | None:
@@ -390,10 +408,12 @@ def same(a: Any, b: Any) -> bool:
 
 
 __all__ = [
+    "BROKEN",
     "MAX_CHARS",
     "MAX_DEPTH",
     "MAX_NODES",
     "MAX_YAML_BYTES",
+    "broken",
     "dump",
     "load",
     "looks_like_yaml",

@@ -36,4 +36,6 @@ def card_folder(s: Sniff) -> float:
     if MARK not in yamlio.top_keys(s):
         return 0.0
     t = yamlio.mapping(s)
-    return 0.9 if t is not None and MARK in t else 0.0
+    if t is None:
+        return yamlio.BROKEN if yamlio.broken(s) else 0.0
+    return 0.9 if MARK in t else 0.0

@@ -91,19 +91,18 @@ def body_dict(tree: dict[str, Any], r: MapContext) -> dict[str, Any]:
 def native(body: CharacterBody, lay: Layout) -> dict[str, Any]:
     """The character tree for ``body`` in ``lay``'s spelling: the app's own order (``name``,
     ``greeting``, ``context``), then ``example_dialogue``; ``world_scenario`` only where the file
-    had it (the app reads it only in a file without ``context``). Absent values are left out."""
+    had it (the app reads it only in a file without ``context``). Empty values are left out, as the
+    app saves a character (a key a file had empty stays: the overlay carries it)."""
     out: dict[str, Any] = {}
-    if body.identity.name:
-        out[lay.name] = body.identity.name
     for key, value in (
+        (lay.name, body.identity.name),
         (lay.greeting, body.greetings.firstMessage),
         (lay.description, body.identity.description),
         ("example_dialogue", body.examples.exampleMessages),
+        ("world_scenario", body.persona.scenario if lay.scenario else None),
     ):
-        if value is not None:
+        if value:
             out[key] = value
-    if lay.scenario and body.persona.scenario is not None:
-        out["world_scenario"] = body.persona.scenario
     return out
 
 

@@ -165,17 +165,16 @@ def pair_yaml(s: Sniff) -> Sniff | None:
         return None
 
 
-def _character_tree(s: Sniff) -> dict[str, Any] | None:
-    keys = yamlio.top_keys(s)
-    if not keys or not keys & set(CHARACTER_TEXT):
-        return None
-    return yamlio.mapping(s)
-
-
 def character(s: Sniff) -> float:
     inner = pair_yaml(s) if s.is_zip else None
-    t = _character_tree(inner if inner is not None else s)
-    return is_character(t) if t is not None else 0.0
+    target = inner if inner is not None else s
+    keys = yamlio.top_keys(target)
+    if not keys & set(CHARACTER_TEXT) or CARD_FOLDER_MARK in keys or keys & set(INSTRUCT_MARKS):
+        return 0.0
+    t = yamlio.mapping(target)
+    if t is None:  # a character's keys in YAML that does not read: its decoder says why
+        return yamlio.BROKEN if keys & set(NAME_KEYS) and yamlio.broken(target) else 0.0
+    return is_character(t)
 
 
 def preset(s: Sniff) -> float:
@@ -183,7 +182,9 @@ def preset(s: Sniff) -> float:
     if not keys & PRESET_KEYS:
         return 0.0
     t = yamlio.mapping(s)
-    return preset_score(t) if t is not None else 0.0
+    if t is None:
+        return yamlio.BROKEN if len(keys & PRESET_KEYS) >= 2 and yamlio.broken(s) else 0.0
+    return preset_score(t)
 
 
 def instruct(s: Sniff) -> float:
@@ -191,4 +192,6 @@ def instruct(s: Sniff) -> float:
     if not keys & set(INSTRUCT_MARKS):
         return 0.0
     t = yamlio.mapping(s)
-    return 0.95 if t is not None and is_instruct(t) else 0.0
+    if t is None:
+        return yamlio.BROKEN if yamlio.broken(s) else 0.0
+    return 0.95 if is_instruct(t) else 0.0
