@@ -81,9 +81,8 @@ class _ListFiles(beam.DoFn):
                 count("inputs_listed")
                 parts = info.get("parts")
                 if parts:  # one input of several files (a card folder, a character and its picture)
-                    yield FileRef(
-                        spec.uri_for(root, p), index, info["base"], info.get("size"), None, tuple(parts)
-                    )
+                    uri, base = spec.uri_for(root, p), info["base"]
+                    yield FileRef(uri, index, base, info.get("size"), checksum(info), tuple(parts))
                     continue
                 yield FileRef(spec.uri_for(root, p), index, p, info.get("size"), checksum(info))
         except Exception as exc:  # a missing path, a bucket we may not list, an unreadable zip
