@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: run test check lint format schema docs clean reliability fidelity audit baseline report-screenshot fuzz deploy-lock \
-	bench bench-full output-digests
+	bench bench-full goldens
 
 # The fidelity audit runs over samples/ plus the shared corpus when it is present.
 CORPUS ?= $(or $(BUNZAI_CORPUS),$(wildcard ../shared/corpus))
@@ -15,7 +15,7 @@ BASELINE := audit/baseline.tsv
 
 # The venv is installed by uv (a build tool from PyPI, never imported by bunzai): from an empty cache
 # it resolves and installs the same versions as pip, in 33 s of wall and 19 s of CPU where pip took
-# 234 s and 111 s (load 5-8; BENCHMARKS.md, "make test from a fresh clone"). Where uv cannot be installed or fails,
+# 234 s and 111 s (load 5-8; docs/perf-notes/2026-12-02-fresh-clone-venv.md). Where uv cannot be installed or fails,
 # pip does it as before. Neither byte-compiles the whole of site-packages: the tests compile what
 # they import, once (the bytecode cache stays on for them, below).
 UV_SPEC := uv~=0.13.0
@@ -76,11 +76,11 @@ report-screenshot: $(STAMP)
 	$(BIN)/python -m jobs.screenshot out/fidelity-samples/report.html docs/img/fidelity-report.png --width 1280 --height 1000 \
 		--code-digest docs/img/fidelity-report.code.sha256
 
-# the byte-identity guard's list (tests/pipeline/output-digests.tsv): every output file's sha256 of a
-# fixed normalize run over samples/. Regenerate only when a change means to alter outputs (a canonical
-# line, a codec fix) and read the diff: speed work must leave it as it is
-output-digests: $(STAMP)
-	$(BIN)/python -m tests.pipeline.output_digests --write
+# the byte-identity guard (tests/pipeline/goldens/): the outputs of a fixed normalize run over samples/
+# as golden text (tests/pipeline/goldens.py says what each holds). Rewrite them only when a change means
+# to alter outputs (a canonical line, a codec fix) and explain their diff: speed work leaves them as they are
+goldens: $(STAMP)
+	$(BIN)/python -m tests.pipeline.goldens --update
 
 format: $(STAMP)
 	$(BIN)/ruff format .
@@ -116,7 +116,7 @@ $(BENCH_STAMP): $(STAMP)
 	@touch $(BENCH_STAMP)
 
 # quick figures (codec loop on 1k files, pipeline on 300, under 3 minutes); bench-full: 1k/10k/100k,
-# memory and scaling (hours: see BENCHMARKS.md)
+# memory and scaling (hours), rewriting the results block of BENCHMARKS.md
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench --quick
 

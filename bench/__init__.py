@@ -2,5 +2,5 @@
 (``bench.codecs``), the pipeline, memory and scaling runs (``bench.pipe``) and the runner that prints
 every figure as a ratio to a baseline measured in the same run (``python -m bench``).
 
-See BENCHMARKS.md for the method and the latest figures.
+BENCHMARKS.md has the latest figures, docs/perf-notes/method.md the method.
 """

@@ -4,8 +4,12 @@
     python -m bench --full --report BENCHMARKS.md # make bench-full: 1k/10k/100k, memory, scaling
 
 Corpora are generated once per seed and size under ``--data`` (default ``.bench/``, ignored by git)
-and reused. ``--report`` rewrites the results section of that markdown file; ``--json`` writes the
-raw figures.
+and reused. ``--report`` rewrites the results block of that markdown file (between the
+``bench:results`` markers) with the one-page summary of :func:`render`: the machine, files/s and
+memory at each size, bunzai beside its peers, every target with its status, the command. The full
+tables (every codec-loop row, where the time goes, every pipeline run) are printed to the log
+(:func:`render_details`) and ``--json`` writes the raw figures; a dated experiment is written up
+by hand under docs/perf-notes/.
 """
 
 from __future__ import annotations
@@ -243,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     results["seconds"] = time.perf_counter() - t_start
 
     results["targets"] = targets(results)
+    log("\n" + render_details(results))
     md = render(results)
     log("\n" + md)
     if a.report:
@@ -366,7 +371,7 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_targets(rows: list[dict[str, Any]]) -> list[str]:
-    out = ["| figure | this run | target | met | measured on |", "|---|---:|---:|---|---|"]
+    out = ["| target | this run | goal | status | measured on |", "|---|---:|---:|---|---|"]
     for r in rows:
         v = "-" if r["value"] is None else f"{r['value']:.2f}x"
         met = "not measured" if r["met"] is None else ("met" if r["met"] else "**not met**")
@@ -378,25 +383,170 @@ def _fmt_ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
 
+def _mib(b: float) -> str:
+    return f"{b / 2**20:.0f} MiB"
+
+
+def _int(n: int | str) -> str:
+    return f"{int(n):,}"
+
+
+#: the peers of the page's side-by-side table: (loop group, what bunzai does, label)
+PEER_ROWS = (
+    ("json-cards", "JSON cards: `read`"),
+    ("png-cards", "PNG cards: `read`"),
+    ("convert v2->ccv3 json", "V2 JSON cards: convert to CCv3 JSON"),
+)
+PEERS = ("json.loads", "tavern-card", "card-forge")
+
+
 def render(res: dict[str, Any]) -> str:
+    """The results block of the one-page report: the run and the machine, files/s and memory at
+    each size, bunzai beside its peers, every target with its status."""
     m = res["machine"]
     v = m["versions"]
     cmd = "make bench-full" if res["mode"] == "full" else "make bench"
+    pl = res["pipeline"]
+    fid = pl["fidelity"]
     out = [
-        f"Run: `{cmd}` (`python -m bench --{res['mode']}`, seed {res['seed']}), {m['date']}, "
-        f"{res['seconds']:.0f} s.",
+        f"Measured by `{cmd}` (`python -m bench --{res['mode']}`, seed {res['seed']}) on {m['date']}, "
+        f"in {res['seconds']:.0f} s.",
         "",
-        f"Machine: {m['cores']} cores ({m['cpu']}), {m['memory_gib']} GiB, Python {m['python']}, {m['platform']}; "
-        f"load average {m['load_start'][0]:.2f} at the start, {res['load_end'][0]:.2f} at the end "
-        "(the machine is shared: other jobs ran beside this one).",
-        "",
+        f"**Machine:** {m['cores']} cores ({m['cpu']}), {m['memory_gib']} GiB, Python {m['python']}, "
+        f"{m['platform']}; load average {m['load_start'][0]:.2f} at the start, {res['load_end'][0]:.2f} at "
+        "the end (the machine is shared: other jobs may have run beside this one). "
         "Libraries: " + ", ".join(f"{k} {x}" for k, x in v.items()) + ".",
         "",
+        "### Throughput and memory",
+        "",
+        f"`bunzai normalize` over the generated archive on local disk, `--fidelity {fid}`, the DirectRunner's "
+        "multi_processing mode with 2 workers; peak RSS is the whole process tree (job + workers):",
+        "",
+        "| files | files/s | wall | CPU | peak RSS |",
+        "|---:|---:|---:|---:|---:|",
     ]
-    if res.get("targets"):
-        out += ["### Issue 21's targets (every row from this run)", "", *render_targets(res["targets"]), ""]
-    lp = res["loop"]
+    runs = pl["runs"]
+    main = sorted(
+        (r for r in runs if r["mode"] == "multi_processing" and r["fidelity"] == fid),
+        key=lambda r: r["files"],
+    )
+    for r in main:
+        out.append(
+            f"| {_int(r['files'])} | {r['files_per_s']:.0f} | {r['wall_s']:.1f} s | {r['cpu_s']:.1f} s | "
+            f"{_mib(r['peak_rss'])} |"
+        )
+    others = [r for r in runs if r not in main]
+    reads = {int(n): t for n, t in pl["read_loop_s"].items()}
+    notes = [
+        f"{r['mode']} x{r['workers']}, `--fidelity {r['fidelity']}`, {_int(r['files'])} files: "
+        f"{r['files_per_s']:.0f} files/s, {_mib(r['peak_rss'])}"
+        for r in others
+    ]
+    if reads:
+        n = max(reads)
+        notes.append(
+            f"one process decoding {_int(n)} of the files from memory (the codec loop): {n / reads[n]:.0f} files/s"
+        )
+    if notes:
+        out += ["", "Beside them: " + "; ".join(notes) + "."]
+
+    rows = {(r["group"], r["baseline"]): r for r in res["loop"]["rows"]}
     out += [
+        "",
+        "### Beside the peers",
+        "",
+        "CPU time per file (µs), the same files in memory, best pass of each; in brackets peer time / "
+        "bunzai time (above 1x bunzai is faster). bunzai validates into the canonical model, hashes "
+        "every file and checks every PNG chunk's CRC; the peers do less ([method](docs/perf-notes/method.md)).",
+        "",
+        "| files | bunzai | " + " | ".join(f"{p} {v.get(p, '')}".strip() for p in PEERS) + " |",
+        "|---|---:|" + "---:|" * len(PEERS),
+    ]
+    for group, label in PEER_ROWS:
+        mine = next((r for r in res["loop"]["rows"] if r["group"] == group and r["baseline"]), None)
+        if mine is None:
+            continue
+        cells = []
+        for p in PEERS:
+            r = rows.get((group, p))
+            cells.append(
+                "-"
+                if r is None or r["baseline_us_per_file"] is None
+                else f"{r['baseline_us_per_file']:.0f} ({_fmt_ratio(r['ratio'])})"
+            )
+        out.append(
+            f"| {label} ({_int(mine['files'])}) | {mine['us_per_file']:.0f} | " + " | ".join(cells) + " |"
+        )
+
+    out += ["", "### Targets", "", *render_targets(res.get("targets") or [])]
+    out += [
+        f"| {r['figure']} | {r['value']} | {r['goal']} | {r['status']} | {r['note']} |"
+        for r in _extra_targets(res)
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _extra_targets(res: dict[str, Any]) -> list[dict[str, str]]:
+    """The memory rows and the first pipeline target, beside :func:`targets`' rows."""
+    pl = res["pipeline"]
+    fid = pl["fidelity"]
+    mp = {r["files"]: r for r in pl["runs"] if r["mode"] == "multi_processing" and r["fidelity"] == fid}
+    reads = {int(n): t for n, t in pl["read_loop_s"].items()}
+    out = []
+
+    def status(ok: bool) -> str:
+        return "met" if ok else "**not met**"
+
+    big = max(mp, default=0)
+    if 10_000 in mp and big > 10_000:
+        g = mp[big]["peak_rss"] / mp[10_000]["peak_rss"]
+        out.append(
+            {
+                "figure": f"peak RSS({_int(big)}) / peak RSS(10,000), `--fidelity {fid}`",
+                "value": f"{g:.2f}x",
+                "goal": f"<= {MEM_GROWTH_TARGET}x",
+                "status": status(g <= MEM_GROWTH_TARGET),
+                "note": "multi_processing x2",
+            }
+        )
+        out.append(
+            {
+                "figure": f"peak RSS at {_int(big)} files",
+                "value": f"{mp[big]['peak_rss'] / 2**30:.2f} GiB",
+                "goal": f"< {MEM_CAP / 2**30:g} GiB",
+                "status": status(mp[big]["peak_rss"] < MEM_CAP),
+                "note": "multi_processing x2, job + workers",
+            }
+        )
+    else:
+        out.append(
+            {
+                "figure": "peak RSS(100,000) / peak RSS(10,000)",
+                "value": "-",
+                "goal": f"<= {MEM_GROWTH_TARGET}x",
+                "status": "not measured",
+                "note": "measured by `make bench-full` only",
+            }
+        )
+    r0 = mp.get(pl["files"])
+    if r0 and pl["files"] in reads:
+        x = reads[pl["files"]] / r0["wall_s"]
+        out.append(
+            {
+                "figure": f"`normalize` multi_processing x2 / codec loop, `--fidelity {fid}`",
+                "value": f"{x:.2f}x",
+                "goal": f">= {PIPE_TARGET}x",
+                "status": status(x >= PIPE_TARGET),
+                "note": f"{_int(pl['files'])} files, wall clock",
+            }
+        )
+    return out
+
+
+def render_details(res: dict[str, Any]) -> str:
+    """Every table of the run (the log's record; the report page carries :func:`render`)."""
+    lp = res["loop"]
+    out = [
         f"### Codec loop ({lp['files']} files of the {lp['corpus']} corpus in memory, CPU time, best of the passes)",
         "",
         "| files | bunzai | us/file | baseline | us/file | ratio | target |",
@@ -408,7 +558,7 @@ def render(res: dict[str, Any]) -> str:
         tgt = (
             ""
             if r["target"] is None
-            else f">= {r['target']:.1f}x " + ("met" if r["ratio"] >= r["target"] else "**not met**")
+            else f">= {r['target']:g}x " + ("met" if r["ratio"] >= r["target"] else "**not met**")
         )
         failed = f" ({r['baseline_failed']} failed)" if r["baseline_failed"] else ""
         out.append(

@@ -12,7 +12,7 @@ Samples of threads that wait (a condition, gRPC's completion queue, a child proc
 each remaining sample is put in one category by the frames on its stack (a stage by the
 ``pipeline/`` function it runs in; imports by the import machinery, whoever asked), and each
 process role's samples are scaled to the CPU seconds that role used in a run without the profiler
-(``JOB_CPU``, ``WORKERS_CPU``: py-spy slows what it samples). BENCHMARKS.md ("Where the second
+(``JOB_CPU``, ``WORKERS_CPU``: py-spy slows what it samples). docs/perf-notes/2026-12-01-second-worker.md ("Where the second
 worker's time goes") has a run of it.
 """
 

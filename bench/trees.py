@@ -16,7 +16,7 @@ load average is printed with each run. What is measured, by the tree's own code:
 - ``same-work``: ``bench.pipe.same_work`` over the first ``N`` files of the corpus in memory, one
   process: CPU seconds of one pass after a pass over 200 files (imports, models).
 
-BENCHMARKS.md ("The pipeline's CPU since 2026-11-30") has a run of it.
+docs/perf-notes/2026-12-02-pipeline-cpu-since-2026-11-30.md has a run of it.
 """
 
 from __future__ import annotations

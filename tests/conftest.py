@@ -18,6 +18,14 @@ ROOT = Path(__file__).resolve().parents[1]
 basecache.CHECK = True
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        help="rewrite the golden text of tests/pipeline/goldens/ from this run (then review `git diff`)",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, the tests marked slow first: workers take tests one at a time in this
     order, so the long pipeline runs start early and the many short tests even out the end. And

@@ -15,7 +15,7 @@ it, and with a ``tag`` naming the mapper and whatever else the mapping depends o
 dialects).
 
 It earns its place: a same-format round trip of a card with a book, an ST world or a Risu lorebook
-costs ~10 % less (BENCHMARKS.md, "Codec optimisations"). Its rule — an escrow tree and the dict
+costs ~10 % less (docs/perf-notes/2026-11-30-codec-optimisations.md). Its rule — an escrow tree and the dict
 mapped from it are never mutated after decode — is checked, not trusted: with :data:`CHECK` on (the
 test suite turns it on in ``tests/conftest.py``) ``remember`` keeps a serialised copy of both and
 ``recall`` raises :class:`RuleBroken` when either changed since.

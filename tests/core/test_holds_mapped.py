@@ -1,5 +1,5 @@
 """``overlay.holds_mapped`` answers "does this body equal its twin's mapped dict, validated?" without
-validating (BENCHMARKS.md, issue 21: the re-validation was a third of a conversion). These tests hold
+validating (docs/perf-notes/2026-12-02-codec-and-fidelity-second-pass.md: the re-validation was a third of a conversion). These tests hold
 it to the question it short-cuts: over the bodies of every sample and corpus file, unedited and after
 in-place edits of every kind, its answer is ``model_validate(mapped) == body`` whenever it says yes;
 and ``overlay_twin`` with ``basecache.CHECK`` on raises where the two would differ."""

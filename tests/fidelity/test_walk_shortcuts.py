@@ -1,4 +1,4 @@
-"""The fidelity walks take short-cuts for speed (BENCHMARKS.md, issue 21): ``content_units`` and
+"""The fidelity walks take short-cuts for speed (docs/perf-notes/2026-12-02-codec-and-fidelity-second-pass.md): ``content_units`` and
 ``_leaf_paths`` inline ``content_weight`` and ``join`` for plain values, ``diff`` sorts only the keys
 that may differ, and a prefixed path's pattern is the prefix's pattern + the path's. Each test here
 holds a short-cut to the rule it stands for, spelled out plainly, over every sample and corpus body

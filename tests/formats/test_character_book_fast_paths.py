@@ -1,6 +1,6 @@
 """``tavern/character_book.entry_to_body`` maps the value classes each field reader would store
 unchanged, and the known ST ints of position/role/selectiveLogic, without calling the reader (the
-hot loop of every card book: 7.7 -> 7.1 us per entry, BENCHMARKS.md). The rule that makes that
+hot loop of every card book: 7.7 -> 7.1 us per entry, docs/perf-notes/2026-11-30-codec-optimisations.md). The rule that makes that
 right — the fast path gives exactly what the reader gives — is checked here, field by field and
 over every sample book."""
 

@@ -1,5 +1,5 @@
 """Every codec's detector sees every input, so what detectors look at is parsed once per input and
-shared with the decoder (the benchmark's first rule: see BENCHMARKS.md)."""
+shared with the decoder (docs/perf-notes/2026-11-30-first-run-and-targets.md, "What was changed for the targets")."""
 
 from __future__ import annotations
 

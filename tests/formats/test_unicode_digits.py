@@ -9,6 +9,8 @@ treats them as the text they are.
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
@@ -38,7 +40,21 @@ def test_unicode_digit_strings_encode_and_decode(codec_id: str, digit: str) -> N
     codec = registry.get(codec_id)
     body = BODY_TYPES[codec.kind].model_validate(BODIES[codec.kind](digit))
     data = codec.encode(CanonicalEntity(kind=codec.kind, id=f"{codec.kind}-x", body=body), EmitContext())
-    codec.decode(Sniff(data, "x" + codec.extension))  # a typed error would raise here too: none expected
+    decoded = codec.decode(Sniff(data, "x" + codec.extension))  # a typed error would raise: none expected
+    assert decoded.primary.kind == codec.kind
+    # read back as the text it is: encoding what was decoded writes the same bytes again
+    assert codec.encode(decoded.primary, EmitContext()) == data
+    # and kept as text wherever the file holds it (a name always; an id, a position where the format has one)
+    escaped = digit.encode("ascii", "backslashreplace").decode().replace("\\x", "\\u00").encode()
+    if codec.kind in ("character", "persona") or digit.encode() in data or escaped in data:
+        assert digit in _strings(decoded.primary.body.model_dump(mode="json"))
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return {s for item in items for s in _strings(item)}
 
 
 @pytest.mark.parametrize("digit", ODD)

@@ -321,7 +321,7 @@ def test_preset_regex_scripts_are_a_linked_regex_set() -> None:
     d = read(NOIR.read_bytes(), NOIR.name)
     preset, scripts = d.entities
     assert scripts.kind == "regex" and preset.links == {"knowledgeRefs": [scripts.id]}
-    assert scripts.original[FMT].raw is orjson.loads(NOIR.read_bytes())["extensions"]["regex_scripts"] or True
+    assert scripts.original[FMT].raw == orjson.loads(NOIR.read_bytes())["extensions"]["regex_scripts"]
     rules = scripts.body.rules
     assert [(r.label, r.find, r.flags, r.phases, r.targets) for r in rules] == [
         ("Strip OOC", "\\(OOC:.*?\\)", "gs", ["output"], ["prompt"]),
