@@ -523,8 +523,14 @@ def _schema_args(s: argparse.ArgumentParser) -> None:
 #: name of the function that runs it (looked up when the parser is built)
 _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
     ("formats", "list the formats bunzai reads and writes", None, _formats_args, "cmd_formats"),
-    ("detect", "name the format of each file (directories are walked)", None, _detect_args, "cmd_detect"),
-    ("inspect", "print a file's canonical entities as vaud-json lines", None, _inspect_args, "cmd_inspect"),
+    (
+        "detect",
+        "name the format of each input (folders are walked; a card folder is one input)",
+        None,
+        _detect_args,
+        "cmd_detect",
+    ),
+    ("inspect", "print an input's canonical entities as vaud-json lines", None, _inspect_args, "cmd_inspect"),
     (
         "convert",
         "export a file (or every file below folders and globs) to another format",
@@ -532,6 +538,9 @@ _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
         "it), then reads the files back and says on stderr what was lost or changed, expected (the "
         "format has no place for it) or unexpected. OUT's suffix picks the container (card.png, "
         "card.json); OUT/ or no -o names each file after its entity, keeping the input's container. "
+        "A format of several files is written as files (textgen-webui: -o Name.yaml and its picture "
+        "beside it; card-folder: -o DIR/ is the folder). A card folder, or a character YAML named "
+        "with its picture, is one IN. "
         "Several INs, a folder or a glob: a batch into -o OUTDIR, each file named after its input "
         "(sub-folders kept), on -j processes, with a failure line per bad input (exit 3).",
         _convert_args,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from bunzai_codecs.core import archive
 from bunzai_codecs.core.archive import ArchiveLimits
+from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def listing(s: Sniff) -> ZipReader | None:
         return None
     try:
         return s.memo("fileset", lambda: archive.open_zip(s.data, limits=LIMITS))
-    except Exception:
+    except BunzaiError:
         return None
 
 

@@ -195,7 +195,7 @@ class TextgenCharacterCodec(Codec):
         yaml_name = twin.name if twin is not None and twin.name else None
         if yaml_name is None or fileset.suffix(yaml_name) not in fileset.YAML_SUFFIXES:
             yaml_name = f"{fileset.safe_stem(body.identity.name) or 'character'}.yaml"
-        picture = self._picture(entity, body, twin, fileset.stem(yaml_name))
+        picture = self._picture(entity, body, twin, fileset.stem(yaml_name), ctx.options.get("image"))
 
         want = ctx.options.get("container") or (twin.container if twin is not None else None)
         if want not in (None, "yaml", "zip"):
@@ -211,11 +211,12 @@ class TextgenCharacterCodec(Codec):
 
     @staticmethod
     def _picture(
-        entity: CanonicalEntity, body: CharacterBody, twin: Twin | None, stem: str
+        entity: CanonicalEntity, body: CharacterBody, twin: Twin | None, stem: str, image: bytes | None = None
     ) -> tuple[str, bytes] | None:
-        """The picture's file name and bytes: the portrait's (the twin's file when unchanged; a type
-        the app does not show re-encoded to PNG), or None."""
-        data = media.bytes_of(entity.media, body.media.portrait)
+        """The picture's file name and bytes: the caller's ``image`` (``convert --image``), else the
+        portrait's (the twin's file when unchanged); a type the app does not show is re-encoded to
+        PNG. None when there is none."""
+        data = image if image is not None else media.bytes_of(entity.media, body.media.portrait)
         if data is None:
             return None
         if isinstance(twin, TextgenCharacterTwin) and twin.picture and twin.blob("picture") == data:

@@ -7,6 +7,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bunzai_codecs import read, write
 from bunzai_codecs.cli import main
@@ -369,3 +371,29 @@ def test_normalize_lists_a_card_folder_as_one_input() -> None:
     assert "card.yaml" in info["parts"] and ".gitattributes" in info["parts"]
     assert info["size"] == sum(len(v) for v in gen.files().values())
     assert "lorebook/001-the-night-ferry.md" in info["parts"]
+
+
+# -- any text comes back as it was ------------------------------------------------------------------
+
+_TEXT = st.one_of(
+    st.text(),
+    st.sampled_from(
+        ["", "\n", "---", "---\n", "---\nx\n---\ny", "x\r\n", "\r", " lead", "trail ", "\ufeffbom"]
+    ),
+    st.builds(lambda a, b: a + "\n---\n" + b, st.text(), st.text()),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(description=_TEXT, greeting=_TEXT, content=_TEXT, title=st.one_of(st.none(), _TEXT))
+def test_any_text_comes_back_as_it_was(
+    description: str, greeting: str, content: str, title: str | None
+) -> None:
+    d = read(sample(MARLOW), "marlow")
+    g = {"text": greeting} if title is None else {"text": greeting, "title": title}
+    e = edited(d.primary, identity={"description": description}, greetings={"alternateGreetings": [g]})
+    book = edited(d.entities[1], lambda b: b["entries"][0].update(content=content))
+    out = write(e, "card-folder", linked=[e, book, d.entities[2]])
+    back = read(folder_of(out.data), "marlow")
+    assert back.primary.body == e.body
+    assert back.entities[1].body == book.body

@@ -380,3 +380,13 @@ def test_the_apps_example_and_its_picture_are_one_character() -> None:
     assert d.primary.body.identity.name == "Chiharu Yamada"
     assert d.primary.body.media.portrait is not None and d.primary.body.media.portrait.ref == "Example.png"
     assert compare_native(data, write(d.primary, "textgen-webui").data) == []
+
+
+def test_convert_image_is_the_picture_beside_the_yaml(tmp_path: Path) -> None:
+    face = tmp_path / "face.png"
+    face.write_bytes(gen.image(4, 4, (9, 9, 9, 255)))
+    out = tmp_path / "out" / "Pilot.yaml"
+    src = SAMPLES / "textgen-webui/characters/Harbor Pilot.yml"
+    assert main(["convert", str(src), "--to", "textgen-webui", "-o", str(out), "--image", str(face)]) == 0
+    assert (tmp_path / "out" / "Pilot.png").read_bytes() == face.read_bytes()
+    assert out.read_bytes() == src.read_bytes()  # the character itself unedited: its own bytes
