@@ -90,7 +90,7 @@ schema: $(STAMP)
 	$(BIN)/bunzai schema docs/schema
 	$(BIN)/bunzai formats --markdown > docs/FORMAT-SUPPORT.md
 	$(BIN)/bunzai schema --markdown > docs/canonical-model.md
-	$(BIN)/python -m pipeline.index docs
+	$(BIN)/python -m pipeline.dataset.index docs
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info out

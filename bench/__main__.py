@@ -26,7 +26,7 @@ from importlib import metadata
 from typing import Any
 
 from bench import gen, loop, pipe
-from pipeline.memory import CPYTHON_GEN0, GC_GEN0
+from pipeline.runtime.memory import CPYTHON_GEN0, GC_GEN0
 
 START = "<!-- bench:results:start -->"
 END = "<!-- bench:results:end -->"
@@ -593,7 +593,7 @@ def render_details(res: dict[str, Any]) -> str:
         + "; ".join(f"{k.replace('/', ' over ')} files {t:.1f} s" for k, t in same.items())
         + ".",
         "",
-        "The workers raise the collector's young-generation threshold (`pipeline/memory.py`); "
+        "The workers raise the collector's young-generation threshold (`pipeline/runtime/memory.py`); "
         "the yardsticks run the library as a caller gets it. Same-work loop `--fidelity "
         f"{fid0}` over {col['files']} files in one process holding a worker's imports, CPU time, best "
         f"of 3 alternating passes: threshold {col['default_gen0']} (CPython's) {col['default']:.2f} s, {col['gen0']} "

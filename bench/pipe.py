@@ -62,7 +62,7 @@ class PipelineRun:
 
 def same_work(f: File, fidelity: str = "full") -> int:
     """``normalize --fidelity MODE``'s per-input library work, in memory
-    (``pipeline/normalize.py``: Detect, Decode, Validate, the canonical records and, unless
+    (``pipeline/normalize/per_input.py``: Detect, Decode, Validate, the canonical records and, unless
     ``off``, RoundTrip — without the cross-format rows for ``native``): returns the bytes it would
     write."""
     from bunzai_codecs import lint as lint_rules
@@ -73,7 +73,7 @@ def same_work(f: File, fidelity: str = "full") -> int:
     from bunzai_codecs.core.sniff import Sniff
     from bunzai_codecs.fidelity import check_decoded, decode_row
     from bunzai_codecs.formats.vaud.codec import dumps
-    from pipeline.shards import record
+    from pipeline.dataset.shards import record
 
     s = Sniff(f.data, f.name, uri=f.path)
     try:
@@ -157,15 +157,15 @@ def startup(png: str, *, passes: int = 5) -> dict[str, float]:
 
 def collector_ab(files: Sequence[File], *, fidelity: str = "off", passes: int = 3) -> dict[str, float]:
     """CPU seconds of the same-work loop over ``files`` with CPython's default collector threshold
-    (``CPYTHON_GEN0``) and with the one normalize's workers set (``pipeline.memory.tune_gc``), passes
+    (``CPYTHON_GEN0``) and with the one normalize's workers set (``pipeline.runtime.memory.tune_gc``), passes
     alternating, best of ``passes`` each. Beam and the pipeline are imported first, so this process
     holds a worker's long-lived objects, which the collector's older-generation passes walk."""
     import gc
 
     import apache_beam  # noqa: F401  # a worker's imports
 
-    import pipeline.graph  # noqa: F401
-    from pipeline.memory import CPYTHON_GEN0, GC_GEN0
+    import pipeline.normalize.graph  # noqa: F401
+    from pipeline.runtime.memory import CPYTHON_GEN0, GC_GEN0
 
     saved = gc.get_threshold()
     best = {"default": float("inf"), "tuned": float("inf")}

@@ -44,7 +44,7 @@ WORKER = (
     ("blobs.py", "blobs"),
     ("shards.py", "shards: records, sorted runs, merge"),
     ("datasets.py", "shards: records, sorted runs, merge"),
-    ("pipeline/io.py", "shards: records, sorted runs, merge"),
+    ("pipeline/runtime/storage.py", "shards: records, sorted runs, merge"),
     ("progress.py", "progress tallies, counters"),
     ("counters.py", "progress tallies, counters"),
     ("commit.py", "commit, prune, manifest"),

@@ -1,21 +1,17 @@
 """The ``bunzai`` command line (a stable contract: scripts depend on its output and exit codes).
 
-Every failure is one line on stderr, never a traceback (``--debug`` adds it), and an exit code:
-0 ok; 1 a check failed (``audit``: a regression; ``normalize``: the manifest does not balance;
-``convert --strict``: something was lost unexpectedly);
-2 usage error (unknown option, format id or bad value; the subcommand's usage is printed; ``convert``
-refusing to overwrite without ``--force`` or to write one file from two inputs); 3 an
-input was not found, not recognised or rejected, or a path holds no input file (a batch ``convert``:
-any input failed, the others are written); 4 an output cannot
-be written (a folder where a file is meant, a file where a folder is meant, permissions, a full
-disk, a store error; ``normalize``: the run failed and changed nothing); 5 an internal error (a bug:
-please report it); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
+Every failure is one line on stderr, never a traceback (``--debug`` adds it), and an exit code
+of the one table every command shares (``bunzai_codecs.exitcodes.Exit``; README.md, "Exit codes and
+errors").
+
+The pipeline's commands (``normalize``, ``export``) are found through the ``bunzai.commands``
+entry-point group (pyproject.toml): each entry is a function that adds its subcommand to the
+parser, loaded only when the command line may name it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 import traceback
@@ -25,25 +21,18 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import orjson
 
+from bunzai_codecs import audit
+from bunzai_codecs.exitcodes import Exit
+
 if TYPE_CHECKING:
     from bunzai_codecs.inputs import Input
-
-EXIT_OK, EXIT_LOSSY, EXIT_USAGE, EXIT_INPUT, EXIT_OUTPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = (
-    0,
-    1,
-    2,
-    3,
-    4,
-    5,
-    130,
-)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)  # this (sub)command's usage: `bunzai detect --bogus` gets detect's
         print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+        raise SystemExit(Exit.USAGE)
 
 
 def _files(paths: Sequence[str], empty: list[Path] | None = None) -> Iterator[Input]:
@@ -101,12 +90,12 @@ def cmd_formats(args: argparse.Namespace) -> int:
         from bunzai_codecs.support import format_support_markdown
 
         sys.stdout.write(format_support_markdown())
-        return EXIT_OK
+        return Exit.OK
     rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
     for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):
         rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
     _table(rows)
-    return EXIT_OK
+    return Exit.OK
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
@@ -114,7 +103,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.core.sniff import Sniff
 
-    status = EXIT_OK
+    status = Exit.OK
     rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
     empty: list[Path] = []
     for inp in _files(args.files, empty):
@@ -123,7 +112,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
             s = Sniff(_read_input(inp), inp.name, uri=str(path))
         except (BunzaiError, _InputError) as exc:
             print(str(exc), file=sys.stderr)
-            status = EXIT_INPUT
+            status = Exit.INPUT
             continue
         d = registry.detect_all(s)
         best = d.best
@@ -152,12 +141,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
             )
         if best is None:
             print(f"{inp}: NotRecognized: no format recognised this input", file=sys.stderr)
-            status = EXIT_INPUT
+            status = Exit.INPUT
     if not args.json and len(rows) > 1:
         _table(rows)
     for folder in empty:
         print(_no_files(folder), file=sys.stderr)
-        status = EXIT_INPUT
+        status = Exit.INPUT
     return status
 
 
@@ -179,7 +168,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             sys.stdout.write(orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
             sys.stdout.write(dumps(e).decode() + "\n")
-    return EXIT_OK
+    return Exit.OK
 
 
 def _image_option(args: argparse.Namespace) -> bytes | Literal[False] | None:
@@ -218,7 +207,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     _moved_notes(args.source_format, args.to)
     image = _image_option(args)
     if image is False:
-        return EXIT_USAGE
+        return Exit.USAGE
     opts = Options(
         to=args.to,
         output=args.output,
@@ -232,7 +221,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         write_planned(planned, force=args.force)
     except ConvertUsageError as exc:
         print(f"bunzai: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return Exit.USAGE
     rows = losses(planned)
     if not args.quiet:
         for f in planned.files:
@@ -247,8 +236,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         for line in render_losses(rows):
             print(line, file=sys.stderr)
     if args.strict and unexpected(rows):
-        return EXIT_LOSSY
-    return EXIT_OK
+        return Exit.LOSSY
+    return Exit.OK
 
 
 def cmd_convert_batch(args: argparse.Namespace) -> int:
@@ -273,13 +262,13 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     _moved_notes(args.source_format, args.to)
     image = _image_option(args)
     if image is False:
-        return EXIT_USAGE
+        return Exit.USAGE
     out = Path(args.output)
     try:
         inputs = list_inputs(args.input, skip=out)
     except InputsError as exc:
         print(str(exc), file=sys.stderr)
-        return EXIT_INPUT
+        return Exit.INPUT
     if out.exists() and not out.is_dir():
         from bunzai_codecs.core.files import OutputError
 
@@ -300,7 +289,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
             written = commit(outcomes, out, force=args.force)
         except Refused as exc:
             print(f"bunzai convert: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return Exit.USAGE
     failed = [o for o in outcomes if o.error is not None]
     if not args.quiet:
         for o in outcomes:
@@ -316,12 +305,12 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if any(o.internal for o in failed):
-        return EXIT_INTERNAL
+        return Exit.INTERNAL
     if failed:
-        return EXIT_INPUT
+        return Exit.INPUT
     if args.strict and any(o.unexpected for o in outcomes):
-        return EXIT_LOSSY
-    return EXIT_OK
+        return Exit.LOSSY
+    return Exit.OK
 
 
 def _jobs(text: str) -> int:
@@ -391,7 +380,7 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.core.files import ensure_folder
     from bunzai_codecs.fidelity import check_file, reject_row
-    from bunzai_codecs.fidelity_report import ReportBuilder, rows_jsonl, write_report
+    from bunzai_codecs.fidelity.report import ReportBuilder, rows_jsonl, write_report
     from bunzai_codecs.progress import Progress
 
     out = Path(args.output)
@@ -426,10 +415,14 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
             f"{inp['files']} files ({inp['rejected']} rejected), {inp['rows']} rows: {j}, {h}",
             file=sys.stderr,
         )
-    return EXIT_OK
+    return Exit.OK
 
 
 _STATUS_ORDER = ["decoded", "lossless", "expected", "unexpected", "error", "rejected"]
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    return audit.run(args)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -439,11 +432,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
         from bunzai_codecs.modeldoc import canonical_model_markdown
 
         sys.stdout.write(canonical_model_markdown())
-        return EXIT_OK
+        return Exit.OK
 
     for p in write_schemas(Path(args.dir)):
         print(p)
-    return EXIT_OK
+    return Exit.OK
 
 
 def _table(rows: Sequence[tuple[str, ...]]) -> None:
@@ -490,7 +483,9 @@ def _convert_args(c: argparse.ArgumentParser) -> None:
     )
     c.add_argument("--image", metavar="FILE", help="the picture a PNG card is written into")
     c.add_argument("--force", action="store_true", help="overwrite existing files")
-    c.add_argument("--strict", action="store_true", help="exit 1 when anything unexpected was lost")
+    c.add_argument(
+        "--strict", action="store_true", help=f"exit {int(Exit.LOSSY)} when anything unexpected was lost"
+    )
     c.add_argument("-q", "--quiet", action="store_true", help="no report on stderr")
     c.add_argument(
         "-j",
@@ -557,6 +552,7 @@ _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
         "cmd_fidelity",
     ),
     ("schema", "write the JSON Schema of each entity kind", None, _schema_args, "cmd_schema"),
+    ("audit", audit.HELP, audit.DESCRIPTION, audit.configure, "cmd_audit"),
 )
 
 
@@ -582,10 +578,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         arguments(sp)
         sp.set_defaults(fn=globals()[fn])
     if command not in known:
-        _add_plugins(sub)
-    for name, sp in sub.choices.items():
+        _add_plugins(sub, command)
+    for sp in sub.choices.values():
         sp.set_defaults(_parser=sp)  # main() reports a usage error with the subcommand's usage
-        if name not in ("normalize", "export"):  # the jobs take every argument as is (--debug too)
+        if not _passes_through(sp):  # a job takes every argument as is (--debug too)
             sp.add_argument(
                 "--debug",
                 action="store_true",
@@ -595,13 +591,24 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def _add_plugins(sub: Any) -> None:
-    """Commands that live outside the codec library (the pipeline's jobs), when installed."""
-    try:
-        commands = importlib.import_module("jobs.commands")
-    except ImportError:
-        return
-    commands.register(sub)
+#: the entry-point group of commands that live outside the codec library (the pipeline's jobs)
+COMMANDS_GROUP = "bunzai.commands"
+
+
+def _add_plugins(sub: Any, command: str | None) -> None:
+    """The commands of the ``bunzai.commands`` entry points (each a function that adds its
+    subcommand to ``sub``): only the one the command line names, else every one (``--help``, a
+    mistyped command: the usage lists them all). None when bunzai's jobs are not installed."""
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group=COMMANDS_GROUP))
+    for ep in [ep for ep in found if ep.name == command] or found:
+        ep.load()(sub)
+
+
+def _passes_through(parser: argparse.ArgumentParser) -> bool:
+    """Whether a subcommand hands every argument to its job untouched (it has no option prefix)."""
+    return "-" not in parser.prefix_chars
 
 
 #: options that name a format id, by ``dest``: an unknown id is a usage error (exit 2)
@@ -636,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     _check_format_ids(args)
     debug = bool(getattr(args, "debug", False))
-    if debug and args.command in ("normalize", "export"):
+    if debug and _passes_through(getattr(args, "_parser", parser)):
         args.args = [*args.args, "--debug"]
     prog = f"bunzai {args.command}"
     from bunzai_codecs.core.stop import interrupted_exit, terminate_as_interrupt
@@ -646,18 +653,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.fn(args))
     except (BunzaiError, _InputError) as exc:
         _report(exc, debug)
-        return EXIT_INPUT
+        return Exit.INPUT
     except OutputError as exc:
         _report(exc, debug, f"{prog}: error: ")
-        return EXIT_OUTPUT
+        return Exit.FAILED
     except BrokenPipeError:
-        return EXIT_OK
+        return Exit.OK
     except KeyboardInterrupt as exc:
         print(f"{prog}: interrupted", file=sys.stderr)
         return interrupted_exit(exc)
     except OSError as exc:  # an output or store problem the command did not name itself
         _report(exc, debug, f"{prog}: error: {type(exc).__name__}: ", text=exc.strerror or str(exc))
-        return EXIT_OUTPUT
+        return Exit.FAILED
     except Exception as exc:
         _report(
             exc,
@@ -665,7 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{prog}: internal error (a bug: please report it; --debug shows the traceback): "
             f"{type(exc).__name__}: ",
         )
-        return EXIT_INTERNAL
+        return Exit.INTERNAL
 
 
 def _report(exc: BaseException, debug: bool, prefix: str = "", text: str | None = None) -> None:

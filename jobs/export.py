@@ -1,52 +1,47 @@
 """``bunzai export DATASET_URL --to FORMAT[,FORMAT] -o OUT_URL``: entities of a canonical dataset in
-app formats, from the dataset alone (pipeline/export_job.py). Also ``python -m jobs.export``.
+app formats, from the dataset alone (pipeline/export/job.py). Also ``python -m jobs.export``.
 
 Same conventions as ``bunzai normalize``: an unknown argument is refused (exit 2), any Beam option
 is accepted (``--runner=DataflowRunner`` with the bunzai image runs it on Dataflow), progress on
 stderr, and the output folder changes only when the run is complete: everything is staged in
-``OUT/.bunzai-staging/<run>/`` first. Exit codes: 0 done (entities a format refuses are rejects,
-listed); 2 usage error; 3 the dataset is missing or not a complete dataset, or nothing matches the
-filters (nothing written); 4 the run failed (nothing committed); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+``OUT/.bunzai-staging/<run>/`` first. Exit codes: ``bunzai_codecs.exitcodes.Exit`` (the job's
+``--help`` says what each means for it).
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import traceback
 from collections.abc import Sequence
 from typing import Any
 
-import apache_beam as beam
-import orjson
-
 from bunzai_codecs.core.stop import interrupted_exit
+from bunzai_codecs.exitcodes import Exit
 from bunzai_codecs.progress import Progress
-from jobs.normalize import (
-    EXIT_FAILED,
-    EXIT_INPUT,
-    EXIT_OK,
+from jobs.runner import (
     OutputProblem,
     check_output,
+    clean_up,
     failure_line,
-    remove_if_empty,
+    new_pipeline,
+    refused_manifest,
     run_and_wait,
+    run_job,
     submitted,
+    written_manifest,
 )
-from pipeline.commit import STAGING
-from pipeline.export_job import (
-    MANIFEST,
+from pipeline.dataset.manifest import MANIFEST
+from pipeline.export.job import (
     PROG,
     DatasetProblem,
-    ExportBuilt,
     ExportConfig,
     build_export,
     canonical_shards,
     help_text,
     parse,
 )
-from pipeline.io import Output, staged_path
-from pipeline.options import is_remote
+from pipeline.runtime.options import is_remote
+from pipeline.runtime.storage import Output
 
 
 def _err(message: str) -> None:
@@ -81,26 +76,6 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _clean_up(built: ExportBuilt, existed: bool | None) -> None:
-    with contextlib.suppress(Exception):
-        fs, root = built.output.open()
-        path = f"{root}/{built.staging}"
-        if fs.exists(path):
-            fs.rm(path, recursive=True)
-    remove_if_empty(built.output, STAGING)
-    if existed is False:
-        remove_if_empty(built.output, "")
-
-
-def _refused(built: ExportBuilt) -> dict[str, Any] | None:
-    try:
-        fs, root = built.output.open()
-        m: dict[str, Any] = orjson.loads(fs.cat_file(f"{root}/{staged_path(built.staging, MANIFEST)}"))
-    except Exception:
-        return None
-    return m
-
-
 def _execute(cfg: ExportConfig, options: Any) -> int:
     remote = is_remote(options)
     existed: bool | None = None
@@ -108,17 +83,17 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
         shards = canonical_shards(cfg)
     except DatasetProblem as exc:
         _err(str(exc))
-        return EXIT_INPUT
+        return Exit.INPUT
     if not shards:
         _err(f"{cfg.dataset} holds no canonical lines: nothing to export")
-        return EXIT_INPUT
+        return Exit.INPUT
     if not remote:
         try:
             existed = check_output(Output(cfg.output, cfg.storage))
         except OutputProblem as exc:
             _err(str(exc).replace("--output", "-o"))
-            return EXIT_FAILED
-    p = beam.Pipeline(options=options)
+            return Exit.FAILED
+    p = new_pipeline(options)
     built = build_export(p, cfg, shards)
     display = None if cfg.quiet or remote else Progress(PROG, unit="lines")
 
@@ -127,30 +102,27 @@ def _execute(cfg: ExportConfig, options: Any) -> int:
 
     try:
         if not run_and_wait(p, options, display, prog=PROG, announce=announce, show=show):
-            return EXIT_OK
+            return Exit.OK
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (bunzai_codecs.core.stop)
-        _clean_up(built, existed)
+        clean_up(built.output, built.staging, existed)
         _err(f"interrupted; nothing was committed: {cfg.output} is as it was")
         return interrupted_exit(exc)
     except Exception as exc:
         if cfg.debug:
             traceback.print_exc()
-        refused = _refused(built)
-        _clean_up(built, existed)
+        refused = refused_manifest(built.output, built.staging)
+        clean_up(built.output, built.staging, existed)
         if refused is not None:
             _err(f"{refused['commit']['message']}; nothing was written: {cfg.output} is as it was")
-            return EXIT_INPUT
+            return Exit.INPUT
         _err(f"the run failed: {failure_line(exc)}; nothing was committed: {cfg.output} is as it was")
-        return EXIT_FAILED
-    fs, root = built.output.open()
-    manifest = orjson.loads(fs.cat_file(f"{root}/{MANIFEST}"))
+        return Exit.FAILED
+    manifest = written_manifest(built.output)
     sys.stdout.write(summary(manifest, built.output))
-    return EXIT_OK
+    return Exit.OK
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    from jobs.commands import run_job
-
     return run_job(
         argv,
         prog=PROG,

@@ -36,8 +36,9 @@ FLAGS = (
 )
 TIMEOUT = 90
 ROOT = Path(__file__).resolve().parents[1]
-#: the code a picture of report.html depicts (paths from the project root)
-REPORT_CODE = ("bunzai_codecs/fidelity_report.py",)
+#: the code a picture of report.html depicts (paths from the project root): the report's data and
+#: its rendering
+REPORT_CODE = ("bunzai_codecs/fidelity/report.py", "bunzai_codecs/fidelity/html.py")
 
 
 def find_browser() -> str | None:

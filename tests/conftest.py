@@ -10,12 +10,17 @@ from pathlib import Path
 import pytest
 
 from bunzai_codecs.core import basecache
+from pipeline.runtime import fixed_cost
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: every test checks core.basecache's rule: an escrow tree (and the dict mapped from it) is never
 #: mutated after decode; a recall of a changed one raises basecache.RuleBroken
 basecache.CHECK = True
+
+#: Beam's fixed cost per run (pipeline/runtime/fixed_cost.py), as a job installs it when it starts: every
+#: pipeline the tests build gets the memos
+fixed_cost.install()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

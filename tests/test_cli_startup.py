@@ -85,14 +85,17 @@ def test_formats_lists_every_format_without_loading_a_codec() -> None:
 
 def test_every_detector_imports_no_model() -> None:
     """Each format's detector module, with what it imports, loads no canonical model nor pydantic,
-    asked in a fresh interpreter."""
+    asked in a fresh interpreter. Each row's detector runs once, so a detector object's own parts
+    (the Tavern lineage's ``CardDetector`` loads an app's file scorer on first use) load too."""
     probe = (
         "import sys\n"
-        "from bunzai_codecs.core.format import resolve\n"
+        "from bunzai_codecs.core.format import DETECT_ERRORS, resolve\n"
+        "from bunzai_codecs.core.sniff import Sniff\n"
         "from bunzai_codecs.formats.table import FORMATS\n"
         "for f in FORMATS:\n"
-        "    resolve(f.detector)\n"
+        "    f.detect(Sniff(b'{}', 'probe.json'))\n"
         "    if f.kind_reader: resolve(f.kind_reader)\n"
+        "assert not DETECT_ERRORS, DETECT_ERRORS\n"
         "print(sorted(m for m in sys.modules if m == 'pydantic' or m.startswith('bunzai_codecs.entities')))\n"
     )
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=300)

@@ -17,6 +17,7 @@ from bunzai_codecs import read, write
 from bunzai_codecs.cli import main
 from bunzai_codecs.core import png
 from bunzai_codecs.core.media import default_portrait_png, digest, pixels_key, sniff_mime
+from bunzai_codecs.exitcodes import Exit
 from bunzai_codecs.formats.risu import risum
 from tests.conftest import corpus_root
 
@@ -340,7 +341,7 @@ def test_strict_exits_1_on_an_unexpected_loss(tmp_path: Path, capsys: pytest.Cap
         rc, err = _run(
             capsys, "convert", str(src), "--to", "agnai", "-o", str(tmp_path / "b.json"), "--strict"
         )
-        assert rc == 1
+        assert rc == Exit.LOSSY
     rc, err = _run(capsys, "convert", str(src), "--to", "agnai", "-o", str(tmp_path / "c.json"), "--strict")
     assert rc == 0, err
 

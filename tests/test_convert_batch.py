@@ -18,6 +18,7 @@ import pytest
 
 from bunzai_codecs import read
 from bunzai_codecs.cli import main
+from bunzai_codecs.exitcodes import Exit
 from tests.test_progress import run_in_pty
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -300,7 +301,7 @@ def test_strict_exits_1_when_a_file_lost_something_unexpectedly(
             "1",
             "--strict",
         )
-        assert rc == 1, err
+        assert rc == Exit.LOSSY, err
     rc, err = _run(
         capsys, "convert", str(src), "--to", "agnai", "-o", str(tmp_path / "o4"), "-j", "1", "--strict"
     )

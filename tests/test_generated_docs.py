@@ -64,7 +64,7 @@ def test_schema_markdown_prints_the_model_doc_and_writes_nothing(tmp_path: Path,
 
 def test_entity_index_schema_and_doc_are_current() -> None:
     from bunzai_codecs.support import schema_bytes
-    from pipeline.index import DOC_FILE, SCHEMA_FILE, json_schema, markdown
+    from pipeline.dataset.index.docs import DOC_FILE, SCHEMA_FILE, json_schema, markdown
 
     committed = DOCS / SCHEMA_FILE
     assert committed.exists(), f"{committed} missing: run `make schema`"

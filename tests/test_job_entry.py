@@ -1,11 +1,11 @@
-"""The entry point ``bunzai normalize`` and ``bunzai export`` share (``jobs.commands.run_job``)."""
+"""The entry point ``bunzai normalize`` and ``bunzai export`` share (``jobs.runner.run_job``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jobs.commands import run_job
-from pipeline.options import UsageError
+from jobs.runner import run_job
+from pipeline.runtime.errors import UsageError
 
 
 def _never(args: list[str]) -> int:
@@ -81,11 +81,11 @@ def test_run_and_wait_hands_over_or_waits_and_always_closes_the_display(
 ) -> None:
     """The run step both jobs share: a hand-over (Dataflow dry run, template) announces on stdout
     and does not wait; any other run waits for the end. The display is closed either way."""
-    from jobs import normalize
+    from jobs import runner
 
-    monkeypatch.setattr(normalize, "submits_only", lambda options: hands_over)
-    monkeypatch.setattr(normalize, "watching", lambda display, show=None: _Nothing())
-    monkeypatch.setattr(normalize, "console_url", lambda result, options: None)
+    monkeypatch.setattr(runner, "submits_only", lambda options: hands_over)
+    monkeypatch.setattr(runner, "watching", lambda display, show=None: _Nothing())
+    monkeypatch.setattr(runner, "console_url", lambda result, options: None)
     p, display = _Pipeline(), _Display()
     seen: list[object] = []
 
@@ -93,7 +93,7 @@ def test_run_and_wait_hands_over_or_waits_and_always_closes_the_display(
         seen.append(result)
         return "handed over\n"
 
-    waited = normalize.run_and_wait(p, None, display, prog="bunzai x", announce=announce)  # type: ignore[arg-type]
+    waited = runner.run_and_wait(p, None, display, prog="bunzai x", announce=announce)  # type: ignore[arg-type]
     assert waited is (not hands_over)
     assert p.result.waited is (not hands_over)
     assert seen == ([p.result] if hands_over else [])
@@ -102,7 +102,7 @@ def test_run_and_wait_hands_over_or_waits_and_always_closes_the_display(
 
 
 def test_the_hand_over_line_names_the_job_and_where_results_go() -> None:
-    from jobs.normalize import submitted
+    from jobs.runner import submitted
 
     line = submitted(_Result(), "gs://bucket/out", None, prog="bunzai export")  # type: ignore[arg-type]
     assert line == (

@@ -9,13 +9,12 @@ import threading
 import pytest
 
 from bunzai_codecs.core.stop import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     Terminated,
     interrupt_of,
     interrupted_exit,
     terminate_as_interrupt,
 )
+from bunzai_codecs.exitcodes import Exit
 
 
 def test_sigterm_inside_the_block_raises_terminated_and_the_old_handler_comes_back() -> None:
@@ -38,7 +37,7 @@ def test_a_second_sigterm_does_not_cut_the_clean_up_short() -> None:
 
 def test_terminated_is_an_interrupt_with_its_own_exit_code() -> None:
     assert issubclass(Terminated, KeyboardInterrupt)
-    assert (EXIT_TERMINATED, EXIT_INTERRUPTED) == (143, 130)
+    assert (Exit.TERMINATED, Exit.INTERRUPTED) == (143, 130)
     assert interrupted_exit(Terminated()) == 143
     assert interrupted_exit(KeyboardInterrupt()) == 130
 

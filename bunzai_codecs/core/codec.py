@@ -10,6 +10,7 @@ is still visible through ``Codec.detect_errors`` in tests).
 
 from __future__ import annotations
 
+import abc
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -274,11 +275,12 @@ KIND_NAMES: Mapping[str, str] = {
 }
 
 
-class Codec:
+class Codec(abc.ABC):
     """Base class for every format codec. A subclass sets ``id`` (a declared format's codec takes
     the other attributes of :data:`DECLARED` and its detector from ``formats/table.py``; an
-    undeclared one, a test's or a plugin's, sets them and ``detect`` itself) and implements decode
-    and encode; see docs/architecture.md for the contract."""
+    undeclared one, a test's or a plugin's, sets them and ``detect`` itself) and implements
+    ``decode`` (abstract: a class without it cannot be instantiated) and, unless the format is
+    read-only, ``encode``; see docs/architecture.md for the contract."""
 
     id: ClassVar[str]
     #: the kind of entity this format is for: what tables list it under and what a fresh file holds
@@ -344,14 +346,21 @@ class Codec:
         unless the format carries several (vaud-json says so in the file). Cheap; never raises."""
         return self.kind
 
+    @abc.abstractmethod
     def decode(self, s: Sniff) -> Decoded:
         """The entities ``s`` holds, primary first; raises a ``BunzaiError`` on bad input."""
-        raise NotImplementedError
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         """Deterministic bytes of this format for ``entity`` (its twin, if any, preserved). Only an
-        entity of a kind the format ``holds`` gets here (``Unsupported`` otherwise)."""
-        raise NotImplementedError
+        entity of a kind the format ``holds`` gets here (``Unsupported`` otherwise).
+
+        A codec that does not override it is a read-only format: bunzai reads it and cannot write
+        it. That is a fact about the format, not a bug, and this default says so the one way the
+        callers know: ``NotImplementedError``, which the pipeline reports as ``Unsupported`` and
+        fidelity records as a typed refusal (``pipeline.options.writable`` tells such a format by
+        this very method). A method a subclass must override is abstract instead (``decode``), so
+        forgetting it fails when the class is instantiated, never as this fact."""
+        raise NotImplementedError(f"bunzai reads {self.id} but does not write it")
 
     def entity(
         self,

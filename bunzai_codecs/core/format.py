@@ -8,14 +8,16 @@ its id's declaration at class creation (``Codec.__init_subclass__``), so nothing
 twice.
 
 Detectors are plain functions ``(Sniff) -> float`` in modules that import no canonical model
-(``formats/<app>/detect.py``): ``bunzai detect`` and ``bunzai formats`` run on declarations and
-detectors alone and never import pydantic or the codecs. This module imports nothing but
+(``formats/<app>/detect.py``), or a detector object a row builds from its format's data (the Tavern
+card lineage's): ``bunzai detect`` and ``bunzai formats`` run on declarations and detectors alone
+and never import pydantic or the codecs. This module imports nothing but
 ``core.entity`` (kind names) and ``core.errors``.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from bunzai_codecs.core.entity import ENTITY_KINDS, EntityKind
 
 if TYPE_CHECKING:
+    from bunzai_codecs.core.archive import ZipReader
     from bunzai_codecs.core.sniff import Sniff
 
 #: the package the ``"module:name"`` paths of a declaration are relative to
@@ -54,6 +57,41 @@ def guarded(format_id: str, fn: Callable[[Sniff], float], s: Sniff) -> float:
     return 0.0 if score < 0.0 else 1.0 if score > 1.0 else score
 
 
+def object_detector(test: Callable[[Any], bool], score: float) -> Callable[[Sniff], float]:
+    """The detector of a format whose file is one JSON object ``test`` recognises: ``score`` for an
+    input whose parsed JSON object it accepts (``None`` is passed for any other input), else 0."""
+
+    def detect(s: Sniff) -> float:
+        return score if test(s.json_object) else 0.0
+
+    detect.__doc__ = f"{score} for a JSON object {test.__name__} accepts, else 0"
+    return detect
+
+
+def package_detector(
+    suffix: str, member: re.Pattern[str], fits: Callable[[ZipReader], bool]
+) -> Callable[[Sniff], float]:
+    """The detector of a zip package format (BYAF, Voxta): 1.0 for a readable zip that ``fits`` and
+    has a member named like ``member`` (its character); 0.6 for one that fits without such a member
+    but is named ``suffix``, 0.5 for an unreadable zip named so; else 0."""
+
+    def detect(s: Sniff) -> float:
+        if not s.is_zip:
+            return 0.0
+        z = s.zip
+        named = s.suffix == suffix
+        if z is None:
+            return 0.5 if named else 0.0
+        if not fits(z):
+            return 0.0
+        if any(member.match(n) for n in z.names):
+            return 1.0
+        return 0.6 if named else 0.0
+
+    detect.__doc__ = f"a {suffix} package: a zip with a member like {member.pattern}"
+    return detect
+
+
 @dataclass(frozen=True)
 class Format:
     """One format id's declaration (see the module docstring). The fields the codec class takes
@@ -68,8 +106,10 @@ class Format:
     label: str
     #: ``"module:Class"`` of the codec (decode/encode), loaded on first use
     codec: str
-    #: ``"module:function"`` of the detector, ``(Sniff) -> float`` in [0, 1]; it imports no model
-    detector: str
+    #: the detector, ``(Sniff) -> float`` in [0, 1]: its ``"module:function"`` path, or a detector
+    #: object built in the row from the format's own data (the Tavern card lineage's
+    #: ``tavern.detect.CardDetector``); either imports no model
+    detector: str | Callable[[Sniff], float]
     #: file name suffixes this format is usually saved with: a hint, never a requirement
     suffixes: tuple[str, ...] = (".json",)
     #: the suffix an export of this format is written with
@@ -87,6 +127,8 @@ class Format:
 
     @cached_property
     def _detector(self) -> Callable[[Sniff], float]:
+        if not isinstance(self.detector, str):
+            return self.detector
         fn: Callable[[Sniff], float] = resolve(self.detector)
         return fn
 

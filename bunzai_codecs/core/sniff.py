@@ -8,6 +8,8 @@ is cached too, so a detector sees "not JSON" cheaply and a decoder can raise the
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
@@ -172,6 +174,16 @@ class Sniff:
         except Malformed as exc:
             self._json_error = exc.with_uri(self.uri)
 
+    def _container(self, kind: str, parse: Callable[[bytes], T]) -> T | None:
+        """The input parsed as a ``kind`` container (once: the caller keeps it; counted in
+        ``parse_counts``), or ``None`` with the typed error kept as ``<kind>_error``."""
+        Sniff.parse_counts[kind] += 1
+        try:
+            return parse(self.data)
+        except BunzaiError as exc:
+            setattr(self, f"_{kind}_error", exc.with_uri(self.uri))
+            return None
+
     # -- PNG ---------------------------------------------------------------------------------
 
     @property
@@ -180,15 +192,7 @@ class Sniff:
         checked but the pixel data's (``png.IMAGE_DATA``: no codec reads it, and it is most of the
         file); those chunks keep their stored CRC, so a file written from them keeps their bytes."""
         if self._png is _UNSET:
-            self._png = None
-            if self.is_png:
-                from bunzai_codecs.core import png
-
-                Sniff.parse_counts["png"] += 1
-                try:
-                    self._png = png.parse(self.data, skip_crc=png.IMAGE_DATA)
-                except BunzaiError as exc:
-                    self._png_error = exc.with_uri(self.uri)
+            self._png = self._container("png", _parse_png) if self.is_png else None
         return self._png
 
     @property
@@ -241,15 +245,7 @@ class Sniff:
     def zip(self) -> ZipReader | None:
         """The zip listing (bounded), or ``None`` when the input is not a readable zip."""
         if self._zip is _UNSET:
-            self._zip = None
-            if self.is_zip:
-                from bunzai_codecs.core import archive
-
-                Sniff.parse_counts["zip"] += 1
-                try:
-                    self._zip = archive.open_zip(self.data)
-                except BunzaiError as exc:
-                    self._zip_error = exc.with_uri(self.uri)
+            self._zip = self._container("zip", _open_zip) if self.is_zip else None
         return self._zip
 
     @property
@@ -316,6 +312,18 @@ def decode_text(data: bytes) -> bytes:
 BIG_JSON = 4 * 1024 * 1024
 
 
+def _parse_png(data: bytes) -> PngFile:
+    from bunzai_codecs.core import png
+
+    return png.parse(data, skip_crc=png.IMAGE_DATA)
+
+
+def _open_zip(data: bytes) -> ZipReader:
+    from bunzai_codecs.core import archive
+
+    return archive.open_zip(data)
+
+
 def parse_json(data: bytes | str, *, what: str = "JSON") -> Any:
     """Parse JSON with typed errors. orjson for everyday sizes; the stdlib for big inputs, held to
     orjson's rules (no NaN/Infinity; integers beyond 64 bits become floats). Depth is bounded either way."""
@@ -353,3 +361,18 @@ def _parse_big(raw: bytes | str, what: str) -> Any:
         raise Malformed(f"invalid {what}: {exc.msg}", offset=exc.pos) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise Malformed(f"invalid {what}: {exc}") from None
+
+
+def base64_json(text: bytes, keyword: str, offset: int | None = None) -> Any:
+    """The JSON tree a text chunk's value holds as strict base64 (Pygmalion's ``chara``, NovelAI's
+    ``naidata``); ``Malformed`` naming the ``keyword`` chunk, at ``offset``, when the value is not
+    valid base64 or the bytes are not JSON."""
+    try:
+        data = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raise Malformed(f"the PNG {keyword} chunk is not valid base64", offset=offset) from None
+    try:
+        return parse_json(data, what=f"JSON in the PNG {keyword} chunk")
+    except Malformed as exc:
+        exc.offset = offset
+        raise

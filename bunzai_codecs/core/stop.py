@@ -17,10 +17,7 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-#: the exit code of a command ended by SIGTERM (the shell's 128 + signal number)
-EXIT_TERMINATED = 128 + signal.SIGTERM
-#: the exit code of a command ended by Ctrl-C (SIGINT)
-EXIT_INTERRUPTED = 128 + signal.SIGINT
+from bunzai_codecs.exitcodes import Exit
 
 
 class Terminated(KeyboardInterrupt):
@@ -61,12 +58,10 @@ def interrupt_of(exc: BaseException) -> KeyboardInterrupt | None:
 
 def interrupted_exit(exc: KeyboardInterrupt) -> int:
     """143 for a command ended by SIGTERM, 130 for Ctrl-C."""
-    return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+    return Exit.TERMINATED if isinstance(exc, Terminated) else Exit.INTERRUPTED
 
 
 __all__ = [
-    "EXIT_INTERRUPTED",
-    "EXIT_TERMINATED",
     "Terminated",
     "interrupt_of",
     "interrupted_exit",

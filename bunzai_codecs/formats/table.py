@@ -6,6 +6,12 @@ The registry lists and detects from these rows without loading any codec: a dete
 (``<app>/detect.py``) imports no canonical model. The codec class named here takes the row's
 fields when it is created, so a codec module declares only its id.
 
+Every app that writes Tavern cards detects through the lineage's one detector, a
+``tavern.detect.CardDetector`` built here from the app's data: the mark its dialect leaves on a card
+(``CardMark``: which ``extensions`` keys, of which JSON type) and the scorer of its own file (an
+envelope or a zip), if any. A new Tavern card app is its dialect and codec class
+(``tavern/card.py``) plus a row here.
+
 Priorities: ``vaud-json`` (100) is asked first; Lumiverse's card (10) before the other Tavern card
 codecs; SillyTavern's flat preset kinds (-1) after ``sillytavern-preset``, which keeps another
 app's linked preset.
@@ -14,9 +20,35 @@ app's linked preset.
 from __future__ import annotations
 
 from bunzai_codecs.core.format import Format
+from bunzai_codecs.formats.tavern.detect import CardDetector, CardMark
 
 JSON_PNG = (".json", ".png")
 MARINARA = (".marinara.json", ".json")
+
+#: the Tavern card lineage's apps: what marks a card as theirs, what scores their own file
+TAVERN_CARD = CardDetector()
+#: RoleCall: an ``extensions.rolecall`` object (its ``type: "persona"`` is a rolecall-persona card);
+#: only RoleCall writes that key, so the mark is certain
+ROLECALL_CARD = CardDetector(CardMark.of({"rolecall": dict}, unless={"type": "persona"}, score=1.0))
+#: Lumiverse: its bare ``extensions`` keys (docs/formats/lumiverse.md#character); its zip is scored by its listing
+LUMIVERSE_CARD = CardDetector(
+    CardMark.of(
+        {
+            "expressions": dict,
+            "expression_groups": dict,
+            "alternate_fields": dict,
+            "lumiverse_image_gen_lora": dict,
+            "alternate_avatars": list,
+            "world_book_ids": list,
+            "databank_ids": list,
+            "alternate_character_name": str,
+            "ttsVoice": object,
+        }
+    ),
+    file="lumiverse.detect:archive",
+)
+#: Marinara: its ``marinara_character`` envelope, nothing else
+MARINARA_CARD = CardDetector(file="marinara.detect:character")
 
 # fmt: off
 FORMATS: tuple[Format, ...] = (
@@ -30,7 +62,7 @@ FORMATS: tuple[Format, ...] = (
            kind_reader="vaud.detect:kind_of"),
     Format("marinara-character", "character", "marinara",
            "Marinara-Engine character (marinara_character export)",
-           "marinara.character:MarinaraCharacterCodec", "marinara.detect:character",
+           "marinara.character:MarinaraCharacterCodec", MARINARA_CARD,
            MARINARA, ".marinara.json"),
     Format("marinara-lorebook", "lorebook", "marinara", "Marinara-Engine lorebook",
            "marinara.lorebook:MarinaraLorebookCodec", "marinara.detect:lorebook", MARINARA, ".marinara.json"),
@@ -54,7 +86,7 @@ FORMATS: tuple[Format, ...] = (
            "chub.lorebook:ChubLorebook", "chub.detect:lorebook"),
     Format("lumiverse", "character", "lumiverse",
            "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)",
-           "lumiverse.card:LumiverseCard", "lumiverse.detect:card", (".json", ".png", ".charx", ".zip"),
+           "lumiverse.card:LumiverseCard", LUMIVERSE_CARD, (".json", ".png", ".charx", ".zip"),
            priority=10),
     Format("lumiverse-persona", "persona", "lumiverse", "Lumiverse persona (account object)",
            "lumiverse.persona:LumiversePersona", "lumiverse.detect:persona"),
@@ -84,7 +116,7 @@ FORMATS: tuple[Format, ...] = (
            "risu.regex:RisuRegexCodec", "risu.detect:regex"),
     Format("rolecall", "character", "rolecall",
            "RoleCall character (CCv2/v3 + extensions.rolecall; JSON, PNG)",
-           "rolecall.card:RoleCallCard", "rolecall.detect:card", JSON_PNG),
+           "rolecall.card:RoleCallCard", ROLECALL_CARD, JSON_PNG),
     Format("rolecall-lorebook", "lorebook", "rolecall", "RoleCall lorebook export (v1)",
            "rolecall.lorebook:RoleCallLorebook", "rolecall.detect:lorebook"),
     Format("rolecall-persona", "persona", "rolecall",
@@ -96,7 +128,7 @@ FORMATS: tuple[Format, ...] = (
     Format("rolecall-regex", "regex", "rolecall", "RoleCall regex script",
            "rolecall.regex:RoleCallRegex", "rolecall.detect:regex"),
     Format("sillytavern", "character", "sillytavern", "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)",
-           "sillytavern.card:SillyTavernCard", "sillytavern.detect:card", (".png", ".json", ".apng")),
+           "sillytavern.card:SillyTavernCard", TAVERN_CARD, (".png", ".json", ".apng")),
     Format("sillytavern-context", "preset", "sillytavern", "SillyTavern context template (story string)",
            "sillytavern.formatting:SillyTavernContextCodec", "sillytavern.detect:context", priority=-1),
     Format("sillytavern-instruct", "preset", "sillytavern", "SillyTavern instruct template",

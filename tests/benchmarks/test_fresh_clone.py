@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import bench.__main__ as bench_main
-from pipeline.prune import MANAGED
+from pipeline.dataset.prune import MANAGED
 
 ROOT = Path(__file__).resolve().parents[2]
 

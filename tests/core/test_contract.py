@@ -131,3 +131,59 @@ def test_the_twin_of_a_format_this_bunzai_does_not_know_is_kept_whole() -> None:
     assert back.original["some-future-format"].extra == {"layout": "v9"}
     again = orjson.loads(write(back, "vaud-json").data)["original"]
     assert orjson.dumps(again) == orjson.dumps(line["original"])
+
+
+# -- what a codec must write, and what a read-only format is ---------------------------------------
+
+
+def test_a_codec_without_a_decoder_cannot_be_made() -> None:
+    class NoDecode(Codec):
+        id = "no-decode"
+        kind = "lorebook"
+
+    with pytest.raises(TypeError, match="abstract method decode"):
+        NoDecode()
+
+
+def test_the_half_written_bases_of_the_formats_cannot_be_made() -> None:
+    from bunzai_codecs.formats._shared.tree_codec import TreeCodec
+    from bunzai_codecs.formats.marinara._rows import EnvelopeCodec
+
+    class ReadsOnly(TreeCodec):  # a tree format must say how it writes a tree, too
+        id = "tree-reads-only"
+        kind = "lorebook"
+        read = staticmethod(lambda tree, ctx: {"name": "x"})
+
+    class Fresh(EnvelopeCodec):  # an envelope format must lay a body over its twin, too
+        id = "envelope-fresh-only"
+        kind = "lorebook"
+
+        def fresh(self, new: dict[str, Any], exported_at: str) -> Any:
+            return new
+
+    with pytest.raises(TypeError, match="abstract method write"):
+        ReadsOnly()
+    with pytest.raises(TypeError, match="abstract method overlay"):
+        Fresh()
+
+
+class _ReadOnly(Codec):
+    """Decodes and does not override ``encode``: a format bunzai reads and does not write."""
+
+    id = "toy-read-only"
+    kind = "lorebook"
+
+    def decode(self, s: Any) -> Decoded:
+        return Decoded([self.entity(s, {"name": "r"}, raw=s.json)])
+
+
+def test_a_read_only_format_says_so_and_fidelity_records_it_as_a_fact_not_a_bug() -> None:
+    from bunzai_codecs.fidelity import cross_format
+
+    book = CanonicalEntity(kind="lorebook", id="lorebook-x", body=LorebookBody.model_validate({"name": "b"}))
+    with pytest.raises(NotImplementedError, match="bunzai reads toy-read-only but does not write it"):
+        _ReadOnly().encode(book, EmitContext())
+    with registry.using({**registry.CODECS, _ReadOnly.id: _ReadOnly}):
+        row = cross_format(book, registry.get(_ReadOnly.id), pool=[book], input="b", source="x")
+    assert row.status == "error" and row.error is not None
+    assert (row.error.type, row.error.internal) == ("NotImplementedError", False)

@@ -9,7 +9,16 @@ from hypothesis import strategies as st
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
+from bunzai_codecs.core.entity import Decoded
+from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.core.sniff import Sniff
+
+
+class _Detector(Codec):
+    """A codec that only detects (these tests rank scores): decoding is refused."""
+
+    def decode(self, s: Sniff) -> Decoded:
+        raise NotRecognized("a detection stand-in decodes nothing")
 
 
 def _codec(cid: str, score: float, prio: int = 0, *, boom: bool = False) -> type[Codec]:
@@ -20,7 +29,7 @@ def _codec(cid: str, score: float, prio: int = 0, *, boom: bool = False) -> type
 
     return type(
         f"C_{cid.replace('-', '_')}",
-        (Codec,),
+        (_Detector,),
         {"id": cid, "kind": "character", "priority": prio, "detect": detect},
     )
 
@@ -114,7 +123,7 @@ def test_sniff_parses_json_once_however_many_codecs_look() -> None:
             return 0.6 if isinstance(s.json, dict) else 0.0
 
         table[f"c{i:02d}"] = type(
-            f"J{i}", (Codec,), {"id": f"c{i:02d}", "kind": "character", "detect": detect}
+            f"J{i}", (_Detector,), {"id": f"c{i:02d}", "kind": "character", "detect": detect}
         )
     with registry.using(table):
         s = Sniff(b'{"name": "x"}', "x.json")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline.options import DEFAULT_FIDELITY, DEFAULT_SHARD_BYTES, NormalizeOptions, parse
+from pipeline.runtime.options import DEFAULT_FIDELITY, DEFAULT_SHARD_BYTES, NormalizeOptions, parse
 
 from .conftest import DEPLOY
 from .lint import lint_metadata

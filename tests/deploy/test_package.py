@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from apache_beam.internal import pickler
 
-from pipeline.since import codec_fingerprint
+from pipeline.normalize.since import codec_fingerprint
 from tests.pipeline.graphs import build_graph, full_argv
 
 from .conftest import DEPLOY, ROOT, pyproject
@@ -117,8 +117,8 @@ WORKER = textwrap.dedent(
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.portability.api import beam_runner_api_pb2
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-    import bunzai_codecs, jobs.normalize, pipeline.graph
-    from pipeline.since import codec_fingerprint
+    import bunzai_codecs, jobs.normalize, pipeline.normalize.graph
+    from pipeline.normalize.since import codec_fingerprint
     loaded = {}
     for lib, path in graphs.items():
         pickler.set_library(lib)
@@ -135,7 +135,7 @@ WORKER = textwrap.dedent(
                     fns.add(type(fn).__module__ + "." + type(fn).__qualname__)
         loaded[lib] = sorted(fns)
     print(json.dumps({
-        "files": [m.__file__ for m in (bunzai_codecs, jobs.normalize, pipeline.graph)],
+        "files": [m.__file__ for m in (bunzai_codecs, jobs.normalize, pipeline.normalize.graph)],
         "fingerprint": codec_fingerprint(),
         "loaded": loaded,
     }))

@@ -9,12 +9,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from bunzai_codecs import cli
+from bunzai_codecs import audit, cli
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Coverage
+from bunzai_codecs.exitcodes import Exit
 from bunzai_codecs.fidelity import FidelityRow, check_file
-from bunzai_codecs.fidelity_report import build_report, rows_jsonl, write_report
-from jobs import audit
+from bunzai_codecs.fidelity.report import build_report, rows_jsonl, write_report
 
 from . import toys
 
@@ -107,7 +107,7 @@ def test_a_doctored_lossless_pair_fails_with_a_clear_message(
         "pair\tlorebook\ttoy-lore -> toy-narrow\tlossy\tn=1 lossless=0 expected=1 unexpected=0 errors=0",
         "pair\tlorebook\ttoy-lore -> toy-narrow\tlossless\tn=1 lossless=1 expected=0 unexpected=0 errors=0",
     )
-    assert _audit(report, baseline) == audit.EXIT_REGRESSION
+    assert _audit(report, baseline) == Exit.REGRESSION
     err = capsys.readouterr().err
     assert "1 regression(s)" in err
     assert (
@@ -133,7 +133,7 @@ def test_doctored_inputs_fail_as_reject_and_round_trip(
         "toy-unstable\tnative=unexpected\tstability=unexpected",
         "toy-unstable\tnative=lossless\tstability=unexpected",
     )
-    assert _audit(report, baseline) == 1
+    assert _audit(report, baseline) == Exit.REGRESSION
     err = capsys.readouterr().err
     assert (
         "REJECT      s/junk.bin: decoded as toy-lore in the baseline, now rejected: NotRecognized: no format recognised"
@@ -151,7 +151,7 @@ def test_a_removed_unexpected_line_is_a_new_unexpected_path(
     report, baseline = recorded
     _doctor(baseline, "unexpected\tlorebook\ttoy-lore -> toy-buggy\tlost\tentries[].comment\t1\n", "")
     _doctor(baseline, "unexpected\tlorebook\ttoy-lore -> toy-crash\terror\tKeyError\t1\n", "")
-    assert _audit(report, baseline) == 1
+    assert _audit(report, baseline) == Exit.REGRESSION
     err = capsys.readouterr().err
     assert (
         "UNEXPECTED  lorebook toy-lore -> toy-buggy: new unexpected lost path entries[].comment (1 entities)"
@@ -176,7 +176,7 @@ def test_a_codec_change_that_loses_data_fails_the_audit(
     _, baseline = recorded
     with registry.using({**toys.TOYS, "toy-leaky": _LeakyRegressed}):
         report = _run(tmp_path / "regressed")
-    assert _audit(report, baseline) == 1
+    assert _audit(report, baseline) == Exit.REGRESSION
     err = capsys.readouterr().err
     assert "LOSSY       lorebook toy-lore -> toy-leaky: lossless on all 1 entities" in err
     assert "UNEXPECTED  lorebook toy-lore -> toy-leaky: new unexpected lost path entries[].title" in err
@@ -232,13 +232,13 @@ def test_usage_errors_exit_2_with_the_reason(
     tmp_path: Path, recorded: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     report, baseline = recorded
-    assert _audit(tmp_path / "nowhere" / "report.json", baseline) == audit.EXIT_USAGE
+    assert _audit(tmp_path / "nowhere" / "report.json", baseline) == Exit.INPUT
     assert "no such report" in capsys.readouterr().err
-    assert _audit(report, tmp_path / "none.tsv") == audit.EXIT_USAGE
+    assert _audit(report, tmp_path / "none.tsv") == Exit.INPUT
     assert "record one with --write-baseline" in capsys.readouterr().err
     bad = tmp_path / "bad.tsv"
     bad.write_text("roots\ts\npair\tlorebook\tno arrow here\tlossless\tn=1\n")
-    assert _audit(report, bad) == audit.EXIT_USAGE
+    assert _audit(report, bad) == Exit.INPUT
     assert f"{bad}:2: cannot read this line" in capsys.readouterr().err
 
 
@@ -256,7 +256,7 @@ def test_python_m_jobs_audit_is_the_same_command(recorded: tuple[Path, Path]) ->
         "toy-lore -> toy-narrow\tlossy\tn=1 lossless=0 expected=1",
         "toy-lore -> toy-narrow\tlossless\tn=1 lossless=1 expected=0",
     )
-    assert audit.main(["--report", str(report), "--baseline", str(baseline)]) == 1
+    assert audit.main(["--report", str(report), "--baseline", str(baseline)]) == Exit.REGRESSION
 
 
 # -- a previous run as the baseline -------------------------------------------------------------------
@@ -290,7 +290,7 @@ def test_a_previous_run_catches_a_codec_regression(
     old = _run(tmp_path / "old")
     with registry.using({**toys.TOYS, "toy-leaky": _LeakyRegressed}):
         new = _run(tmp_path / "new")
-    assert cli.main(["audit", "--report", str(new), "--baseline", str(old.parent)]) == audit.EXIT_REGRESSION
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old.parent)]) == Exit.REGRESSION
     err = capsys.readouterr().err
     assert "LOSSY       lorebook toy-lore -> toy-leaky: lossless on all 1 entities" in err
     assert "UNEXPECTED  lorebook toy-lore -> toy-leaky: new unexpected lost path entries[].title" in err
@@ -308,7 +308,7 @@ def test_the_kept_rule_catches_a_loss_the_other_rules_accept(
     old = _run(tmp_path / "old")
     with registry.using({**toys.TOYS, "toy-narrow": _NarrowerRegressed}):
         new = _run(tmp_path / "new")
-    assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == audit.EXIT_REGRESSION
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == Exit.REGRESSION
     err = capsys.readouterr().err
     # the book (144) lost 41 to toy-narrow; now also its three trigger texts "market" 6, "bridge" 6
     # and "river" 5 (their isRegex flags go with them: 3): 61 lost, kept 83/144 = 57.64% (was 71.53%)
@@ -335,7 +335,7 @@ def test_the_tsv_baseline_records_and_checks_kept_weights(
         "toy-lore -> toy-narrow\tlossy\tn=1 lossless=0 expected=1 unexpected=0 errors=0 weight=144 lost=41",
         "toy-lore -> toy-narrow\tlossy\tn=1 lossless=0 expected=1 unexpected=0 errors=0 weight=144 lost=30",
     )
-    assert _audit(report, baseline) == audit.EXIT_REGRESSION
+    assert _audit(report, baseline) == Exit.REGRESSION
     err = capsys.readouterr().err
     # 114/144 = 79.17% in the baseline, 103/144 = 71.53% now; a TSV keeps no paths, so the
     # message names what this run loses most
@@ -347,7 +347,7 @@ def test_the_tsv_baseline_records_and_checks_kept_weights(
     assert _audit(report, baseline, "--kept-tolerance", "8") == 0
     capsys.readouterr()
     _doctor(baseline, " weight=144 lost=30", " weight=144 lost=150")
-    assert _audit(report, baseline) == audit.EXIT_USAGE
+    assert _audit(report, baseline) == Exit.INPUT
     assert "weight and lost go together, lost <= weight" in capsys.readouterr().err
 
 
@@ -362,7 +362,7 @@ def test_a_tsv_kept_share_is_compared_only_over_the_same_inputs(
         report = _run(tmp_path / "new", files)
     # the baseline's toy-lore totals count book2: a share over book.json alone does not compare
     # with them, so toy-lore's drop is not judged; the card's and the unstable book's are
-    assert _audit(report, baseline) == audit.EXIT_REGRESSION
+    assert _audit(report, baseline) == Exit.REGRESSION
     err = capsys.readouterr().err
     kept = [x.split(":")[0].split()[1:] for x in err.splitlines() if x.startswith("  KEPT")]
     assert kept == [
@@ -371,7 +371,7 @@ def test_a_tsv_kept_share_is_compared_only_over_the_same_inputs(
     ]
     assert "note: 7 format pairs' kept share not compared: the baseline counts inputs of their source" in err
     # a previous run's rows are recounted over the inputs both read: toy-lore's drop is found too
-    assert _audit(report, tmp_path / "old") == audit.EXIT_REGRESSION
+    assert _audit(report, tmp_path / "old") == Exit.REGRESSION
     assert "KEPT  lorebook toy-lore -> toy-narrow: kept 71.53%" in capsys.readouterr().err
 
 
@@ -384,7 +384,7 @@ def test_a_normalize_output_folder_is_a_run(tmp_path: Path, capsys: pytest.Captu
     off = tmp_path / "off"
     off.mkdir()
     (off / "manifest.json").write_text('{"options": {"fidelity": "off"}}')
-    assert cli.main(["audit", "--report", str(new), "--baseline", str(off)]) == audit.EXIT_USAGE
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(off)]) == Exit.INPUT
     assert f"{off}: no fidelity rows (rows-*.jsonl) there (that run was made with --fidelity off)" in (
         capsys.readouterr().err
     )
@@ -398,5 +398,5 @@ def test_a_broken_rows_file_is_named_with_its_line(
     rows = old.parent / "rows-00000-of-00001.jsonl"
     rows.write_bytes(rows.read_bytes() + b'{"input": "x"}\n')
     n = rows.read_bytes().count(b"\n")
-    assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == audit.EXIT_USAGE
+    assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == Exit.INPUT
     assert f"{rows}:{n}: not a fidelity row" in capsys.readouterr().err

@@ -10,7 +10,8 @@ import pytest
 
 from bunzai_codecs import cli
 from bunzai_codecs.core import registry
-from bunzai_codecs.fidelity_report import read_rows
+from bunzai_codecs.exitcodes import Exit
+from bunzai_codecs.fidelity.report import read_rows
 
 from . import toys
 
@@ -79,5 +80,5 @@ def test_the_same_inputs_give_the_same_bytes(tree: Path, tmp_path: Path) -> None
 
 
 def test_a_missing_path_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["fidelity", str(tmp_path / "nope"), "-o", str(tmp_path / "o")]) == cli.EXIT_INPUT
+    assert cli.main(["fidelity", str(tmp_path / "nope"), "-o", str(tmp_path / "o")]) == Exit.INPUT
     assert "no such file or directory" in capsys.readouterr().err

@@ -12,17 +12,11 @@ import pytest
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.diff import Change
-from bunzai_codecs.fidelity import (
-    FidelityRow,
-    PathLoss,
-    _Part,
-    _Units,
-    _weigh,
-    check_file,
-    content_units,
-    content_weight,
-)
-from bunzai_codecs.fidelity_report import build_report, render_html
+from bunzai_codecs.fidelity import FidelityRow, PathLoss, check_file, content_units, content_weight
+from bunzai_codecs.fidelity.html import render_html
+from bunzai_codecs.fidelity.paths import _Part
+from bunzai_codecs.fidelity.report import build_report
+from bunzai_codecs.fidelity.weights import _Units, _weigh
 from tests.conftest import ROOT, corpus_root
 from tests.formats.helpers import inputs_below
 
@@ -325,7 +319,7 @@ def test_an_unknown_file_gets_no_weights(tmp_path: Path) -> None:
 
 
 def test_partial_reports_merge_like_one_pass(toy_registry: None) -> None:
-    from bunzai_codecs.fidelity_report import ReportBuilder
+    from bunzai_codecs.fidelity.report import ReportBuilder
 
     rows = check_file(toys.book(), "b.toylore.json", input="b") + check_file(
         toys.card(), "c.toycard.json", input="c"

@@ -11,7 +11,8 @@ from bunzai_codecs import read
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.fidelity import body_losses, check_file, cross_format
-from bunzai_codecs.fidelity_report import ReportBuilder, render_html
+from bunzai_codecs.fidelity.html import render_html
+from bunzai_codecs.fidelity.report import ReportBuilder
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

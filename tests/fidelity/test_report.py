@@ -9,7 +9,8 @@ from html.parser import HTMLParser
 import orjson
 
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, RowError
-from bunzai_codecs.fidelity_report import REPORT_SCHEMA, ReportBuilder, build_report, render_html
+from bunzai_codecs.fidelity.html import render_html
+from bunzai_codecs.fidelity.report import REPORT_SCHEMA, ReportBuilder, build_report
 
 EVIL = "<script>alert(1)</script>"
 

@@ -8,7 +8,8 @@ import orjson
 from bunzai_codecs import read
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity
-from bunzai_codecs.fidelity import _compare_bodies, cross_format, example_blocks
+from bunzai_codecs.fidelity import cross_format, example_blocks
+from bunzai_codecs.fidelity.checks import _compare_bodies
 
 
 def _card(mes_example: str, name: str = "Mira") -> CanonicalEntity:

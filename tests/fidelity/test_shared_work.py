@@ -16,16 +16,9 @@ from bunzai_codecs.core import basecache, registry
 from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.fidelity import (
-    _classer,
-    _Dumps,
-    _pattern_of,
-    check_decoded,
-    content_units,
-    cross_format,
-    cross_targets,
-    media_changes,
-)
+from bunzai_codecs.fidelity import check_decoded, content_units, cross_format, cross_targets, media_changes
+from bunzai_codecs.fidelity.paths import _classer, _pattern_of
+from bunzai_codecs.fidelity.weights import _Dumps
 from tests.conftest import ROOT, corpus_root
 from tests.formats.helpers import inputs_below
 

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from bunzai_codecs.core.diff import diff, join
-from bunzai_codecs.fidelity import _leaf_paths, _pattern_of, content_units, content_weight
+from bunzai_codecs.fidelity import content_units, content_weight
+from bunzai_codecs.fidelity.paths import _leaf_paths, _pattern_of
 from tests.core.test_diff import _reference as _diff_rule
 from tests.fidelity.test_shared_work import _inputs
 

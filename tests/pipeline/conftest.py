@@ -27,10 +27,11 @@ from apache_beam.metrics.metric import MetricsFilter
 from bunzai_codecs import write
 from bunzai_codecs.core.entity import CanonicalEntity, canonical_id
 from bunzai_codecs.entities import CharacterBody, LorebookBody, RegexSetBody
-from jobs.normalize import read_manifest, run_pipeline
-from pipeline.counters import NAMESPACE
-from pipeline.io import Storage
-from pipeline.options import parse
+from jobs.normalize import run_pipeline
+from jobs.runner import written_manifest
+from pipeline.runtime.counters import NAMESPACE
+from pipeline.runtime.options import parse
+from pipeline.runtime.storage import Storage
 from tests.conftest import corpus_root
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +89,7 @@ def normalize(*args: str, storage_options: dict[str, Any] | None = None) -> Run:
     counters: dict[str, int] = {}
     for r in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
         counters[r.key.metric.name] = counters.get(r.key.metric.name, 0) + r.committed  # summed over steps
-    return Run(read_manifest(built), counters, cfg.output, storage_options or {})
+    return Run(written_manifest(built.output), counters, cfg.output, storage_options or {})
 
 
 def same_outputs(a: Run, b: Run) -> None:

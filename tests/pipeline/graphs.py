@@ -16,9 +16,10 @@ import orjson
 from apache_beam.pipeline import AppliedPTransform, PipelineVisitor
 
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
-from pipeline.graph import build
-from pipeline.options import export_formats, parse, runner_name
-from pipeline.since import MANIFEST_VERSION, codec_fingerprint
+from pipeline.dataset.manifest import MANIFEST_VERSION
+from pipeline.normalize.graph import build
+from pipeline.normalize.since import codec_fingerprint
+from pipeline.runtime.options import export_formats, parse, runner_name
 
 IMAGE = "us-central1-docker.pkg.dev/bunzai-dry-run/bunzai/bunzai:test"
 #: the flags of the issue. Beam's own checks refuse its placeholders: ``--project=p`` is not a

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from bunzai_codecs import audit
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Coverage
-from jobs import audit
+from bunzai_codecs.exitcodes import Exit
 from jobs.normalize import run as run_job
-from pipeline.options import UsageError, parse
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import parse
 from tests.fidelity import toys
 
 from .conftest import PINNED, SharedRuns
@@ -69,7 +71,7 @@ def test_a_nightly_run_passes_against_the_same_codecs_and_fails_on_a_regression(
 
     with registry.using({**toys.TOYS, "toy-narrow": _NarrowerRegressed}):
         code = _normalize(inputs, night3, "--audit-against", f"{night1}/")
-    assert code == audit.EXIT_REGRESSION
+    assert code == Exit.REGRESSION
     err = capsys.readouterr().err
     # the book (and the card's copy of it) lost 41 of 144 to toy-narrow; now also the trigger
     # texts 6 + 6 + 5 and their isRegex flags 3 (tests/fidelity/test_kept.py has the sums)

@@ -23,9 +23,10 @@ import orjson
 import pytest
 
 import jobs.normalize
-import pipeline.normalize
+import pipeline.normalize.per_input
+from bunzai_codecs.exitcodes import Exit
 from jobs.normalize import run as run_job
-from pipeline.commit import STAGING
+from pipeline.dataset.commit import STAGING
 
 from .conftest import PINNED, ROOT, SharedRuns, copy_output, normalize, same_outputs
 from .faulty_fs import disk_full, faults
@@ -216,13 +217,13 @@ def test_a_run_that_does_not_balance_is_not_committed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     src, out, before = previous
-    real = pipeline.normalize._entity_sources
+    real = pipeline.normalize.per_input._entity_sources
 
     def lose_one(v: Any) -> set[str]:  # a bug that loses an input's entities from the balance
         return set() if v.uri.endswith("rules.vaud.json") else real(v)
 
-    monkeypatch.setattr(pipeline.normalize, "_entity_sources", lose_one)
-    assert job("--input", str(src), "--output", str(out), *ARGS) == 1
+    monkeypatch.setattr(pipeline.normalize.per_input, "_entity_sources", lose_one)
+    assert job("--input", str(src), "--output", str(out), *ARGS) == Exit.UNBALANCED
     cap = capsys.readouterr()
     line = one_line(cap.err)
     assert "does not balance" in line and "is as it was" in line
@@ -259,9 +260,9 @@ sys.exit(run(sys.argv[5:]))
 @pytest.mark.parametrize(
     ("module", "cls", "after"),
     [
-        ("pipeline.validate", "_Validate", 2),  # mid-run: some inputs read, decoded and exported
-        ("pipeline.shards", "_MergeShard", 1),  # a shard of the new run written, others not yet
-        ("pipeline.commit", "_Verdict", 0),  # everything staged, the commit about to start
+        ("pipeline.normalize.validate", "_Validate", 2),  # mid-run: some inputs read, decoded and exported
+        ("pipeline.dataset.shards", "_MergeShard", 1),  # a shard of the new run written, others not yet
+        ("pipeline.dataset.commit", "_Verdict", 0),  # everything staged, the commit about to start
     ],
 )
 def test_a_killed_run_leaves_the_previous_run_byte_identical(

@@ -31,9 +31,11 @@ from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 from apache_beam.portability import common_urns
 from apache_beam.portability.api import beam_runner_api_pb2
 
-import pipeline.io as pio
-from pipeline.io import Storage, is_local_url, resolve_secrets
-from pipeline.options import UsageError, export_formats, literal_secrets, parse, submits_only
+import pipeline.runtime.secrets as secrets
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import export_formats, parse, submits_only
+from pipeline.runtime.secrets import literal_secrets, resolve_secrets
+from pipeline.runtime.storage import Storage, is_local_url
 
 from .graphs import DRY_RUN, IMAGE, SECRET_REF, applied_transforms, build_graph, full_argv
 
@@ -48,7 +50,7 @@ needs_dataflow = pytest.mark.skipif(
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the graph's steps (pipeline/graph.py) and their named stages, as the job must hold them; with
+#: the graph's steps (pipeline/normalize/graph.py) and their named stages, as the job must hold them; with
 #: --since, also these
 STAGES = [
     "ListInputs",
@@ -65,20 +67,20 @@ STAGES = [
     "Normalize/CanonicalRecords",
     "Normalize/RoundTrip",
     "Normalize/Export",
-    "Normalize/StoreBlobs",  # each big media file / escrow blob staged once (pipeline/blobs.py)
+    "Normalize/StoreBlobs",  # each big media file / escrow blob staged once (pipeline/dataset/blobs.py)
     "WriteOutputs",
     "WriteOutputs/WriteCanonical",
     "WriteOutputs/WriteFidelity",
     "WriteOutputs/WriteRejects",
     "WriteOutputs/WriteInventory",
-    "WriteOutputs/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/index.py)
+    "WriteOutputs/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/dataset/index/)
     "WriteOutputs/CommitExports",
     "WriteOutputs/Blobs",
     "Finish",
     "Finish/Balance",
     "Finish/Count",
     "Finish/Count/Sum",
-    "Finish/Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/commit.py)
+    "Finish/Commit",  # the verdict, then the moves into place, Prune and the manifest (pipeline/dataset/commit.py)
 ]
 SINCE_STAGES = [
     "ListInputs/ReadPrevInventory",
@@ -358,8 +360,8 @@ def test_graph_survives_runner_api_round_trip(
 
 
 def test_storage_pickles_with_the_reference_not_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pio, "_SECRETS", {})
-    monkeypatch.setattr(pio, "_access_secret", lambda name: "AKIA-RESOLVED-VALUE\n")
+    monkeypatch.setattr(secrets, "_SECRETS", {})
+    monkeypatch.setattr(secrets, "_access_secret", lambda name: "AKIA-RESOLVED-VALUE\n")
     storage = Storage({"memory": {"key": SECRET_REF}})
     fs, _ = storage.fs("memory://bunzai-secret-test/x")
     assert fs.storage_options["key"] == "AKIA-RESOLVED-VALUE"  # the worker's filesystem got the value
@@ -387,8 +389,8 @@ def test_secret_references_resolve_once_per_process(monkeypatch: pytest.MonkeyPa
             name
         ]
 
-    monkeypatch.setattr(pio, "_SECRETS", {})
-    monkeypatch.setattr(pio, "_access_secret", access)
+    monkeypatch.setattr(secrets, "_SECRETS", {})
+    monkeypatch.setattr(secrets, "_access_secret", access)
     opts = {
         "s3": {
             "key": "gcp-secret:projects/p/secrets/k/versions/1",
@@ -415,7 +417,7 @@ def test_unreadable_secret_names_the_secret_not_a_value(monkeypatch: pytest.Monk
     def denied(self: Any) -> bytes:
         raise RuntimeError(f"Failed to retrieve secret bytes for secret {self._version_name}: 403")
 
-    monkeypatch.setattr(pio, "_SECRETS", {})
+    monkeypatch.setattr(secrets, "_SECRETS", {})
     monkeypatch.setattr(secret.GcpSecret, "get_secret_bytes", denied)
     with pytest.raises(PermissionError, match=r"cannot read secret projects/p/secrets/k/versions/latest"):
         Storage({"s3": {"key": "gcp-secret:projects/p/secrets/k/versions/latest"}}).fs("s3://b/k")

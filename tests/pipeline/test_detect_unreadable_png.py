@@ -8,9 +8,9 @@ from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core import png
 from bunzai_codecs.core.sniff import Sniff
-from pipeline.decode import _Detect
-from pipeline.elements import INVENTORY, REJECTS, InputFile
-from pipeline.io import FileRef
+from pipeline.normalize.decode import _Detect
+from pipeline.normalize.elements import INVENTORY, REJECTS, InputFile
+from pipeline.runtime.storage import FileRef
 from tests.formats.helpers import sample
 
 

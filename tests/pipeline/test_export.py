@@ -171,7 +171,7 @@ def test_sigterm_during_an_export_leaves_the_last_export_as_it_was(
     the previous export into that folder byte for byte as it was."""
     import signal
 
-    import pipeline.export_job
+    import pipeline.export.job
 
     ds, _ = dataset
     out = tmp_path / "out"
@@ -179,7 +179,7 @@ def test_sigterm_during_an_export_leaves_the_last_export_as_it_was(
     assert export_job([*args, "--to", "sillytavern", "--kind", "character"]) == 0
     before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     calls = {"n": 0}
-    real_write = pipeline.export_job.write_bytes
+    real_write = pipeline.export.job.write_bytes
 
     def write_then_term(fs: object, path: str, data: bytes) -> None:
         calls["n"] += 1
@@ -187,7 +187,7 @@ def test_sigterm_during_an_export_leaves_the_last_export_as_it_was(
             signal.raise_signal(signal.SIGTERM)
         real_write(fs, path, data)
 
-    monkeypatch.setattr(pipeline.export_job, "write_bytes", write_then_term)
+    monkeypatch.setattr(pipeline.export.job, "write_bytes", write_then_term)
     capsys.readouterr()
     assert export_job([*args, "--to", "vaud-json"]) == 143
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
@@ -218,7 +218,7 @@ def test_the_export_translates_for_dataflow(tmp_path: Path) -> None:
     pytest.importorskip("apache_beam.runners.dataflow.internal.apiclient")
     import apache_beam as beam
 
-    from pipeline.export_job import build_export, parse
+    from pipeline.export.job import build_export, parse
 
     from .graphs import DRY_RUN
 

@@ -92,16 +92,16 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
     """The first run dies at its ``after``-th output write (as a killed worker would: what was
     written stays, staging included); the re-run into the same folder must leave exactly what a
     run that was never interrupted leaves."""
-    import pipeline.export
-    import pipeline.fidelity
-    import pipeline.io
-    import pipeline.shards
+    import pipeline.dataset.shards
+    import pipeline.export.files
+    import pipeline.normalize.fidelity_report
+    import pipeline.runtime.storage
 
     args = ("--input", str(shared.inputs), *SAMPLES_EXPORT_ALL)
     reference = shared.run(*SAMPLES_EXPORT_ALL)  # the same inputs, never interrupted
 
     calls = {"n": 0}
-    real_write = pipeline.io.write_bytes
+    real_write = pipeline.runtime.storage.write_bytes
 
     def dying_write(fs: Any, path: str, data: bytes) -> None:
         calls["n"] += 1
@@ -109,7 +109,12 @@ def test_an_interrupted_run_then_a_rerun_equals_an_uninterrupted_run(
             raise Interrupted(f"worker lost at write {after}: {path}")
         real_write(fs, path, data)
 
-    for mod in (pipeline.io, pipeline.export, pipeline.shards, pipeline.fidelity):
+    for mod in (
+        pipeline.runtime.storage,
+        pipeline.export.files,
+        pipeline.dataset.shards,
+        pipeline.normalize.fidelity_report,
+    ):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", dying_write)
     out = tmp_path / "interrupted"
@@ -137,10 +142,10 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
     byte for byte as it was."""
     import signal
 
-    import pipeline.export
-    import pipeline.fidelity
-    import pipeline.io
-    import pipeline.shards
+    import pipeline.dataset.shards
+    import pipeline.export.files
+    import pipeline.normalize.fidelity_report
+    import pipeline.runtime.storage
     from jobs.normalize import run
 
     from .conftest import PINNED, copy_output
@@ -148,7 +153,7 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
     out = copy_output(shared.run(), tmp_path / "out")
     before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     calls = {"n": 0}
-    real_write = pipeline.io.write_bytes
+    real_write = pipeline.runtime.storage.write_bytes
 
     def write_then_term(fs: Any, path: str, data: bytes) -> None:
         calls["n"] += 1
@@ -156,7 +161,12 @@ def test_sigterm_during_a_run_removes_it_and_keeps_the_last_good_result(
             signal.raise_signal(signal.SIGTERM)
         real_write(fs, path, data)
 
-    for mod in (pipeline.io, pipeline.export, pipeline.shards, pipeline.fidelity):
+    for mod in (
+        pipeline.runtime.storage,
+        pipeline.export.files,
+        pipeline.dataset.shards,
+        pipeline.normalize.fidelity_report,
+    ):
         if hasattr(mod, "write_bytes"):
             monkeypatch.setattr(mod, "write_bytes", write_then_term)
     rc = run([*PINNED, "--input", str(shared.inputs), "--output", str(out), "--quiet"])

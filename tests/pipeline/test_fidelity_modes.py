@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.options import UsageError, parse
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import parse
 
 from .conftest import EXPECTED, PINNED, SAMPLES, Run, SharedRuns, copy_output, normalize
 from .test_normalize import _sample_files, check_accounting

@@ -1,4 +1,4 @@
-"""pipeline/fixed_cost.py: its two memos answer what Beam's own functions answer."""
+"""pipeline/runtime/fixed_cost.py: its two memos answer what Beam's own functions answer."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from apache_beam.options.pipeline_options import (
 from apache_beam.transforms import userstate
 from apache_beam.transforms.userstate import BagStateSpec, TimerSpec
 
-import pipeline.fixed_cost as fixed_cost
+import pipeline.runtime.fixed_cost as fixed_cost
 
 from .conftest import PINNED
 from .graphs import applied_transforms, build_graph, full_argv

@@ -1,4 +1,4 @@
-"""The entity index (pipeline/index.py): the row builder, the Parquet files, and the index of a whole
+"""The entity index (pipeline/dataset/index/): the row builder, the Parquet files, and the index of a whole
 run queried with DuckDB as a hub would, against the canonical JSONL and the manifest."""
 
 from __future__ import annotations
@@ -16,18 +16,12 @@ from bunzai_codecs import read
 from bunzai_codecs.core.entity import CanonicalEntity, Source, canonical_id
 from bunzai_codecs.entities import CharacterBody, LorebookBody, PresetBody, RegexSetBody
 from jobs.normalize import run as run_job
-from pipeline.index import (
-    COLUMNS,
-    SCHEMA,
-    bigquery_schema,
-    check_bigquery_table,
-    index_row,
-    json_schema,
-    lint_codes,
-    read_rows,
-    write_parquet,
-)
-from pipeline.options import UsageError, parse
+from pipeline.dataset.index.bigquery import bigquery_schema, check_bigquery_table
+from pipeline.dataset.index.docs import json_schema
+from pipeline.dataset.index.parquet import SCHEMA, read_rows, write_parquet
+from pipeline.dataset.index.rows import COLUMNS, index_row, lint_codes
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import parse
 from tests.conftest import corpus_root
 from tests.formats.helpers import inputs_below
 
@@ -154,7 +148,7 @@ def test_text_chars_counts_every_string_inside_a_body_whatever_its_container() -
 
     from pydantic import BaseModel
 
-    from pipeline.index import _text_chars
+    from pipeline.dataset.index.rows import _text_chars
 
     class Mood(enum.StrEnum):
         CALM = "calm"  # 4
@@ -409,7 +403,7 @@ def test_a_previous_run_without_an_index_is_not_reused() -> None:
     """Its rows cannot be carried: the run processes everything (and indexes it)."""
     import fsspec
 
-    from pipeline.since import codec_fingerprint, load_previous
+    from pipeline.normalize.since import codec_fingerprint, load_previous
 
     from .graphs import previous_manifest
 
@@ -436,7 +430,7 @@ class _FailingLoad:
     def __rrshift__(self, label: str) -> Any:
         import apache_beam as beam
 
-        from pipeline.index import _CommittedRows
+        from pipeline.dataset.index.bigquery import _CommittedRows
 
         def fail(n: int) -> None:
             raise RuntimeError(f"BigQuery refused the load of {n} rows")
@@ -460,9 +454,9 @@ class _FailingLoad:
 def test_a_failed_load_after_the_commit_says_the_run_is_committed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pipeline.graph
+    import pipeline.normalize.graph
 
-    monkeypatch.setattr(pipeline.graph, "LoadBigQuery", _FailingLoad)
+    monkeypatch.setattr(pipeline.normalize.graph, "LoadBigQuery", _FailingLoad)
     out = tmp_path / "o"
     argv = [*PINNED, "-q", "--input", str(SAMPLES), "--output", str(out), "--fidelity", "off"]
     code = run_job([*argv, "--bigquery-table", "my-project:bunzai.entities", "--temp_location=gs://b/tmp"])

@@ -1,4 +1,4 @@
-"""pipeline/memory.py: the malloc settings reach this process and the workers it starts; the
+"""pipeline/runtime/memory.py: the malloc settings reach this process and the workers it starts; the
 collector threshold is raised where inputs are handled."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipeline import memory
+from pipeline.runtime import memory
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc settings")
@@ -73,10 +73,10 @@ def test_tune_gc_leaves_a_higher_threshold_and_a_disabled_collector(gc_threshold
 
 
 def test_the_stages_that_handle_inputs_tune_the_collector(gc_threshold: Any) -> None:
-    from pipeline.decode import _Decode
-    from pipeline.io import Storage
-    from pipeline.read import _ReadBytes
-    from pipeline.roundtrip import _RoundTrip
+    from pipeline.normalize.decode import _Decode
+    from pipeline.normalize.read import _ReadBytes
+    from pipeline.normalize.roundtrip import _RoundTrip
+    from pipeline.runtime.storage import Storage
 
     for dofn in (
         _ReadBytes(("memory://bunzai-gc",), Storage(), 1 << 20, False),

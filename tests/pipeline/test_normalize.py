@@ -12,8 +12,8 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import sniff_kind
 from bunzai_codecs.formats.vaud.codec import from_tree
 from jobs.normalize import run as run_job
-from pipeline.export import export_formats_for
-from pipeline.options import export_formats, parse, runner_name
+from pipeline.export.files import export_formats_for
+from pipeline.runtime.options import export_formats, parse, runner_name
 from tests.conftest import corpus_root, expect_rows
 
 from .conftest import EXPECTED, PINNED, SAMPLES, Run, SharedRuns, normalize, same_outputs
@@ -201,10 +201,11 @@ def test_multi_processing_runner_writes_the_same_files(shared: SharedRuns, tmp_p
         ]
     )
     assert runner_name(options) == "DirectRunner"
-    from jobs.normalize import read_manifest, run_pipeline
+    from jobs.normalize import run_pipeline
+    from jobs.runner import written_manifest
 
     built, _ = run_pipeline(cfg, options)
-    multi = Run(read_manifest(built), {}, cfg.output)
+    multi = Run(written_manifest(built.output), {}, cfg.output)
     assert len(multi.manifest["outputs"]["shards"]["canonical"]) > 1  # several shards, same bytes
     same_outputs(single, multi)
 

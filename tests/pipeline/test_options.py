@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from pipeline.options import UsageError, parse
+from pipeline.runtime.errors import UsageError
+from pipeline.runtime.options import parse
 
 
 @pytest.mark.parametrize(

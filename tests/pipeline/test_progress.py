@@ -1,4 +1,4 @@
-"""Live progress of ``bunzai normalize`` on the local runners (pipeline/progress.py): a bar under a
+"""Live progress of ``bunzai normalize`` on the local runners (pipeline/runtime/progress.py): a bar under a
 pseudo-terminal, plain lines without one, nothing with ``--quiet``; on Dataflow, the job's console
 URL."""
 
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from jobs.normalize import console_url, submitted
 from jobs.normalize import run as run_job
+from jobs.runner import console_url, submitted
 
 from .conftest import EXPECTED, PINNED, ROOT, SharedRuns
 
@@ -96,5 +96,5 @@ def test_dataflow_prints_the_jobs_console_url() -> None:
         "?project=bunzai-dry-run"
     )
     built: Any = type("B", (), {"output": type("O", (), {"url": "gs://b/out"})()})()
-    assert url in submitted(_Result(), built.output.url, url)  # type: ignore[arg-type]
+    assert url in submitted(_Result(), built.output.url, url, prog="bunzai normalize")  # type: ignore[arg-type]
     assert console_url(type("R", (), {"has_job": False})(), options) is None  # type: ignore[arg-type]

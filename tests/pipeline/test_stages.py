@@ -13,17 +13,17 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
-from pipeline.balance import Balance, DigestSet
-from pipeline.datasets import canonical_records
-from pipeline.decode import Decode, Detect
-from pipeline.elements import InputFile, Pending
-from pipeline.io import FileRef, Storage
-from pipeline.listing import ListFiles, Pack, SharedSizes, Spread
-from pipeline.packed import packed_uris, uri_digest
-from pipeline.pairing import PairWithPrevious
-from pipeline.read import ReadBytes
-from pipeline.roundtrip import RoundTrip
-from pipeline.validate import Validate
+from pipeline.dataset.datasets import canonical_records
+from pipeline.normalize.balance import Balance, DigestSet
+from pipeline.normalize.decode import Decode, Detect
+from pipeline.normalize.elements import InputFile, Pending
+from pipeline.normalize.listing import ListFiles, Pack, SharedSizes, Spread
+from pipeline.normalize.packed import packed_uris, uri_digest
+from pipeline.normalize.pairing import PairWithPrevious
+from pipeline.normalize.read import ReadBytes
+from pipeline.normalize.roundtrip import RoundTrip
+from pipeline.normalize.validate import Validate
+from pipeline.runtime.storage import FileRef, Storage
 
 from .conftest import write_inputs
 
@@ -87,7 +87,7 @@ def test_pair_with_previous_dedupes_and_finds_deleted_inputs() -> None:
 def test_pair_with_previous_joins_across_many_cells_and_batches() -> None:
     # more rows than one packed batch holds, spread over the join's hash cells: every listed uri
     # comes out once with its own previous row, every uri only the previous run had is deleted
-    from pipeline.pairing import JOIN_PACK
+    from pipeline.normalize.pairing import JOIN_PACK
 
     n = JOIN_PACK * 5
     listed = [_ref(f"u{i}", size=i) for i in range(n)] + [
@@ -213,8 +213,8 @@ def test_a_crashing_encoder_is_a_row_and_a_reject_not_a_failed_job(tmp_path: Pat
     from bunzai_codecs.core import registry
     from bunzai_codecs.core.codec import Codec, EmitContext
     from bunzai_codecs.core.entity import CanonicalEntity, Decoded
-    from pipeline.export import Export
-    from pipeline.io import Output
+    from pipeline.export.files import Export
+    from pipeline.runtime.storage import Output
 
     class Buggy(Codec):
         id = "buggy"

@@ -52,7 +52,7 @@ def test_zip_chain_since_skips_members_by_crc(shared: SharedRuns, tmp_path: Path
     )
 
 
-# -- a plain archive given as an input: a folder of inputs (pipeline/archives.py) ---------------------
+# -- a plain archive given as an input: a folder of inputs (pipeline/normalize/archives.py) ---------------------
 
 
 def test_a_plain_zip_input_is_read_as_a_folder_of_inputs(shared: SharedRuns, tmp_path: Path) -> None:

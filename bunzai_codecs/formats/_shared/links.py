@@ -8,14 +8,19 @@ can embed, a codec asks ``ctx.refs(entity, kind)``:
   the codec's id when they have one) and call ``ctx.embed`` for each;
 - none: :func:`keep_or_drop` says whether the twin's embedded copy stays (:data:`KEEP`) or goes
   (:data:`DROP`).
+
+:func:`embed_twin` is how one linked entity becomes the subtree the file embeds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
+from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, EntityKind
+from bunzai_codecs.core.overlay import ListKey, overlay_twin
 
 
 class _Sentinel:
@@ -49,3 +54,29 @@ def keep_or_drop(entity: CanonicalEntity, ctx: EmitContext, kind: EntityKind, ol
 
 
 __all__ = ["DROP", "KEEP", "keep_or_drop"]
+
+
+def embed_twin(
+    linked: CanonicalEntity,
+    codec_id: str,
+    native: type,
+    tag: str,
+    read: Callable[[Any], Any],
+    write: Callable[[Any, Any], Any],
+    *,
+    list_key: ListKey | None = None,
+) -> Any:
+    """A linked entity as the subtree a file of ``codec_id`` embeds: its twin under ``codec_id``
+    (when it is a ``native``: the ``dict`` or ``list`` the file held) with the body's edits laid
+    over it, the twin itself when the body is unedited (``core.overlay.overlay_twin``); else a
+    fresh subtree. ``read`` maps a twin to its body dict (unless the decoder remembered it under
+    ``tag``, ``core.basecache``); ``write(body, twin)`` is the writer, ``twin`` ``None`` for a fresh
+    subtree (the twin's tree otherwise, for its spelling)."""
+    twin = linked.twin(codec_id)
+    raw = twin.raw if twin else None
+    if not isinstance(raw, native):
+        return write(linked.body, None)
+    mapped = basecache.recall(tag, raw)  # what the decoder mapped from this very tree
+    return overlay_twin(
+        raw, linked.body, read(raw) if mapped is None else mapped, lambda b: write(b, raw), list_key=list_key
+    )

@@ -22,7 +22,9 @@ sets only ``id``, ``read``, ``write`` (and ``list_key``): its row in ``formats/t
 its kind, app, label and suffixes, and its detector (``<app>/detect.py``) plays the part of
 ``fits``/``score``.
 
-A format whose writer needs the twin or the export options overrides :meth:`TreeCodec.to_native`.
+``read`` and ``write`` are abstract: a class that forgets one cannot be instantiated. A format whose
+writer needs the twin or the export options overrides :meth:`TreeCodec.to_native` besides (its
+``write`` is then the fresh file with default options).
 
 A format whose file holds more than one entity, or whose decoder needs more than the tree (the
 file name, a zip member), writes its own ``decode``/``encode``.
@@ -30,6 +32,7 @@ file name, a zip member), writes its own ``decode``/``encode``.
 
 from __future__ import annotations
 
+import abc
 from typing import Any, ClassVar
 
 import orjson
@@ -57,15 +60,16 @@ class TreeCodec(Codec):
         return False
 
     @staticmethod
+    @abc.abstractmethod
     def read(tree: Any, ctx: Any, /) -> dict[str, Any]:
         """The body dict of a parsed file; typed errors name the JSON path, notes go to ``ctx`` (the
         :meth:`reader`)."""
-        raise NotImplementedError
 
     @staticmethod
+    @abc.abstractmethod
     def write(body: Any, /) -> Any:
-        """The tree for ``body`` (see :meth:`to_native`)."""
-        raise NotImplementedError
+        """A fresh tree for ``body`` (see :meth:`to_native`, which a format overrides besides when
+        its writer needs the twin or the export options)."""
 
     def claims(self, tree: dict[str, Any] | None) -> float:
         """The detection score: :attr:`score` for a JSON object that :meth:`fits`, else 0."""

@@ -426,11 +426,11 @@ def opt_obj(v: Any, path: str) -> dict[str, Any] | None:
     raise wrong(path, "an object", v)
 
 
-def obj(v: Any, path: str) -> dict[str, Any]:
-    """An object, required."""
+def obj(v: Any, path: str, what: str = "an object") -> dict[str, Any]:
+    """An object, required: ``Malformed`` at ``path`` saying it expected ``what`` otherwise."""
     if isinstance(v, dict):
         return v
-    raise wrong(path, "an object", v)
+    raise wrong(path, what, v)
 
 
 def get_obj(parent: Mapping[str, Any], key: str, path: str) -> dict[str, Any] | None:

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from bunzai_codecs.core import png
 from bunzai_codecs.core.errors import BunzaiError, Malformed
+from bunzai_codecs.core.format import package_detector
 from bunzai_codecs.core.sniff import Sniff, parse_json
 
 if TYPE_CHECKING:
+    from bunzai_codecs.core.archive import ZipReader
     from bunzai_codecs.formats.backyard import exif
 
 EXIF_CHUNK = b"eXIf"
@@ -87,14 +89,8 @@ def legacy(s: Sniff) -> float:
     return 0.0
 
 
-def byaf(s: Sniff) -> float:
-    if not s.is_zip:
-        return 0.0
-    z = s.zip
-    if z is None:
-        return 0.5 if s.suffix == ".byaf" else 0.0
-    if MANIFEST not in z:
-        return 0.0
-    if any(_CHARACTER_PATH.match(n) for n in z.names):
-        return 1.0
-    return 0.6 if s.suffix == ".byaf" else 0.0
+def _has_manifest(z: ZipReader) -> bool:
+    return MANIFEST in z
+
+
+byaf = package_detector(".byaf", _CHARACTER_PATH, _has_manifest)

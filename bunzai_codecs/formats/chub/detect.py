@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.formats.tavern.detect import is_character_book
 
 CHUB = "chub"
@@ -19,5 +19,4 @@ def is_chub_book(tree: Any) -> bool:
     return isinstance(ext, dict) and isinstance(ext.get(CHUB), dict)
 
 
-def lorebook(s: Sniff) -> float:
-    return 1.0 if is_chub_book(s.json_object) else 0.0
+lorebook = object_detector(is_chub_book, 1.0)

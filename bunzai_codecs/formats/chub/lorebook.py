@@ -30,7 +30,7 @@ from typing import Any
 from bunzai_codecs.core.codec import EmitContext
 from bunzai_codecs.entities import LorebookBody
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, obj
 from bunzai_codecs.formats.chub.detect import is_chub_book
 from bunzai_codecs.formats.chub.dialect import CHUB
 from bunzai_codecs.formats.tavern.character_book import (
@@ -72,12 +72,16 @@ class ChubLorebook(TreeCodec):
 
     @staticmethod
     def read(tree: Any, ctx: Any) -> dict[str, Any]:
-        if not isinstance(tree, dict):
-            raise wrong("$", "a lorebook object", tree)
-        return _to_body(tree, ctx)
+        return _to_body(obj(tree, "$", "a lorebook object"), ctx)
+
+    @staticmethod
+    def write(body: LorebookBody) -> dict[str, Any]:
+        """A fresh book: Chub's camelCase spelling."""
+        return _to_book(body, "camel")
 
     def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
-        return _to_book(body, "camel" if twin is None else book_spelling(twin))
+        """The twin's spelling (camelCase or snake_case keys) when there is one."""
+        return self.write(body) if twin is None else _to_book(body, book_spelling(twin))
 
 
 __all__ = ["ChubLorebook", "is_chub_book"]

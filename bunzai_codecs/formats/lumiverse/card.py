@@ -7,7 +7,8 @@ Lumiverse has no ``extensions.lumiverse`` namespace: its keys sit directly in ``
 ``alternate_avatars``, ``world_book_ids`` or ``databank_ids``, a string ``alternate_character_name``,
 or a ``ttsVoice`` key.
 
-Detection:
+Detection is the Tavern lineage's, by the ``lumiverse`` row (``formats/table.py``): its mark is the
+fingerprint, its own file the zip (``lumiverse/detect.py::archive``):
 
 =================================================================  =====
 input                                                              score
@@ -56,10 +57,7 @@ from bunzai_codecs.entities import CharacterBody, RegexSetBody
 from bunzai_codecs.entities.character import MediaAsset
 from bunzai_codecs.formats._shared.links import DROP, KEEP
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
-from bunzai_codecs.formats.lumiverse.detect import (
-    MODULES_JSON,
-    fingerprinted,
-)
+from bunzai_codecs.formats.lumiverse.detect import MODULES_JSON
 from bunzai_codecs.formats.lumiverse.regex import body_to_scripts as lv_body_to_scripts
 from bunzai_codecs.formats.lumiverse.regex import merge_scripts, scripts_to_body
 from bunzai_codecs.formats.tavern.card import CardTwin, TavernCard
@@ -99,8 +97,6 @@ class LumiverseCard(TavernCard):
         ]
     )
     embedded_coverage = TAVERN_EMBEDDED
-
-    # -- detect ----------------------------------------------------------------------------------
 
     # -- decode ----------------------------------------------------------------------------------
 
@@ -297,4 +293,4 @@ def _member_is(z: archive.ZipReader, a: MediaAsset) -> bool:
     return name is not None and name in z and media_mod.digest(z.read(name)) == a.sha256
 
 
-__all__ = ["LumiverseCard", "fingerprinted", "is_module_set", "module_media"]
+__all__ = ["LumiverseCard", "is_module_set", "module_media"]

@@ -38,7 +38,6 @@ A rule with no ``targets`` (another app's "edit the stored text") is written wit
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -47,41 +46,39 @@ from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared import wire
 from bunzai_codecs.formats.lumiverse.detect import FILE_TYPE
-from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
+from bunzai_codecs.formats.tavern import regex_rows as rx
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
-PLACEMENT_PHASES: dict[str, str] = {
-    "user_input": "input",
-    "ai_output": "output",
-    "world_info": "lorebook",
-    "reasoning": "reasoning",
-}
-PHASE_PLACEMENTS: dict[str, str] = {v: k for k, v in PLACEMENT_PHASES.items()}
+PLACEMENT_PHASES: dict[str, str] = {**rx.ST_UI_PLACEMENTS, "world_info": "lorebook", "reasoning": "reasoning"}
 #: ``target`` written for a rule that edits the stored text (no canonical targets)
 STORED_TARGET = "response"
 
-RULE_KEYS = frozenset(
-    {
-        "id",
-        "name",
-        "find_regex",
-        "replace_string",
-        "flags",
-        "placement",
-        "target",
-        "min_depth",
-        "max_depth",
-        "trim_strings",
-        "run_on_edit",
-        "substitute_macros",
-        "disabled",
-        "sort_order",
-    }
+#: a Lumiverse script as a rule row (``tavern/regex_rows.py``), in the key order Lumiverse writes
+ROW = rx.RuleRow(
+    "lumiverse",
+    (
+        rx.Id(omit_index="module"),
+        rx.Text("name", "label"),
+        rx.Text("find_regex", "find"),
+        rx.Text("replace_string", "replace"),
+        rx.Text("flags", "flags"),
+        rx.Placement("placement", PLACEMENT_PHASES, numbers="text"),
+        rx.TargetList("target", STORED_TARGET),
+        rx.Number("min_depth", "minDepth"),
+        rx.Number("max_depth", "maxDepth"),
+        rx.Strings("trim_strings", "trimStrings"),
+        rx.Flag("run_on_edit", "runOnEdit", as_bool=True),
+        rx.Text("substitute_macros", "substituteFind", default=None, written="none"),
+        rx.Flag("disabled", "enabled", negated=True),
+        rx.Number("sort_order", "sortOrder", index=True),
+        rx.Extras(),
+    ),
+    reads=("placement", "target", "disabled", "sort_order"),
 )
-
+MODULE = rx.Form(module=True)
 
 #: Lumiverse script keys with no canonical home, kept in ``extras`` (docs/formats/lumiverse.md#regex-export-file-and-module-rows)
 EXTRA_KEYS = (
@@ -100,81 +97,15 @@ EXTRA_KEYS = (
 )
 
 
-def script_to_rule(r: Mapping[str, Any], index: int, ctx: wire.MapContext) -> dict[str, Any]:
-    """One Lumiverse script row (export or module form) as a ``RegexRule`` dict."""
-    placement = r.get("placement")
-    phases: list[str] = []
-    if placement is not None:
-        for p in wire.strs_at(placement, ctx, "placement") or ():
-            ph = PLACEMENT_PHASES.get(p, p)
-            if ph not in phases:
-                phases.append(ph)
-    target = r.get("target")
-    targets: list[str] | None
-    if target is None:
-        targets = None
-    elif isinstance(target, str):
-        targets = [target]
-    else:
-        targets = list(wire.strs_at(target, ctx, "target") or ())
-    disabled = wire.bool_at(r.get("disabled"), ctx, "disabled")
-    sort_order = wire.num_at(r.get("sort_order"), ctx, "sort_order")
-    extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
-    return {
-        "id": wire.id_text(r.get("id"), index, ctx),
-        "label": wire.str_at(r.get("name"), ctx, "name") or "",
-        "find": wire.str_at(r.get("find_regex"), ctx, "find_regex") or "",
-        "flags": wire.str_at(r.get("flags"), ctx, "flags") or "",
-        "replace": wire.str_at(r.get("replace_string"), ctx, "replace_string") or "",
-        "trimStrings": wire.strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
-        "phases": phases,
-        "targets": targets,
-        "substituteFind": wire.str_at(r.get("substitute_macros"), ctx, "substitute_macros"),
-        "minDepth": wire.num_at(r.get("min_depth"), ctx, "min_depth"),
-        "maxDepth": wire.num_at(r.get("max_depth"), ctx, "max_depth"),
-        "runOnEdit": wire.bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
-        "enabled": not disabled,
-        "sortOrder": index if sort_order is None else sort_order,
-        "extras": extras or None,
-    }
-
-
 def scripts_to_body(scripts: Any, *, name: str = "", ctx: wire.MapContext | None = None) -> dict[str, Any]:
     """A list of Lumiverse script rows as a ``RegexSetBody`` dict."""
-    ctx = ctx or wire.MapContext("$")
-    rules = map_rows(scripts, ctx, (), "an array of regex scripts", "a regex script object", script_to_rule)
-    return {"name": name, "rules": with_unique_ids(rules)}
-
-
-def rule_to_script(rule: RegexRule, index: int, *, module: bool = False) -> dict[str, Any]:
-    """A fresh Lumiverse script row; ``module`` writes the module form (a single-string ``target``
-    when there is one target, no ``id`` when it is just the row index)."""
-    targets = list(rule.targets) if rule.targets is not None else [STORED_TARGET]
-    out: dict[str, Any] = {}
-    if not (module and rule.id == str(index)):
-        out["id"] = rule.id
-    out |= {
-        "name": rule.label,
-        "find_regex": rule.find,
-        "replace_string": rule.replace,
-        "flags": rule.flags,
-        "placement": [PHASE_PLACEMENTS.get(p, p) for p in rule.phases],
-        "target": targets[0] if module and len(targets) == 1 else targets,
-        "min_depth": rule.minDepth,
-        "max_depth": rule.maxDepth,
-        "trim_strings": list(rule.trimStrings or ()),
-        "run_on_edit": bool(rule.runOnEdit),
-        "substitute_macros": rule.substituteFind or "none",
-        "disabled": not rule.enabled,
-        "sort_order": rule.sortOrder,
-    }
-    for k, v in (rule.extras or {}).items():
-        out.setdefault(k, v)
-    return out
+    return {"name": name, "rules": rx.rules_of(ROW, scripts, ctx or wire.MapContext("$"))}
 
 
 def body_to_scripts(body: RegexSetBody, *, module: bool = False) -> list[dict[str, Any]]:
-    return [rule_to_script(r, i, module=module) for i, r in enumerate(body.rules)]
+    """Fresh script rows; ``module`` writes the module form (a single-string ``target`` when there
+    is one target, no ``id`` when it is just the row index)."""
+    return rx.rows_of(ROW, body.rules, MODULE if module else rx.FRESH)
 
 
 def SCRIPT_ID(item: Any) -> Any:
@@ -223,14 +154,10 @@ class LumiverseRegex(Codec):
     )
 
     def decode(self, s: Sniff) -> Decoded:
-        tree = s.require_json()
-        if not isinstance(tree, dict):
-            raise wire.wrong("$", "a Lumiverse regex export object", tree)
+        tree = wire.obj(s.require_json(), "$", "a Lumiverse regex export object")
         ctx = wire.MapContext("$.scripts")
         body = scripts_to_body(tree.get("scripts"), name=wire.file_stem(s.name), ctx=ctx)
-        e = self.entity(s, body, raw=tree)
-        e.warnings.extend(ctx.warnings)
-        return Decoded([e])
+        return Decoded([self.entity(s, body, raw=tree, warnings=ctx.warnings)])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = body_as(entity, RegexSetBody)
@@ -246,10 +173,9 @@ class LumiverseRegex(Codec):
 
 __all__ = [
     "FILE_TYPE",
+    "ROW",
     "LumiverseRegex",
     "body_to_scripts",
     "merge_scripts",
-    "rule_to_script",
-    "script_to_rule",
     "scripts_to_body",
 ]

@@ -17,6 +17,7 @@ was a JSON string stays a JSON string, and an edit inside a JSON string (a chang
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -71,11 +72,13 @@ class EnvelopeCodec(Codec):
         """The body this format writes: the entity's own, unless the format inlines something."""
         return entity.body
 
+    @abc.abstractmethod
     def fresh(self, new: dict[str, Any], exported_at: str) -> Any:
-        raise NotImplementedError
+        """The file for body dump ``new`` with no twin, stamped ``exported_at``."""
 
+    @abc.abstractmethod
     def overlay(self, raw: Any, new: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """The twin's tree ``raw`` with body dump ``new`` laid over it."""
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         new = self.wire(entity).dump()

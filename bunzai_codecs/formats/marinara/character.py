@@ -3,10 +3,11 @@
 ``{type: "marinara_character", version: 1, exportedAt, data: {spec: "chara_card_v2", spec_version:
 "2.0", data, avatar?, sprites?, gallery?, metadata: {createdAt, updatedAt, comment}}}``. The seed
 has no such codec (it read Marinara characters as plain Tavern cards); real Marinara writes this
-envelope, so it gets its own codec, scoring 1.0 on the ``type`` tag. That codec is a
-``TavernCard`` (``formats/tavern/card.py``) declaring only its dialect and its envelope
-(:class:`MarinaraEnvelope`, a ``CardEnvelope``): detection by the tag, the card mapping, the linked
-book and scripts and the overlay on the twin are the lineage's.
+envelope, so it gets its own codec, scoring 1.0 on the ``type`` tag (its row's ``CardDetector``
+scores the file with ``marinara/detect.py::character``). That codec is a ``TavernCard``
+(``formats/tavern/card.py``) declaring only its dialect and its envelope (:class:`MarinaraEnvelope`,
+a ``CardEnvelope``): detection, the card mapping, the linked book and scripts and the overlay on
+the twin are the lineage's.
 
 ``data.data`` is a Tavern CCv2 ``data`` object and maps through the shared Tavern mapper
 (``tavern/fields.py``); Marinara's own keys live **flat** in ``data.extensions``. One of them has a
@@ -32,12 +33,10 @@ from typing import Any, ClassVar
 from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import Container, Coverage, EmitContext
 from bunzai_codecs.core.errors import NotRecognized
-from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, MediaAsset
 from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
 from bunzai_codecs.formats.marinara.detect import CHARACTER_TYPE as TYPE
-from bunzai_codecs.formats.marinara.detect import character_score as score
 from bunzai_codecs.formats.tavern.card import CardEnvelope, CardWriter, TavernCard
 from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
@@ -126,9 +125,6 @@ class MarinaraEnvelope(CardEnvelope):
 
     at = ("data",)
     shape = V2_SHAPE
-
-    def score(self, s: Sniff) -> float:
-        return score(s.json)
 
     def card(self, tree: Any) -> dict[str, Any]:
         return _card(tree)

@@ -7,26 +7,30 @@ from typing import Any
 
 from bunzai_codecs.core.sniff import Sniff
 
+
+def exported(t: Any, type_: str) -> dict[str, Any] | None:
+    """The ``data`` object of Marinara's export envelope ``{type: <type_>, data: {...}}``, or ``None``."""
+    if isinstance(t, dict) and t.get("type") == type_:
+        data = t.get("data")
+        if isinstance(data, dict):
+            return data
+    return None
+
+
 CHARACTER_TYPE = "marinara_character"
 
 
 def character_score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == CHARACTER_TYPE:
-        card = t.get("data")
-        if isinstance(card, dict) and isinstance(card.get("data"), dict):
-            return 1.0
-    return 0.0
+    card = exported(t, CHARACTER_TYPE)
+    return 1.0 if card is not None and isinstance(card.get("data"), dict) else 0.0
 
 
 LOREBOOK_TYPE = "marinara_lorebook"
 
 
 def lorebook_score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == LOREBOOK_TYPE:
-        data = t.get("data")
-        if isinstance(data, dict) and isinstance(data.get("entries"), list):
-            return 1.0
-    return 0.0
+    data = exported(t, LOREBOOK_TYPE)
+    return 1.0 if data is not None and isinstance(data.get("entries"), list) else 0.0
 
 
 PERSONA_TYPE = "marinara_persona"
@@ -60,7 +64,7 @@ def persona_score(t: Any) -> float:
     if not isinstance(t, dict):
         return 0.0
     if t.get("type") == PERSONA_TYPE:
-        return 1.0 if isinstance(t.get("data"), dict) else 0.0
+        return 1.0 if exported(t, PERSONA_TYPE) is not None else 0.0
     if _is_persona_row(t) or _is_compatible(t):
         return 0.95
     return 0.0
@@ -70,15 +74,9 @@ PRESET_TYPE = "marinara_preset"
 
 
 def preset_score(t: Any) -> float:
-    if isinstance(t, dict) and t.get("type") == PRESET_TYPE:
-        data = t.get("data")
-        if (
-            isinstance(data, dict)
-            and isinstance(data.get("preset"), dict)
-            and isinstance(data.get("sections"), list)
-        ):
-            return 0.95
-    return 0.0
+    data = exported(t, PRESET_TYPE)
+    ok = data is not None and isinstance(data.get("preset"), dict) and isinstance(data.get("sections"), list)
+    return 0.95 if ok else 0.0
 
 
 SINGLE = "marinara.regex-script"
@@ -144,9 +142,4 @@ def regex(s: Sniff) -> float:
 
 
 def story_bundle(s: Sniff) -> float:
-    t = s.json_object
-    return (
-        1.0
-        if t is not None and t.get("type") == STORY_BUNDLE_TYPE and isinstance(t.get("data"), dict)
-        else 0.0
-    )
+    return 1.0 if exported(s.json_object, STORY_BUNDLE_TYPE) is not None else 0.0

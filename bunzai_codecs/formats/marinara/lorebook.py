@@ -331,24 +331,14 @@ class _Tree:
     """One twin (or a fresh file) as the writer needs it: styles, wire ids, the book id."""
 
     def __init__(self, raw: Any | None) -> None:
-        if raw is None:
-            self.book: dict[str, Any] = {}
-            self.entries: list[Any] = []
-            self.folders: list[Any] = []
-            fresh = True
-        else:
-            self.book, self.entries, self.folders = _parts(_data(raw))
-            fresh = False
-        obs = Style.fresh if fresh else None
-        self.book_style = (
-            obs(BOOK, raw_form=False) if obs else Style.observe([self.book], BOOK, raw_form=False)
-        )
-        self.entry_style = (
-            obs(ENTRY, raw_form=False) if obs else Style.observe(self.entries, ENTRY, raw_form=False)
-        )
-        self.folder_style = (
-            obs(FOLDER, raw_form=False) if obs else Style.observe(self.folders, FOLDER, raw_form=False)
-        )
+        self.book: dict[str, Any]
+        self.entries: list[Any]
+        self.folders: list[Any]
+        self.book, self.entries, self.folders = ({}, [], []) if raw is None else _parts(_data(raw))
+        # a fresh file's empty rows observe as the fresh style
+        self.book_style = Style.observe([self.book], BOOK, raw_form=False)
+        self.entry_style = Style.observe(self.entries, ENTRY, raw_form=False)
+        self.folder_style = Style.observe(self.folders, FOLDER, raw_form=False)
         bid = self.book.get("id")
         self.book_id = bid if isinstance(bid, str) else None
         self.entry_wire = _wire_ids(self.entries, _row_ids(self.entries, ""))

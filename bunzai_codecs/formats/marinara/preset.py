@@ -83,18 +83,11 @@ class _Parts:
     """The four row lists of one envelope, their styles and the canonical <-> wire id maps."""
 
     def __init__(self, raw: Any | None) -> None:
-        if raw is None:
-            self.preset: dict[str, Any] = {}
-            self.sections: list[Any] = []
-            self.groups: list[Any] = []
-            self.choices: list[Any] = []
-            self.styles = {
-                "preset": Style.fresh(PRESET, raw_form=True),
-                "section": Style.fresh(SECTION, raw_form=True),
-                "group": Style.fresh(GROUP, raw_form=True),
-                "choice": Style.fresh(CHOICE, raw_form=True),
-            }
-        else:
+        self.preset: dict[str, Any] = {}
+        self.sections: list[Any] = []
+        self.groups: list[Any] = []
+        self.choices: list[Any] = []
+        if raw is not None:
             t = _rows.obj(raw, (), "a preset export object")
             if t.get("type") != TYPE:
                 raise NotRecognized(f'not a Marinara preset: expected type "{TYPE}"')
@@ -103,12 +96,13 @@ class _Parts:
             self.sections = _rows.arr(data.get("sections"), ("data", "sections"), "an array of sections")
             self.groups = _opt_arr(data, "groups")
             self.choices = _opt_arr(data, "choiceBlocks")
-            self.styles = {
-                "preset": Style.observe([self.preset], PRESET, raw_form=True),
-                "section": Style.observe(self.sections, SECTION, raw_form=True),
-                "group": Style.observe(self.groups, GROUP, raw_form=True),
-                "choice": Style.observe(self.choices, CHOICE, raw_form=True),
-            }
+        # a fresh file's empty rows observe as the fresh style
+        self.styles = {
+            "preset": Style.observe([self.preset], PRESET, raw_form=True),
+            "section": Style.observe(self.sections, SECTION, raw_form=True),
+            "group": Style.observe(self.groups, GROUP, raw_form=True),
+            "choice": Style.observe(self.choices, CHOICE, raw_form=True),
+        }
         for i, r in enumerate(self.sections):
             _rows.obj(r, ("data", "sections", i), "a section row")
         for i, r in enumerate(self.groups):

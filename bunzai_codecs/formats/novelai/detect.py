@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.core.sniff import Sniff
 
 PNG_KEYWORD = "naidata"
@@ -40,5 +41,4 @@ def lorebook(s: Sniff) -> float:
     return 0.0
 
 
-def preset(s: Sniff) -> float:
-    return 0.95 if is_preset(s.json_object) else 0.0
+preset = object_detector(is_preset, 0.95)

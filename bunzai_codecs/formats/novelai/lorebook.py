@@ -25,7 +25,6 @@ shape NovelAI writes, entry and category ids minted as stable UUIDs when they ar
 from __future__ import annotations
 
 import base64
-import binascii
 import re
 import uuid
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import by_id, merge3
-from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.core.sniff import Sniff, base64_json
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from bunzai_codecs.formats._shared.carrier import card_image_portrait, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext
@@ -218,18 +217,6 @@ def fresh_book(body: LorebookBody, seed: str) -> dict[str, Any]:
     }
 
 
-def _png_book(chunk: png.TextChunk, offset: int | None) -> Any:
-    try:
-        data = base64.b64decode(chunk.text.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        raise Malformed("the PNG naidata chunk is not valid base64", offset=offset) from None
-    try:
-        return parse_json(data, what="JSON in the PNG naidata chunk")
-    except Malformed as exc:
-        exc.offset = offset
-        raise
-
-
 def _dumps(tree: Any) -> bytes:
     return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
@@ -282,7 +269,7 @@ class NovelAILorebookCodec(Codec):
             chunk = s.png_text(PNG_KEYWORD)
             if chunk is None:
                 raise Malformed("PNG has no naidata text chunk", offset=8)
-            book = _png_book(chunk, pf.chunks[chunk.index].offset)
+            book = base64_json(chunk.text, PNG_KEYWORD, pf.chunks[chunk.index].offset)
             escrow = {"container": "png", "blobs": {"png": s.data}}
             resolve = portrait_resolver(picture(s.data, (PNG_KEYWORD,), parsed=pf))
             where = "the naidata chunk"

@@ -3,12 +3,10 @@ chunk); imports no canonical model."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
-from bunzai_codecs.core.errors import BunzaiError, Malformed
-from bunzai_codecs.core.sniff import Sniff, parse_json
+from bunzai_codecs.core.errors import BunzaiError
+from bunzai_codecs.core.sniff import Sniff, base64_json
 from bunzai_codecs.formats.tavern.png import CHARA, sniff_payload_tree
 
 #: the Tavern lineage's V2 card chunk: this JSON rides in it as a Tavern card does
@@ -34,16 +32,8 @@ def claims(tree: Any) -> bool:
 
 
 def png_payload(text: bytes, offset: int | None = None) -> Any:
-    """The JSON tree of a ``chara`` chunk value (base64 JSON)."""
-    try:
-        decoded = base64.b64decode(text.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        raise Malformed("the PNG chara chunk is not valid base64", offset=offset) from None
-    try:
-        return parse_json(decoded, what="JSON in the PNG chara chunk")
-    except Malformed as exc:
-        exc.offset = offset
-        raise
+    """The JSON tree of a ``chara`` chunk value (strict base64 JSON)."""
+    return base64_json(text, PNG_KEYWORD, offset)
 
 
 def character(s: Sniff) -> float:

@@ -143,34 +143,24 @@ def _emit(v: Any, gap: str, cur: str, out: list[str]) -> None:
         out.append("false")
     elif isinstance(v, int | float):
         out.append(js_number(v))
-    elif isinstance(v, dict):
+    elif isinstance(v, dict | list | tuple):
+        # JSON.stringify's object and array: the same layout, members with their keys
+        keyed = isinstance(v, dict)
+        opening, closing = ("{", "}") if keyed else ("[", "]")
         if not v:
-            out.append("{}")
+            out.append(opening + closing)
             return
         inner = cur + gap
         sep = ",\n" + inner if gap else ","
-        out.append("{\n" + inner if gap else "{")
-        first = True
-        for k, x in v.items():
-            if not first:
-                out.append(sep)
-            first = False
-            out.append(_escape(str(k)))
-            out.append(": " if gap else ":")
-            _emit(x, gap, inner, out)
-        out.append("\n" + cur + "}" if gap else "}")
-    elif isinstance(v, list | tuple):
-        if not v:
-            out.append("[]")
-            return
-        inner = cur + gap
-        sep = ",\n" + inner if gap else ","
-        out.append("[\n" + inner if gap else "[")
-        for i, x in enumerate(v):
+        out.append(opening + "\n" + inner if gap else opening)
+        for i, (k, x) in enumerate(v.items() if isinstance(v, dict) else enumerate(v)):
             if i:
                 out.append(sep)
+            if keyed:
+                out.append(_escape(str(k)))
+                out.append(": " if gap else ":")
             _emit(x, gap, inner, out)
-        out.append("\n" + cur + "]" if gap else "]")
+        out.append("\n" + cur + closing if gap else closing)
     else:
         raise TypeError(f"not a JSON value: {type(v).__name__}")
 

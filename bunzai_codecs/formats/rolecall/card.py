@@ -5,10 +5,12 @@ RoleCall writes an ordinary card (JSON, or a PNG ``chara``/``ccv3`` chunk) plus 
 ``{spec, data}`` wrapper) into the ``chara`` chunk; that flat shape is read and written back as it
 came, like any other layout the shared mapper knows.
 
-Detection (1.0): a card whose extensions (``data.extensions`` of a wrapped V2/V3 card, or
-``extensions`` of the bare ``data`` object with a string ``name``) hold a ``rolecall`` object whose
-``type`` is not ``"persona"`` (that is a ``rolecall-persona``); for a PNG, either card chunk's
-payload. Everything else scores 0 and is left to ``sillytavern`` (0.9).
+Detection is the Tavern lineage's, by the ``rolecall`` row's mark (``formats/table.py``): 1.0 for a
+card whose extensions (``data.extensions`` of a wrapped V2/V3 card, or ``extensions`` of the bare
+``data`` object with a string ``name``) hold a ``rolecall`` object whose ``type`` is not
+``"persona"`` (that is a ``rolecall-persona``); for a PNG, either card chunk's payload. Only RoleCall
+writes that key, so the mark is certain (a Lumiverse-marked card carrying it is RoleCall's).
+Everything else scores 0 and is left to ``sillytavern`` (0.9).
 
 Decode/encode are ``TavernCard``'s (``formats/tavern/``: escrow twin, PNG chunk rewriting, embedded book and regex
 set) with one more dialect, :class:`RoleCallDialect`, on top of the shared Tavern mapping:
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, wrong
-from bunzai_codecs.formats.rolecall.detect import ROLECALL, rolecall_bag
+from bunzai_codecs.formats.rolecall.detect import ROLECALL
 from bunzai_codecs.formats.tavern.card import TavernCard
 from bunzai_codecs.formats.tavern.fields import TAVERN_EMBEDDED, TavernDialect
 from bunzai_codecs.formats.tavern.lore import map_rows
@@ -217,5 +219,4 @@ __all__ = [
     "ROLECALL",
     "RoleCallCard",
     "RoleCallDialect",
-    "rolecall_bag",
 ]

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.core.sniff import Sniff
-from bunzai_codecs.formats.sillytavern.detect import _is_preset
+from bunzai_codecs.formats.sillytavern.detect import is_preset
 from bunzai_codecs.formats.tavern.png import card_extensions, png_card_trees
 
+#: RoleCall's ``extensions`` key on a card (a character's, and its persona card's: ``type: "persona"``);
+#: the character card's mark is its row's in ``formats/table.py``
 ROLECALL = "rolecall"
-
-
-def rolecall_bag(tree: Any) -> dict[str, Any] | None:
-    """The ``rolecall`` bag of a card tree, or ``None``."""
-    ext = card_extensions(tree)
-    bag = ext.get(ROLECALL) if ext is not None else None
-    return bag if isinstance(bag, dict) else None
-
 
 SPEC = "rolecall_persona"
 
@@ -57,7 +52,7 @@ def shape_of(t: Any) -> str | None:
 
 def is_rolecall_preset(t: Any) -> bool:
     """An ST preset with a RoleCall fingerprint (see ``rolecall/preset.py``)."""
-    if not isinstance(t, dict) or not _is_preset(t):
+    if not isinstance(t, dict) or not is_preset(t):
         return False
     if "exportedAt" in t and "data" in t:
         return False  # RoleCall's library wrapper, not a preset file
@@ -96,15 +91,6 @@ def is_rolecall_script(t: Any) -> bool:
     return all(isinstance(r, dict) and ("find_pattern" in r or "replace_string" in r) for r in rules)
 
 
-def card(s: Sniff) -> float:
-    trees = png_card_trees(s) if s.is_png else [s.json_object]
-    for t in trees:
-        bag = rolecall_bag(t)
-        if bag is not None and bag.get("type") != "persona":
-            return 1.0
-    return 0.0
-
-
 def persona(s: Sniff) -> float:
     if s.is_png:
         if s.png_text(RCPERSONA) is not None:
@@ -113,13 +99,6 @@ def persona(s: Sniff) -> float:
     return 1.0 if shape_of(peel(s.json_object)[0]) is not None else 0.0
 
 
-def preset(s: Sniff) -> float:
-    return 0.95 if is_rolecall_preset(s.json_object) else 0.0
-
-
-def lorebook(s: Sniff) -> float:
-    return 1.0 if is_rolecall_export(s.json_object) else 0.0
-
-
-def regex(s: Sniff) -> float:
-    return 0.9 if is_rolecall_script(s.json_object) else 0.0
+preset = object_detector(is_rolecall_preset, 0.95)
+lorebook = object_detector(is_rolecall_export, 1.0)
+regex = object_detector(is_rolecall_script, 0.9)

@@ -469,6 +469,12 @@ class RoleCallLorebook(TreeCodec):
 
     read = staticmethod(export_to_body)
 
+    @staticmethod
+    def write(body: LorebookBody) -> dict[str, Any]:
+        """A fresh export stamped with the epoch (:meth:`to_native` stamps the twin's date or
+        ``options["exportedAt"]``)."""
+        return body_to_export(body, EPOCH)
+
     def to_native(self, body: LorebookBody, twin: dict[str, Any] | None, ctx: EmitContext) -> dict[str, Any]:
         if twin is not None:
             stamp = twin.get("exportDate")

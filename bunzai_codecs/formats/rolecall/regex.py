@@ -31,84 +31,48 @@ object (not an array) whose ``rules`` is a non-empty array of objects each with 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.overlay import by_id
-from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
+from bunzai_codecs.entities.regex import RegexSetBody
 from bunzai_codecs.formats._shared import wire
 from bunzai_codecs.formats._shared.tree_codec import TreeCodec
 from bunzai_codecs.formats.rolecall.detect import is_rolecall_script
-from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
+from bunzai_codecs.formats.tavern import regex_rows as rx
 from bunzai_codecs.formats.tavern.st_regex import RULE_PATHS
 
 #: RoleCall ``placement`` strings -> canonical phases
 PLACEMENT_PHASES: dict[str, str] = {
-    "user_input": "input",
-    "ai_output": "output",
+    **rx.ST_UI_PLACEMENTS,
     "display_only": "display",
     "prompt_only": "request",
     "lorebook": "lorebook",
     "reasoning": "reasoning",
 }
-PHASE_PLACEMENTS: dict[str, str] = {v: k for k, v in PLACEMENT_PHASES.items()}
 DEFAULT_FLAGS = "g"
 
-#: rule keys this mapper reads (everything else goes to ``extras``)
-RULE_KEYS = frozenset(
-    {
-        "id",
-        "name",
-        "find_pattern",
-        "replace_string",
-        "placement",
-        "flags",
-        "enabled",
-        "min_depth",
-        "max_depth",
-        "run_on_edit",
-        "sort_order",
-        "trim_strings",
-    }
+#: a RoleCall rule as a rule row (``tavern/regex_rows.py``), in the key order RoleCall writes
+ROW = rx.RuleRow(
+    "rolecall",
+    (
+        rx.Id(),
+        rx.Text("name", "label"),
+        rx.ExtraAt("description"),
+        rx.Text("find_pattern", "find"),
+        rx.Text("replace_string", "replace"),
+        rx.Placement("placement", PLACEMENT_PHASES, numbers="digits"),
+        rx.Text("flags", "flags", default=DEFAULT_FLAGS),
+        rx.Flag("enabled", "enabled", default=True),
+        rx.Number("min_depth", "minDepth"),
+        rx.Number("max_depth", "maxDepth"),
+        rx.Flag("run_on_edit", "runOnEdit", as_bool=True),
+        rx.Number("sort_order", "sortOrder", index=True),
+        rx.Strings("trim_strings", "trimStrings"),
+        rx.Extras(),
+    ),
+    reads=("placement", "flags", "enabled", "sort_order"),
 )
-
-
-def rule_to_body(r: Mapping[str, Any], index: int, ctx: wire.MapContext) -> dict[str, Any]:
-    """One RoleCall rule as a ``RegexRule`` dict."""
-    placement = r.get("placement")
-    phases: list[str] = []
-    if placement is not None:
-        if not isinstance(placement, list):
-            raise wire.wrong(ctx.at("placement"), "an array of placement names", placement)
-        for i, p in enumerate(placement):
-            if isinstance(p, str):
-                ph = PLACEMENT_PHASES.get(p, p)
-            elif isinstance(p, int | float) and not isinstance(p, bool):
-                ph = wire.js_number_text(p)  # not RoleCall's spelling; kept as its digits
-            else:
-                raise wire.wrong(ctx.at("placement", i), "a placement name", p)
-            if ph not in phases:
-                phases.append(ph)
-    flags = wire.str_at(r.get("flags"), ctx, "flags")
-    enabled = wire.bool_at(r.get("enabled"), ctx, "enabled")
-    sort_order = wire.num_at(r.get("sort_order"), ctx, "sort_order")
-    extras = {k: v for k, v in r.items() if k not in RULE_KEYS}
-    return {
-        "id": wire.id_text(r.get("id"), index, ctx),
-        "label": wire.str_at(r.get("name"), ctx, "name") or "",
-        "find": wire.str_at(r.get("find_pattern"), ctx, "find_pattern") or "",
-        "flags": DEFAULT_FLAGS if flags is None else flags,
-        "replace": wire.str_at(r.get("replace_string"), ctx, "replace_string") or "",
-        "trimStrings": wire.strs_at(r.get("trim_strings"), ctx, "trim_strings") or None,
-        "phases": phases,
-        "minDepth": wire.num_at(r.get("min_depth"), ctx, "min_depth"),
-        "maxDepth": wire.num_at(r.get("max_depth"), ctx, "max_depth"),
-        "runOnEdit": wire.bool_at(r.get("run_on_edit"), ctx, "run_on_edit"),
-        "enabled": True if enabled is None else enabled,
-        "sortOrder": index if sort_order is None else sort_order,
-        "extras": extras or None,
-    }
 
 
 def script_to_body(t: Any, ctx: wire.MapContext | None = None) -> dict[str, Any]:
@@ -116,34 +80,8 @@ def script_to_body(t: Any, ctx: wire.MapContext | None = None) -> dict[str, Any]
     ctx = ctx or wire.MapContext("$")
     if not isinstance(t, dict):
         raise wire.wrong(ctx.path, "a regex script object", t)
-    out = with_unique_ids(
-        map_rows(t.get("rules"), ctx, ("rules",), "an array of rules", "a rule object", rule_to_body)
-    )
-    return {"name": wire.str_at(t.get("name"), ctx, "name") or "", "rules": out}
-
-
-def rule_to_native(rule: RegexRule) -> dict[str, Any]:
-    """A fresh RoleCall rule for a canonical rule."""
-    placement = [PHASE_PLACEMENTS.get(ph, ph) for ph in rule.phases]
-    out: dict[str, Any] = {"id": rule.id, "name": rule.label}
-    extras = rule.extras or {}
-    if "description" in extras:
-        out["description"] = extras["description"]
-    out |= {
-        "find_pattern": rule.find,
-        "replace_string": rule.replace,
-        "placement": placement,
-        "flags": rule.flags,
-        "enabled": rule.enabled,
-        "min_depth": rule.minDepth,
-        "max_depth": rule.maxDepth,
-        "run_on_edit": bool(rule.runOnEdit),
-        "sort_order": rule.sortOrder,
-        "trim_strings": list(rule.trimStrings or ()),
-    }
-    for k, v in extras.items():
-        out.setdefault(k, v)
-    return out
+    rules = rx.rules_of(ROW, t.get("rules"), ctx, ("rules",), what="rule")
+    return {"name": wire.str_at(t.get("name"), ctx, "name") or "", "rules": rules}
 
 
 def body_to_script(body: RegexSetBody) -> dict[str, Any]:
@@ -151,7 +89,7 @@ def body_to_script(body: RegexSetBody) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if body.name:
         out["name"] = body.name
-    out["rules"] = [rule_to_native(r) for r in body.rules]
+    out["rules"] = rx.rows_of(ROW, body.rules)
     return out
 
 
@@ -184,4 +122,4 @@ class RoleCallRegex(TreeCodec):
     write = staticmethod(body_to_script)
 
 
-__all__ = ["RoleCallRegex", "body_to_script", "is_rolecall_script", "rule_to_body", "script_to_body"]
+__all__ = ["ROW", "RoleCallRegex", "body_to_script", "is_rolecall_script", "script_to_body"]

@@ -1,6 +1,6 @@
 """Detection of SillyTavern's files; imports no canonical model.
 
-Cards are the Tavern card lineage's (``tavern/detect.py``). A world info file is an ``entries``
+Cards are the Tavern card lineage's (``tavern/detect.py``, named by the row). A world info file is an ``entries``
 object (0.9), a ``lorebook_v3`` book 0.8 and a bare card book 0.78 (below the other apps' books);
 a chat-completion preset or prompt export 0.9; a persona backup or a settings file with personas
 0.9; a regex script or array of scripts 0.9; the Advanced Formatting master export 0.95; the flat
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bunzai_codecs.core.format import object_detector
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats.sillytavern.keys import (
     CONTEXT_KEYS,
@@ -21,13 +22,7 @@ from bunzai_codecs.formats.sillytavern.keys import (
     SYSPROMPT_KEYS,
     only_keys,
 )
-from bunzai_codecs.formats.tavern import detect as tavern
 from bunzai_codecs.formats.tavern.detect import is_character_book, is_script
-
-
-def card(s: Sniff) -> float:
-    return tavern.card(s)
-
 
 LOREBOOK_V3 = "lorebook_v3"
 
@@ -102,7 +97,8 @@ _SIGNAL_KEYS = frozenset(
 )
 
 
-def _is_prompt_export(t: dict[str, Any]) -> bool:
+def is_prompt_export(t: dict[str, Any]) -> bool:
+    """SillyTavern's prompt export: ``{version, type, data: {prompts: [...]}}``."""
     data = t.get("data")
     return (
         isinstance(t.get("version"), int | float)
@@ -113,7 +109,9 @@ def _is_prompt_export(t: dict[str, Any]) -> bool:
     )
 
 
-def _is_preset(t: dict[str, Any]) -> bool:
+def is_preset(t: dict[str, Any]) -> bool:
+    """A chat-completion preset: ``prompts`` with ``prompt_order``, or three of its signal keys
+    (RoleCall's preset is one, with its own keys besides)."""
     if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
         return True
     return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
@@ -212,8 +210,7 @@ def lorebook(s: Sniff) -> float:
     return 0.0
 
 
-def master(s: Sniff) -> float:
-    return 0.95 if is_master(s.json_object) else 0.0
+master = object_detector(is_master, 0.95)
 
 
 def persona(s: Sniff) -> float:
@@ -225,7 +222,7 @@ def preset(s: Sniff) -> float:
     t = s.json_object
     if t is None:
         return 0.0
-    if _is_prompt_export(t) or _is_preset(t):
+    if is_prompt_export(t) or is_preset(t):
         return 0.9
     return 0.0
 
@@ -246,22 +243,23 @@ def _is_str(t: dict[str, Any], key: str) -> bool:
     return isinstance(t.get(key), str)
 
 
-def instruct(s: Sniff) -> float:
+def _template(s: Sniff, signature: tuple[str, ...], keys: frozenset[str], least: int) -> float:
+    """A template SillyTavern's import takes by its ``signature`` strings: 0.95 with at least
+    ``least`` of its ``keys``, 0.6 with only a ``name`` besides."""
     t = s.json_object
-    if t is None or not all(_is_str(t, k) for k in INSTRUCT_SIGNATURE):
+    if t is None or not all(_is_str(t, k) for k in signature):
         return 0.0
-    if sum(1 for k in t if k in INSTRUCT_KEYS) >= 5:
+    if sum(1 for k in t if k in keys) >= least:
         return 0.95
     return 0.6 if "name" in t else 0.0
+
+
+def instruct(s: Sniff) -> float:
+    return _template(s, INSTRUCT_SIGNATURE, INSTRUCT_KEYS, 5)
 
 
 def context(s: Sniff) -> float:
-    t = s.json_object
-    if t is None or not _is_str(t, "story_string"):
-        return 0.0
-    if sum(1 for k in t if k in CONTEXT_KEYS) >= 4:
-        return 0.95
-    return 0.6 if "name" in t else 0.0
+    return _template(s, ("story_string",), CONTEXT_KEYS, 4)
 
 
 def sysprompt(s: Sniff) -> float:
@@ -278,34 +276,32 @@ def reasoning(s: Sniff) -> float:
     return 0.0
 
 
-def textgen(s: Sniff) -> float:
+def _samplers(
+    s: Sniff,
+    needs: tuple[str, str],
+    only: frozenset[str],
+    least: int = 1,
+    never: frozenset[str] = frozenset(),
+) -> float:
+    """0.9 for a sampler preset: a JSON object with both ``needs`` keys, at least ``least`` of the
+    keys ``only`` its kind has, and none of ``never`` (another kind's)."""
     t = s.json_object
-    if t is not None and "temp" in t and "rep_pen" in t and any(k in t for k in TEXTGEN_ONLY):
-        return 0.9
-    return 0.0
+    ok = (
+        t is not None
+        and all(k in t for k in needs)
+        and sum(1 for k in only if k in t) >= least
+        and not any(k in t for k in never)
+    )
+    return 0.9 if ok else 0.0
+
+
+def textgen(s: Sniff) -> float:
+    return _samplers(s, ("temp", "rep_pen"), TEXTGEN_ONLY)
 
 
 def kobold(s: Sniff) -> float:
-    t = s.json_object
-    if (
-        t is not None
-        and "temp" in t
-        and "rep_pen" in t
-        and any(k in t for k in KOBOLD_ONLY)
-        and not any(k in t for k in TEXTGEN_ONLY)
-    ):
-        return 0.9
-    return 0.0
+    return _samplers(s, ("temp", "rep_pen"), KOBOLD_ONLY, never=TEXTGEN_ONLY)
 
 
 def novel(s: Sniff) -> float:
-    t = s.json_object
-    if (
-        t is not None
-        and "temperature" in t
-        and "repetition_penalty" in t
-        and sum(1 for k in NOVEL_ONLY if k in t) >= 2
-        and not any(k in t for k in NOT_NOVEL)
-    ):
-        return 0.9
-    return 0.0
+    return _samplers(s, ("temperature", "repetition_penalty"), NOVEL_ONLY, least=2, never=NOT_NOVEL)

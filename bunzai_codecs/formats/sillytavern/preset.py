@@ -34,7 +34,7 @@ from bunzai_codecs.formats.sillytavern._wire import (
     int_like,
     keyed_items,
 )
-from bunzai_codecs.formats.sillytavern.detect import _is_prompt_export
+from bunzai_codecs.formats.sillytavern.detect import is_prompt_export
 
 #: the prompt order chat completion uses (the "global strategy" dummy character), then the legacy one
 EFFECTIVE_ORDER_IDS = (100001, 100000)
@@ -396,7 +396,7 @@ class SillyTavernPresetCodec(Codec):
         tree = s.require_json()
         r = MapContext(lenient=True)
         name = preset_name(tree, s.name)
-        if isinstance(tree, dict) and _is_prompt_export(tree):
+        if isinstance(tree, dict) and is_prompt_export(tree):
             shape = PROMPTS
             body, _ = prompt_export_to_body(tree, name, r)
         else:

@@ -14,13 +14,15 @@ own around the card, as Marinara's ``{type: "marinara_character", data: <V2 card
         dialect = MyAppDialect()
 
 (an app of this package sets only ``id`` and ``dialect``: its row in ``formats/table.py`` declares
-the rest and names its detector in ``<app>/detect.py``; SillyTavern's is this lineage's own,
-:func:`~bunzai_codecs.formats.tavern.detect.card`). Such a codec detects a card holding one of its dialect's keys (0.95,
-above the generic 0.9),
-decodes it through the shared mapping plus :data:`SHARED_DIALECTS` plus its dialect, and writes it
-back overlaid on its twin; its coverage is the shared coverage with its dialect's.
+the rest, its detector among them: the lineage's
+:class:`~bunzai_codecs.formats.tavern.detect.CardDetector` with the app's ``CardMark``). Such a
+codec decodes a card through the shared mapping plus :data:`SHARED_DIALECTS` plus its dialect, and
+writes it back overlaid on its twin; its coverage is the shared coverage with its dialect's.
 
-Detection (0.9, the generic Tavern reader used when a codec has no dialect of its own):
+Detection is the lineage's one detector (``tavern/detect.py``), for every app: a declared codec's
+is its row's; a codec with no row detects a card holding one of its dialect's ``claims`` (0.95,
+above the generic 0.9) or, with an envelope, the file its envelope scores. With neither (the
+generic Tavern reader, 0.9):
 
 - a PNG with a ``ccv3`` or ``chara`` text chunk (any of tEXt/zTXt/iTXt, keyword in any case);
 - JSON with ``spec`` ``chara_card_v2``/``chara_card_v3`` (``data`` is checked by the decoder, so a
@@ -45,6 +47,8 @@ holds PNG bytes. ``options["container"]`` (``"json"``/``"png"``) picks the conta
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import importlib
 import operator
@@ -64,11 +68,10 @@ from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3, unedited
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody
-from bunzai_codecs.formats._shared.carrier import card_body, choose
+from bunzai_codecs.formats._shared.carrier import card_body, choose, picture, portrait_resolver
 from bunzai_codecs.formats._shared.wire import MapContext, wrong
 from bunzai_codecs.formats.tavern.character_book import BOOK_TAG, book_to_body
-from bunzai_codecs.formats.tavern.detect import card as card_detect
-from bunzai_codecs.formats.tavern.detect import card_score
+from bunzai_codecs.formats.tavern.detect import CardDetector, CardMark, card_score
 from bunzai_codecs.formats.tavern.fields import (
     TAVERN_COVERAGE,
     V3_SHAPE,
@@ -80,9 +83,10 @@ from bunzai_codecs.formats.tavern.fields import (
 )
 from bunzai_codecs.formats.tavern.links import apply_links, embedded_links, fresh_links, relink
 from bunzai_codecs.formats.tavern.png import (
+    ASSET_CHUNK,
+    ASSET_REF,
     CARD_KEYWORDS,
     CCV3,
-    png_media,
     rewrite_png,
     sniff_payload_tree,
     write_png,
@@ -207,12 +211,28 @@ class TavernCard(Codec):
             cls.dialects = (*shared_dialects(), cls.dialect)
             if "coverage" not in cls.__dict__:
                 cls.coverage = tavern_coverage(cls.dialects)
+        if (
+            "id" in cls.__dict__
+            and cls.format is not None
+            and not isinstance(cls.format.detector, CardDetector)
+        ):
+            raise TypeError(
+                f"{cls.__name__}: a Tavern card app detects through the lineage's detector; its row in"
+                " formats/table.py names a tavern.detect.CardDetector"
+            )
 
     # -- detect ----------------------------------------------------------------------------------
 
     def detect(self, s: Sniff) -> float:
-        claims = self.dialect.claims if self.dialect is not None else None
-        return card_detect(s, self.envelope.score, claims)
+        """The lineage's detector for a codec with no row: a card marked by one of its dialect's
+        ``claims``, or the file its :attr:`envelope` scores (a declared codec detects by its row)."""
+        return self.detector()(s)
+
+    @classmethod
+    def detector(cls) -> CardDetector:
+        """The lineage's detector with this codec's own dialect and envelope."""
+        claims = cls.dialect.claims if cls.dialect is not None else frozenset()
+        return CardDetector(CardMark.claiming(claims) if claims else None, cls.envelope.score)
 
     # -- decode ----------------------------------------------------------------------------------
 
@@ -504,3 +524,33 @@ __all__ = [
     "shared_dialects",
     "tavern_coverage",
 ]
+
+
+def png_media(s: Sniff, pf: png.PngFile) -> Resolver:
+    """Where a Tavern PNG card's media bytes are: an ``__asset:N`` ref is the ``chara-ext-asset_:N``
+    chunk (CCv3, RisuAI), and a portrait that means the card image is the PNG without its card
+    chunks (``_shared/carrier``)."""
+    image = picture(s.data, parsed=pf)
+    chunks: dict[str, bytes] | None = None
+
+    def asset_chunks() -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        picked = [c for c in pf.chunks if (png.keyword_of(c) or "").startswith(ASSET_CHUNK)]
+        for t in png.text_chunks(picked, errors=[]):
+            key = t.keyword.lower()[len(ASSET_CHUNK) :].removeprefix(":")
+            try:
+                out.setdefault(key, base64.b64decode(b"".join(t.text.split()), validate=True))
+            except (binascii.Error, ValueError):
+                continue
+        return out
+
+    def resolve(path: str, a: Any) -> bytes | None:
+        nonlocal chunks
+        if a.ref[:8].lower() == ASSET_REF:
+            chunks = asset_chunks() if chunks is None else chunks
+            got = chunks.get(a.ref[len(ASSET_REF) :].lower())
+            if got is not None:
+                return got
+        return portrait_resolver(image)(path, a)
+
+    return resolve

@@ -45,11 +45,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import Malformed
-from bunzai_codecs.core.overlay import by_id, overlay_twin
+from bunzai_codecs.core.overlay import by_id
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
+from bunzai_codecs.formats._shared.links import embed_twin
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
     js_number_text,
@@ -606,21 +606,15 @@ def body_to_entry(e: LoreEntry, *, spelling: Spelling = "snake") -> dict[str, An
 
 def embed_book(book: CanonicalEntity, codec_id: str) -> dict[str, Any]:
     """A linked lorebook as a ``character_book``: its twin under ``codec_id`` with the body's edits
-    applied (the twin itself when unedited), else a fresh book."""
-    body = book.body
-    assert isinstance(body, LorebookBody)
-    twin = book.twin(codec_id)
-    raw = twin.raw if twin else None
-    if not isinstance(raw, dict):
-        return body_to_book(body)
-    mapped = basecache.recall(BOOK_TAG, raw)  # what the card decoder mapped from this tree
-    return overlay_twin(
-        raw,
-        body,
-        book_to_body(raw) if mapped is None else mapped,
-        lambda b: body_to_book(b, spelling=book_spelling(raw)),
-        list_key=ENTRY_KEY,
+    applied (the twin itself when unedited, in the twin's key spelling), else a fresh book."""
+
+    def write(body: LorebookBody, twin: dict[str, Any] | None) -> dict[str, Any]:
+        return body_to_book(body) if twin is None else body_to_book(body, spelling=book_spelling(twin))
+
+    book_tree: dict[str, Any] = embed_twin(
+        book, codec_id, dict, BOOK_TAG, book_to_body, write, list_key=ENTRY_KEY
     )
+    return book_tree
 
 
 def book_spelling(book: Any) -> Spelling:

@@ -6,7 +6,6 @@ looks into a card that detectors of apps writing Tavern cards take.
 - :func:`write_png` puts a fresh card into an image as SillyTavern does (``chara`` with the V2
   label, then ``ccv3`` with the V3 label); :func:`rewrite_png` writes an edited card back into the
   PNG it came from, every other chunk and the chunk layout kept;
-- :func:`png_media` finds the bytes of a PNG card's media (CCv3 ``__asset:N`` chunks, the picture);
 - :func:`card_extensions` and :func:`png_card_trees` are detection helpers that never raise.
 
 It imports no canonical model: detectors (``formats/<app>/detect.py``) use it.
@@ -26,7 +25,7 @@ from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.sniff import BIG_JSON, Sniff, parse_json
 
 if TYPE_CHECKING:
-    from bunzai_codecs.core.media import Resolver
+    pass
 
 #: the ``spec`` labels of a V2 and a V3 card
 SPEC_V2 = "chara_card_v2"
@@ -260,38 +259,6 @@ def _rewrite_chunk(c: png.Chunk, t: png.TextChunk | None, tree: dict[str, Any]) 
     )
 
 
-def png_media(s: Sniff, pf: png.PngFile) -> Resolver:
-    """Where a Tavern PNG card's media bytes are: an ``__asset:N`` ref is the ``chara-ext-asset_:N``
-    chunk (CCv3, RisuAI), and a portrait that means the card image is the PNG without its card
-    chunks (``_shared/carrier``)."""
-    from bunzai_codecs.formats._shared.carrier import picture, portrait_resolver
-
-    image = picture(s.data, parsed=pf)
-    chunks: dict[str, bytes] | None = None
-
-    def asset_chunks() -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        picked = [c for c in pf.chunks if (png.keyword_of(c) or "").startswith(ASSET_CHUNK)]
-        for t in png.text_chunks(picked, errors=[]):
-            key = t.keyword.lower()[len(ASSET_CHUNK) :].removeprefix(":")
-            try:
-                out.setdefault(key, base64.b64decode(b"".join(t.text.split()), validate=True))
-            except (binascii.Error, ValueError):
-                continue
-        return out
-
-    def resolve(path: str, a: Any) -> bytes | None:
-        nonlocal chunks
-        if a.ref[:8].lower() == ASSET_REF:
-            chunks = asset_chunks() if chunks is None else chunks
-            got = chunks.get(a.ref[len(ASSET_REF) :].lower())
-            if got is not None:
-                return got
-        return portrait_resolver(image)(path, a)
-
-    return resolve
-
-
 __all__ = [
     "ASSET_CHUNK",
     "ASSET_REF",
@@ -303,7 +270,6 @@ __all__ = [
     "encode_payload",
     "payload_tree",
     "png_card_trees",
-    "png_media",
     "relabel",
     "rewrite_png",
     "sniff_payload_tree",

@@ -3,9 +3,10 @@
 One ST script (the built-in Regex extension's object) is one ``RegexRule``. The same objects live
 in a script file (``sillytavern-regex``), a card's ``data.extensions.regex_scripts``, a preset's
 ``extensions.regex_scripts`` and ``settings.json``'s ``extension_settings.regex``; every codec that
-meets them calls this module.
+meets them calls this module. The script is ST's row of the lineage's one rule mapper
+(``tavern/regex_rows.py``): :data:`ST_ROW` is its table.
 
-Pure functions:
+Functions:
 
 - :func:`scripts_to_body` ``(scripts, *, name, ctx) -> dict`` — a ``RegexSetBody`` dict (not yet
   validated) for an array of scripts; :func:`script_to_rule` for one script;
@@ -41,17 +42,15 @@ Mapping (each rule pinned by a test):
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bunzai_codecs.core import basecache
 from bunzai_codecs.core.codec import Coverage
-from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.regex import RegexRule, RegexSetBody
 from bunzai_codecs.formats._shared import wire
+from bunzai_codecs.formats._shared.links import embed_twin
+from bunzai_codecs.formats.tavern import regex_rows as rx
 from bunzai_codecs.formats.tavern.detect import is_script
-from bunzai_codecs.formats.tavern.lore import map_rows, with_unique_ids
+from bunzai_codecs.formats.tavern.regex_rows import join_find, split_find, st_flags
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.entity import CanonicalEntity
@@ -65,32 +64,28 @@ PLACEMENT_PHASES: dict[int, str] = {
     5: "lorebook",
     6: "reasoning",
 }
-PHASE_PLACEMENTS: dict[str, int] = {v: k for k, v in PLACEMENT_PHASES.items() if k != 0}
 
 #: ST ``substituteRegex`` ints -> canonical ``substituteFind``
 SUBSTITUTE_NAMES: dict[int, str] = {0: "none", 1: "raw", 2: "escaped"}
-SUBSTITUTE_INTS: dict[str, int] = {v: k for k, v in SUBSTITUTE_NAMES.items()}
 
-#: the flag letters ST's ``regexFromString`` accepts (JavaScript's plus the PCRE-style ones it lets through)
-_FLAG_LETTERS = frozenset("dgimsuvyxXUAJ")
-
-#: the keys of an ST script this mapper reads
-SCRIPT_KEYS: frozenset[str] = frozenset(
-    {
-        "id",
-        "scriptName",
-        "findRegex",
-        "replaceString",
-        "trimStrings",
-        "placement",
-        "disabled",
-        "markdownOnly",
-        "promptOnly",
-        "runOnEdit",
-        "substituteRegex",
-        "minDepth",
-        "maxDepth",
-    }
+#: an ST script as a rule row (``tavern/regex_rows.py``), in the key order ST's editor saves
+ST_ROW = rx.RuleRow(
+    "sillytavern",
+    (
+        rx.Id(none=(-1, "-1"), omit_index="always"),
+        rx.Text("scriptName", "label"),
+        rx.FindLiteral("findRegex"),
+        rx.Text("replaceString", "replace"),
+        rx.Strings("trimStrings", "trimStrings"),
+        rx.Placement("placement", PLACEMENT_PHASES, numbers="table", display=(1, 2)),
+        rx.Flag("disabled", "enabled", negated=True),
+        rx.FlagTargets((("markdownOnly", "display"), ("promptOnly", "prompt")), display_phase="display"),
+        rx.Flag("runOnEdit", "runOnEdit", omit_unset=True),
+        rx.SubstituteNumber("substituteRegex", SUBSTITUTE_NAMES),
+        rx.Number("minDepth", "minDepth"),
+        rx.Number("maxDepth", "maxDepth"),
+    ),
+    reads=("findRegex", "placement", "markdownOnly", "disabled", "trimStrings"),
 )
 
 
@@ -102,120 +97,9 @@ def SCRIPT_KEY(item: Any) -> Any:
     return None
 
 
-def split_find(find_regex: str) -> tuple[str, str]:
-    """``"/a+b/gi"`` -> ``("a+b", "gi")``; a string that is not a ``/pattern/flags`` literal is
-    the whole pattern with no flags (see the module docstring)."""
-    if len(find_regex) >= 3 and find_regex[0] == "/":
-        j = find_regex.rfind("/")
-        if j >= 2:
-            flags = find_regex[j + 1 :]
-            if all(c in _FLAG_LETTERS for c in flags) and len(set(flags)) == len(flags):
-                return find_regex[1:j], flags
-    return find_regex, ""
-
-
-def join_find(find: str, flags: str) -> str:
-    """The ``/pattern/flags`` literal ST stores; ``""`` for an empty pattern (``//`` would be the
-    two-slash pattern to ST's ``regexFromString``, and ``split_find`` reads it so)."""
-    return f"/{find}/{flags}" if find else ""
-
-
-_DIRECTIVE = re.compile(r"<[^>]*>")
-
-
-def st_flags(rule: RegexRule) -> str:
-    """The flags ST can store for ``rule``: the flag letters ``split_find`` reads back, each once.
-
-    Risu's ``<...>`` directives (``<order 5>``, ``<cbs,move_top>``) have no ST equivalent and are
-    dropped (kept in the ``/pattern/flags`` literal they would make ST read the whole text as the
-    pattern); a Risu rule whose custom flags are off (``useFlags`` false) runs with ``g``, as in Risu.
-    """
-    if rule.useFlags is False:
-        return "g"
-    return "".join(dict.fromkeys(c for c in _DIRECTIVE.sub("", rule.flags) if c in _FLAG_LETTERS))
-
-
-def _phase(v: Any, ctx: wire.MapContext, i: int) -> str:
-    if v.__class__ is int:
-        return PLACEMENT_PHASES.get(v) or str(v)  # the common case
-    if isinstance(v, bool) or not isinstance(v, int | float | str):
-        raise wire.wrong(ctx.at("placement", i), "a placement number", v)
-    if isinstance(v, str):
-        return v  # not ST's own spelling, but an open enum keeps what it is given
-    if isinstance(v, float) and not v.is_integer():
-        return wire.js_number_text(v)
-    n = int(v)
-    return PLACEMENT_PHASES.get(n) or str(n)
-
-
-def _substitute(v: Any, ctx: wire.MapContext) -> str | None:
-    if v is None:
-        return None
-    if v is True:
-        return "raw"
-    if v is False:
-        return "none"
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        n = int(v) if float(v).is_integer() else None
-        if n is not None and n in SUBSTITUTE_NAMES:
-            return SUBSTITUTE_NAMES[n]
-        return wire.js_number_text(v)
-    if isinstance(v, str):
-        return v
-    raise wire.wrong(ctx.at("substituteRegex"), "a substituteRegex number", v)
-
-
-def _script_id(v: Any, index: int, ctx: wire.MapContext) -> str:
-    if v == -1 or v == "-1":  # SillyTavern's "no id" sentinel, beside absent and ""
-        return str(index)
-    return wire.id_text(v, index, ctx)
-
-
-def script_to_rule(script: Mapping[str, Any], index: int, ctx: wire.MapContext) -> dict[str, Any]:
-    """One ST script as a ``RegexRule`` dict; ``index`` is its position (id fallback, sortOrder).
-
-    JSON paths are built only for an error (``ctx.at``): the happy path formats none."""
-    g = script.get
-    find, flags = split_find(wire.str_at(g("findRegex"), ctx, "findRegex") or "")
-
-    placement = g("placement")
-    phases: list[str] = []
-    if placement is not None:
-        if placement.__class__ is not list:
-            raise wire.wrong(ctx.at("placement"), "an array of placement numbers", placement)
-        for i, p in enumerate(placement):
-            ph = _phase(p, ctx, i)
-            if ph not in phases:
-                phases.append(ph)
-
-    md = wire.bool_at(g("markdownOnly"), ctx, "markdownOnly")
-    po = wire.bool_at(g("promptOnly"), ctx, "promptOnly")
-    targets = None
-    if md or po:
-        targets = []
-        if md:
-            targets.append("display")
-        if po:
-            targets.append("prompt")
-
-    disabled = wire.bool_at(g("disabled"), ctx, "disabled")
-    trim = wire.strs_at(g("trimStrings"), ctx, "trimStrings")
-    return {
-        "id": _script_id(g("id"), index, ctx),
-        "label": wire.str_at(g("scriptName"), ctx, "scriptName") or "",
-        "find": find,
-        "flags": flags,
-        "replace": wire.str_at(g("replaceString"), ctx, "replaceString") or "",
-        "trimStrings": trim or None,
-        "phases": phases,
-        "targets": targets,
-        "substituteFind": _substitute(g("substituteRegex"), ctx),
-        "minDepth": wire.num_at(g("minDepth"), ctx, "minDepth"),
-        "maxDepth": wire.num_at(g("maxDepth"), ctx, "maxDepth"),
-        "runOnEdit": wire.bool_at(g("runOnEdit"), ctx, "runOnEdit"),
-        "enabled": not disabled,
-        "sortOrder": index,
-    }
+def script_to_rule(script: dict[str, Any], index: int, ctx: wire.MapContext) -> dict[str, Any]:
+    """One ST script as a ``RegexRule`` dict; ``index`` is its position (id fallback, sortOrder)."""
+    return rx.rule_of(ST_ROW, script, index, ctx)
 
 
 def scripts_to_body(scripts: Any, *, name: str = "", ctx: wire.MapContext | None = None) -> dict[str, Any]:
@@ -224,9 +108,7 @@ def scripts_to_body(scripts: Any, *, name: str = "", ctx: wire.MapContext | None
     ``ctx.path`` is the array's JSON path (``$.data.extensions.regex_scripts``); an item that is not
     an object, or a field of the wrong type, raises ``Malformed`` with its path.
     """
-    ctx = ctx or wire.MapContext()
-    rules = map_rows(scripts, ctx, (), "an array of regex scripts", "a regex script object", script_to_rule)
-    return {"name": name, "rules": with_unique_ids(rules)}
+    return {"name": name, "rules": rx.rules_of(ST_ROW, scripts, ctx or wire.MapContext())}
 
 
 def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
@@ -235,44 +117,7 @@ def rule_to_script(rule: RegexRule, index: int | None = None) -> dict[str, Any]:
     ``index`` is the rule's position in its array: an id that is just that position (what a
     script without an id decodes to) is not written, and ST gives the script a fresh one on import.
     """
-    placement: list[int | float] = []
-    markdown = False
-    for ph in rule.phases:
-        n = PHASE_PLACEMENTS.get(ph)
-        if n is None:
-            if ph == "display":  # ST's migration of the deprecated 0: both directions, display only
-                markdown = True
-                for m in (1, 2):
-                    if m not in placement:
-                        placement.append(m)
-            elif ph.isascii() and ph.isdigit():
-                placement.append(int(ph))
-            continue
-        if n not in placement:
-            placement.append(n)
-    targets = rule.targets or ()
-    out: dict[str, Any] = {}
-    if index is None or rule.id != str(index):
-        out["id"] = rule.id
-    out |= {
-        "scriptName": rule.label,
-        "findRegex": join_find(rule.find, st_flags(rule)),
-        "replaceString": rule.replace,
-        "trimStrings": list(rule.trimStrings) if rule.trimStrings else [],
-        "placement": placement,
-        "disabled": not rule.enabled,
-        "markdownOnly": markdown or "display" in targets,
-        "promptOnly": "prompt" in targets,
-    }
-    if rule.runOnEdit is not None:
-        out["runOnEdit"] = rule.runOnEdit
-    if rule.substituteFind is not None:
-        sub = rule.substituteFind
-        n = SUBSTITUTE_INTS.get(sub)
-        out["substituteRegex"] = n if n is not None else int(sub) if sub.isascii() and sub.isdigit() else 0
-    out["minDepth"] = rule.minDepth
-    out["maxDepth"] = rule.maxDepth
-    return out
+    return rx.row_of(ST_ROW, rule, -1 if index is None else index)
 
 
 def body_to_scripts(body: RegexSetBody) -> list[dict[str, Any]]:
@@ -289,17 +134,16 @@ SCRIPTS_TAG = "st-regex-scripts"
 
 def embed_scripts(regex: CanonicalEntity, codec_id: str) -> list[Any]:
     """A linked regex set as ``regex_scripts`` (its twin under ``codec_id`` when it has one)."""
-    body = regex.body
-    assert isinstance(body, RegexSetBody)
-    twin = regex.twin(codec_id)
-    raw = twin.raw if twin else None
-    if not isinstance(raw, list):
-        return body_to_scripts(body)
-    mapped = basecache.recall(SCRIPTS_TAG, raw)  # what the card decoder mapped from this list
-    base_body = RegexSetBody.model_validate(scripts_to_body(raw) if mapped is None else mapped)
-    if body.rules == base_body.rules:
-        return raw
-    return merge3(raw, body_to_scripts(base_body), body_to_scripts(body), list_key=SCRIPT_KEY)
+    scripts: list[Any] = embed_twin(
+        regex,
+        codec_id,
+        list,
+        SCRIPTS_TAG,
+        scripts_to_body,
+        lambda b, _twin: body_to_scripts(b),
+        list_key=SCRIPT_KEY,
+    )
+    return scripts
 
 
 #: the rule paths every regex format of the Tavern lineage holds (SillyTavern's, RoleCall's,
@@ -354,14 +198,12 @@ EMBEDDED_SCRIPTS_COVERAGE = Coverage(
 
 __all__ = [
     "EMBEDDED_SCRIPTS_COVERAGE",
-    "PHASE_PLACEMENTS",
     "PLACEMENT_PHASES",
     "RULE_PATHS",
     "SCRIPTS_TAG",
     "SCRIPT_KEY",
-    "SCRIPT_KEYS",
     "ST_REGEX_COVERAGE",
-    "SUBSTITUTE_INTS",
+    "ST_ROW",
     "SUBSTITUTE_NAMES",
     "body_to_scripts",
     "embed_scripts",

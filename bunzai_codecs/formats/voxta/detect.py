@@ -4,8 +4,12 @@ canonical model."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.format import package_detector
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.archive import ZipReader
 
 CHARACTER = re.compile(r"^Characters/([^/]+)/character\.json$")
 
@@ -13,14 +17,8 @@ CHARACTER = re.compile(r"^Characters/([^/]+)/character\.json$")
 FOREIGN = ("card.json", "manifest.json")
 
 
-def package(s: Sniff) -> float:
-    if not s.is_zip:
-        return 0.0
-    z = s.zip
-    if z is None:
-        return 0.5 if s.suffix == ".voxpkg" else 0.0
-    if any(f in z for f in FOREIGN):
-        return 0.0
-    if any(CHARACTER.match(n) for n in z.names):
-        return 1.0
-    return 0.6 if s.suffix == ".voxpkg" else 0.0
+def _no_foreign_root(z: ZipReader) -> bool:
+    return not any(f in z for f in FOREIGN)
+
+
+package = package_detector(".voxpkg", CHARACTER, _no_foreign_root)

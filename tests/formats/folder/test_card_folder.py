@@ -362,7 +362,7 @@ def test_convert_to_a_zip_and_a_batch_of_folders(tmp_path: Path) -> None:
 def test_normalize_lists_a_card_folder_as_one_input() -> None:
     import fsspec
 
-    from pipeline.io import list_files
+    from pipeline.runtime.storage import list_files
 
     fs = fsspec.filesystem("file")
     listed = dict(list_files(fs, str(SAMPLES / "card-folder"), groups=True))

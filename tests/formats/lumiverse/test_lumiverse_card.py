@@ -13,7 +13,8 @@ import pytest
 from bunzai_codecs import read, write
 from bunzai_codecs.core import archive, registry
 from bunzai_codecs.core.codec import Codec, EmitContext
-from bunzai_codecs.core.errors import Malformed
+from bunzai_codecs.core.entity import Decoded
+from bunzai_codecs.core.errors import Malformed, NotRecognized
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities import CharacterBody, RegexSetBody
 from tests.formats.codec_helpers import decode, dumps, export, rt_compare, sample_tree, scores, winner
@@ -101,6 +102,9 @@ class _RisuSeedStandIn(Codec):
     def detect(self, s: Sniff) -> float:
         z = s.zip
         return 1.0 if z is not None and "card.json" in z else 0.0
+
+    def decode(self, s: Sniff) -> Decoded:
+        raise NotRecognized("a detection stand-in decodes nothing")
 
 
 def test_quirk_the_lumiverse_zip_never_ties_with_risu() -> None:

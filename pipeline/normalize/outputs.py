@@ -1,0 +1,110 @@
+"""Step ``WriteOutputs``: the run's results, staged (``.bunzai-staging/<run>/out/``).
+
+    canonical / rejects / inventory / fidelity -> sorted shards (pipeline/dataset/shards.py, one writer
+        fused with each producer; datasets.DATASETS says what each holds and how a row becomes
+        its shard record)
+    index rows -> sorted the same way, each shard then one Parquet file (pipeline/dataset/index/)
+    fidelity rows -> fidelity/report.{json,html} (folded per producer)
+    export candidates -> CommitExports (one winner per path); exports staged straight to their
+        paths pass as they are
+    blob references -> SettleBlobs (one per digest: staged, kept in place, or copied from the
+        previous run's folder; pipeline/dataset/blobs.py)
+
+Nothing here is in place yet: ``finish.Finish`` commits it. A new output is a new field of
+``streams.Results`` written here (a dataset: a new entry of ``datasets.DATASETS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import apache_beam as beam
+
+from pipeline.dataset.blobs import KEPT as BLOBS_KEPT
+from pipeline.dataset.blobs import SettleBlobs
+from pipeline.dataset.datasets import DATASETS
+from pipeline.dataset.index.parquet import WriteIndex
+from pipeline.dataset.shards import WriteShards
+from pipeline.export.files import CommitExports
+from pipeline.normalize.counts import export_counts
+from pipeline.normalize.fidelity_report import WriteFidelityReport
+from pipeline.normalize.streams import Producers, Results, each
+from pipeline.runtime.options import NormalizeConfig
+from pipeline.runtime.storage import Output
+
+
+class Written(NamedTuple):
+    #: ``ShardInfo`` of every shard staged
+    shards: Any
+    #: paths (relative to the output) of every file staged
+    staged: Any
+    #: paths the previous run left in place (``--since`` into its own folder)
+    kept: Any
+    #: count pairs of the exports committed and kept
+    counts: Producers
+
+
+@dataclass
+class WriteOutputs(beam.PTransform):
+    """``streams.Results`` -> ``Written``."""
+
+    cfg: NormalizeConfig
+    output: Output
+    staging: str
+
+    def expand(self, res: Results) -> Written:
+        output, staging = self.output, self.staging
+        infos = [
+            producers
+            | f"Write{ds.name.title()}"
+            >> WriteShards(
+                ds.name, ds.spec, output, staging, target_bytes=self.cfg.shard_bytes, record=ds.record
+            )
+            for ds in DATASETS
+            if (producers := getattr(res, ds.name))  # --fidelity off: no fidelity shards
+        ]
+        # the entity index: sorted like the datasets above, then one Parquet file per shard
+        infos.append(
+            res.index_rows | "WriteIndex" >> WriteIndex(output, staging, target_bytes=self.cfg.shard_bytes)
+        )
+        shards = tuple(infos) | "AllShards" >> beam.Flatten()
+        staged = [shards | "ShardPaths" >> beam.Map(lambda s: s.rel)]
+        kept = [shards.pipeline | "NoneKept" >> beam.Create([])]
+        counts: Producers = {}
+        if res.fidelity:
+            staged.append(
+                res.fidelity | "FidelityReport" >> WriteFidelityReport(output, self.cfg.inputs, staging)
+            )
+        if res.exports:
+            settled = (
+                tuple(res.exports.values())
+                | "AllCandidates" >> beam.Flatten()
+                | "CommitExports" >> CommitExports(output, staging)
+            )
+            staged.append(settled.staged)
+            kept.append(settled.kept)
+            counts.update(each("CountExports", {"committed": settled.staged}, beam.FlatMap, export_counts))
+            counts.update(each("CountKept", {"kept": settled.kept}, beam.FlatMap, export_counts))
+        if res.blobs:  # the lines' big bytes, once per digest (pipeline/dataset/blobs.py)
+            previous_root = self.cfg.since.rsplit("/", 1)[0] if self.cfg.since else None
+            blobs = (
+                tuple(res.blobs.values())
+                | "AllBlobRefs" >> beam.Flatten()
+                | "Blobs" >> SettleBlobs(output, staging, previous_root)
+            )
+            staged.append(blobs.staged)
+            kept.append(blobs[BLOBS_KEPT])
+            counts["blobs"] = blobs.counts
+        staged += res.exported.values()
+        exported = each("CountExported", res.exported, beam.FlatMap, export_counts)
+        counts.update({f"exported/{name}": pc for name, pc in exported.items()})
+        return Written(
+            shards,
+            tuple(staged) | "Staged" >> beam.Flatten(),
+            tuple(kept) | "AllKept" >> beam.Flatten(),
+            counts,
+        )
+
+
+__all__ = ["WriteOutputs", "Written"]
