@@ -73,7 +73,7 @@ def _loader_class() -> type:
     from yaml.composer import Composer
     from yaml.constructor import BaseConstructor, SafeConstructor
     from yaml.events import AliasEvent
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from yaml.nodes import MappingNode, ScalarNode
     from yaml.resolver import Resolver
 
     if getattr(yaml, "__with_libyaml__", False):
@@ -147,8 +147,10 @@ def _loader_class() -> type:
             self._depth = 0
             self._nodes = 0
             self._chars = 0
-            #: id(node) -> (nodes, chars) of the node with every alias below it expanded
+            #: id(node) -> (nodes, chars) of an aliased node with every alias below it expanded
             self._weight: dict[int, tuple[int, int]] = {}
+            #: the ids of the nodes composed whole (an alias to any other is to an enclosing node)
+            self._done: set[int] = set()
 
         def _count(self, nodes: int, chars: int, node: Any) -> None:
             self._nodes += nodes
@@ -163,34 +165,36 @@ def _loader_class() -> type:
                 event = self.peek_event()
                 target = self.anchors.get(event.anchor)
                 if target is not None:
-                    w = self._weight.get(id(target))
-                    if w is None:
+                    if id(target) not in self._done:
                         raise _Refused(f"alias *{event.anchor} refers to a node that holds it", event)
-                    self._count(*w, event)
+                    self._count(*self._expanded(target), event)
                 return super().compose_node(parent, index)
             self._depth += 1
             if self._depth > MAX_DEPTH:
                 raise _Bound(f"nests deeper than {MAX_DEPTH} levels", self.peek_event())
             node = super().compose_node(parent, index)
             self._depth -= 1
-            if isinstance(node, ScalarNode):
-                w = (1, len(node.value))
-                self._count(*w, node)
-            else:
-                children: list[Any] = []
-                if isinstance(node, MappingNode):
-                    for k, v in node.value:
-                        children += (k, v)
-                elif isinstance(node, SequenceNode):
-                    children = node.value
-                n, c = 1, 0
-                for child in children:
-                    cn, cc = self._weight[id(child)]
-                    n, c = n + cn, c + cc
-                w = (n, c)
-                self._count(1, 0, node)
-            self._weight[id(node)] = w
+            self._done.add(id(node))
+            self._count(1, len(node.value) if isinstance(node, ScalarNode) else 0, node)
             return node
+
+        def _expanded(self, node: Any) -> tuple[int, int]:
+            """``(values, characters)`` ``node`` stands for with its aliases expanded, once per
+            node (an alias's target was expanded when that alias was composed: shallow)."""
+            w = self._weight.get(id(node))
+            if w is None:
+                if isinstance(node, ScalarNode):
+                    w = (1, len(node.value))
+                else:
+                    pairs = node.value if isinstance(node, MappingNode) else ((x,) for x in node.value)
+                    n, c = 1, 0
+                    for group in pairs:
+                        for child in group:
+                            cn, cc = self._expanded(child)
+                            n, c = n + cn, c + cc
+                    w = (n, c)
+                self._weight[id(node)] = w
+            return w
 
     _LOADER = Loader
     return Loader

@@ -33,9 +33,10 @@ def base_name(name: str) -> str:
     return name.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def read_mapping(data: bytes, name: str, what: str) -> dict[str, Any]:
-    """The YAML mapping a file holds (``core/yamlio.load``'s bounds), or ``Malformed``."""
-    tree = yamlio.load(data, what=f"YAML of {name or 'the input'}")
+def read_mapping(s: Sniff, what: str) -> dict[str, Any]:
+    """The YAML mapping an input holds (``core/yamlio``'s bounds; the parse detection made, once
+    per input), or ``Malformed``."""
+    tree = yamlio.tree(s)
     if not isinstance(tree, dict):
         raise Malformed(f"{what} is a YAML mapping, not {_kind(tree)}", path="$")
     return tree
@@ -76,7 +77,7 @@ class YamlPreset(Codec):
 
     def decode(self, s: Sniff) -> Decoded:
         name = base_name(s.name)
-        tree = read_mapping(s.data, name, self.what)
+        tree = read_mapping(s, self.what)
         r = MapContext(lenient=True)
         body = self.read(tree, r)
         body["name"] = file_stem(name) if name else ""

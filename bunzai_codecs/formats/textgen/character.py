@@ -159,7 +159,8 @@ class TextgenCharacterCodec(Codec):
             yaml_name = s.name.replace("\\", "/").rsplit("/", 1)[-1] or "character.yaml"
             yaml = s.data
             container = "yaml"
-        tree = yamlio.load(yaml, what=f"YAML of {yaml_name}")
+        # a YAML file alone: the parse detection made (once per input)
+        tree = yamlio.load(yaml, what=f"YAML of {yaml_name}") if s.is_zip else yamlio.tree(s)
         if not isinstance(tree, dict):
             raise Malformed(f"{yaml_name}: a character is a YAML mapping (name, greeting, context)", path="$")
         r = MapContext()
