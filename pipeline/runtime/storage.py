@@ -220,6 +220,21 @@ def list_files(
     yield from _walk(fs, root, match, maxdepth, on_error, hidden, groups)
 
 
+def _ls(
+    fs: AbstractFileSystem, path: str, on_error: Callable[[OSError], None] | None
+) -> list[dict[str, Any]] | None:
+    """One folder's listing (detail), or None when it could not be listed and ``on_error`` took
+    the error (without ``on_error`` it is raised)."""
+    try:
+        listing: list[dict[str, Any]] = fs.ls(path, detail=True)
+    except OSError as exc:
+        if on_error is None:
+            raise
+        on_error(exc)
+        return None
+    return listing
+
+
 def card_folder(
     fs: AbstractFileSystem, folder: str, on_error: Callable[[OSError], None] | None
 ) -> tuple[str, dict[str, Any]]:
@@ -232,12 +247,8 @@ def card_folder(
     stack = [base]
     while stack:
         here = stack.pop()
-        try:
-            listing = fs.ls(here, detail=True)
-        except OSError as exc:
-            if on_error is None:
-                raise
-            on_error(exc)
+        listing = _ls(fs, here, on_error)
+        if listing is None:
             continue
         dirs = []
         for info in sorted(listing, key=lambda i: str(i["name"])):
@@ -315,12 +326,8 @@ def _walk(
     stack: list[tuple[str, int]] = [(fs._strip_protocol(root), 1)]
     while stack:
         path, depth = stack.pop()
-        try:
-            listing = fs.ls(path, detail=True)
-        except OSError as exc:
-            if on_error is None:
-                raise
-            on_error(exc)
+        listing = _ls(fs, path, on_error)
+        if listing is None:
             continue
         files: list[tuple[str, dict[str, Any]]] = []
         dirs: list[str] = []

@@ -22,7 +22,7 @@ from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.overlay import overlay_twin
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, type_name
 
 #: a YAML file's one container
 YAML = Container("yaml", (".yaml", ".yml"), "binary")
@@ -38,16 +38,8 @@ def read_mapping(s: Sniff, what: str) -> dict[str, Any]:
     per input), or ``Malformed``."""
     tree = yamlio.tree(s)
     if not isinstance(tree, dict):
-        raise Malformed(f"{what} is a YAML mapping, not {_kind(tree)}", path="$")
+        raise Malformed(f"{what} is a YAML mapping; found {type_name(tree)}", path="$")
     return tree
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "an empty document"
-    if isinstance(v, list):
-        return "a sequence"
-    return "a single value"
 
 
 def written(tree: Any, twin: Twin | None) -> bytes:

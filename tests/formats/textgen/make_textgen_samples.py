@@ -1,5 +1,5 @@
 """Writes ``samples/textgen-webui/`` (run from the project root:
-``python tests/formats/textgen/make_textgen_samples.py``).
+``python -m tests.formats.textgen.make_textgen_samples``).
 
 Stdlib only (the YAML is written as text, the PNG with struct and zlib), independent of the codecs
 under test, and deterministic. The layout and keys are text-generation-webui's own (its
@@ -19,27 +19,12 @@ its public repository shows them); the content is original, written for bunzai.
 
 from __future__ import annotations
 
-import struct
-import zlib
 from pathlib import Path
+
+from tests.formats.make_samples import image, write_files  # the stdlib writers the generators share
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "samples" / "textgen-webui"
-
-
-def chunk(ctype: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + ctype + data + struct.pack(">I", zlib.crc32(ctype + data))
-
-
-def image(w: int, h: int, rgba: tuple[int, int, int, int]) -> bytes:
-    """A solid-colour RGBA PNG."""
-    rows = b"".join(b"\0" + bytes(rgba) * w for _ in range(h))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
-        + chunk(b"IDAT", zlib.compress(rows, 9))
-        + chunk(b"IEND", b"")
-    )
 
 
 WREN = """\
@@ -113,11 +98,7 @@ def files() -> dict[str, bytes]:
 
 
 def main() -> None:
-    for rel, data in files().items():
-        out = SAMPLES / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data)
-        print(out)
+    write_files(SAMPLES, files())
 
 
 if __name__ == "__main__":
