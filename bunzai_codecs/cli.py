@@ -91,9 +91,10 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
         sys.stdout.write(format_support_markdown())
         return Exit.OK
-    rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
+    rows = [("FORMAT", "KIND", "SUFFIXES", "WRITES", "APP")]
     for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):
-        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
+        writes = "read-only" if c.read_only else "yes"
+        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", writes, c.label or c.family))
     _table(rows)
     return Exit.OK
 

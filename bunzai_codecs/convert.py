@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bunzai_codecs.bundle import Export, read, write
 from bunzai_codecs.core import registry
-from bunzai_codecs.core.codec import Codec, Container
+from bunzai_codecs.core.codec import Codec, Container, read_only_refusal
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.files import OutputError, write_atomic
 from bunzai_codecs.core.fileset import safe_stem
@@ -195,6 +195,10 @@ def plan(
         raise ConvertUsageError(
             f"{opts.to} holds {codec.kind} entities; this input's are {have} (pick one with --entity or --kind)"
         )
+    if codec.read_only:
+        refused = [e for e in fit if e.twin(codec.id) is None]
+        if refused:
+            raise ConvertUsageError(read_only_refusal(codec, refused[0]))
     entities = fit
     names = _Names(taken)
     out = opts.output

@@ -99,14 +99,18 @@ def format_support_markdown() -> str:
         "",
         "## Formats",
         "",
+        "bunzai writes every format from any entity of its kind, except a **read-only** one: that it",
+        "writes back only for an entity read from such a file (a same-format round trip, edits included:",
+        "the file holds what no other format does, such as a NovelAI story's text); `bunzai convert --to`",
+        "it from anything else is a usage error.",
+        "",
         "| format | kind | app | suffixes |",
         "|---|---|---|---|",
     ]
     codecs = sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id))
     for c in codecs:
-        lines.append(
-            f"| `{c.id}` | {c.kind_label()} | {c.label or c.family} | {' '.join(c.suffixes) or '—'} |"
-        )
+        app = (c.label or c.family) + (" — **read-only**" if c.read_only else "")
+        lines.append(f"| `{c.id}` | {c.kind_label()} | {app} | {' '.join(c.suffixes) or '—'} |")
     lines += [
         "",
         "## Containers and media",

@@ -2,8 +2,9 @@
 
 Every format bunzai knows is declared once, as a :class:`Format` in ``formats/table.py``: its id,
 the kind(s) of entity it holds, the app that writes it, a label, the file suffixes it is saved
-with, the suffix an export gets, its tie-break priority, and where its detector and its codec
-live (``"module:name"`` below ``bunzai_codecs.formats``). The codec class (decode/encode) takes
+with, the suffix an export gets, its tie-break priority, whether it is read-only (written back only
+for a file read from it, ``read_only``),
+and where its detector and its codec live (``"module:name"`` below ``bunzai_codecs.formats``). The codec class (decode/encode) takes
 its id's declaration at class creation (``Codec.__init_subclass__``), so nothing is declared
 twice.
 
@@ -120,6 +121,10 @@ class Format:
     kinds: frozenset[EntityKind] = field(default=frozenset())
     #: ``"module:function"`` ``(Sniff) -> kind`` for a format whose file says which kind it holds
     kind_reader: str | None = None
+    #: True for a format bunzai reads but does not make: it writes a file back only for an entity
+    #: read from one (its escrow twin holds what the canonical model does not, the story of a
+    #: NovelAI ``.story``), never one converted from another format. ``bunzai formats`` says so
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.kinds:
@@ -162,4 +167,4 @@ class Format:
 
 
 #: the attributes a codec class takes from its id's declaration
-DECLARED = ("kind", "kinds", "family", "label", "suffixes", "extension", "priority")
+DECLARED = ("kind", "kinds", "family", "label", "suffixes", "extension", "priority", "read_only")

@@ -158,9 +158,10 @@ def for_kind(kind: EntityKind) -> list[Codec]:
 
 
 def family_codec(family: str, kind: EntityKind) -> Codec | None:
-    """The codec of app ``family`` for entities of ``kind`` (the highest-priority one), if any."""
+    """The codec of app ``family`` that writes entities of ``kind`` (the highest-priority one that
+    is not read-only), if any."""
     for c in all_codecs():
-        if c.family == family and c.holds(kind):
+        if c.family == family and c.holds(kind) and not c.read_only:
             return c
     return None
 

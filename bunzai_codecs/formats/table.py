@@ -14,7 +14,7 @@ envelope or a zip), if any. A new Tavern card app is its dialect and codec class
 
 Priorities: ``vaud-json`` (100) is asked first; Lumiverse's card (10) before the other Tavern card
 codecs; SillyTavern's flat preset kinds (-1) after ``sillytavern-preset``, which keeps another
-app's linked preset.
+app's linked preset; ``novelai-story`` (-1, read-only) after ``novelai-lorebook``.
 """
 
 from __future__ import annotations
@@ -84,6 +84,9 @@ FORMATS: tuple[Format, ...] = (
            "folder.codec:CardFolderCodec", "folder.detect:card_folder", ("/", ".zip"), ".zip"),
     Format("chub-lorebook", "lorebook", "chub", "Chub lorebook (character_book JSON)",
            "chub.lorebook:ChubLorebook", "chub.detect:lorebook"),
+    Format("kobold-save", "lorebook", "kobold",
+           "KoboldAI Lite / KoboldCpp / KoboldAI client story save (world info, memory, author's note)"
+           " and Lite's world info export", "kobold.save:KoboldSaveCodec", "kobold.detect:save"),
     Format("lumiverse", "character", "lumiverse",
            "Lumiverse character (CCv3 + bare extension keys; JSON, PNG, zip with lumiverse_modules.json)",
            "lumiverse.card:LumiverseCard", LUMIVERSE_CARD, (".json", ".png", ".charx", ".zip"),
@@ -100,6 +103,10 @@ FORMATS: tuple[Format, ...] = (
            (".lorebook", ".json", ".png", ".scenario"), ".lorebook"),
     Format("novelai-preset", "preset", "novelai", "NovelAI text generation preset (.preset)",
            "novelai.preset:NovelAIPresetCodec", "novelai.detect:preset", (".preset", ".json"), ".preset"),
+    Format("novelai-story", "lorebook", "novelai",
+           "NovelAI story (.story): its lorebook, memory, author's note and ephemeral entries; the story"
+           " text kept in escrow", "novelai.story:NovelAIStoryCodec", "novelai.detect:story",
+           (".story",), ".story", priority=-1, read_only=True),
     Format("pygmalion", "character", "pygmalion", "Pygmalion / oobabooga classic character (JSON, PNG)",
            "pygmalion.codec:PygmalionCodec", "pygmalion.detect:character", JSON_PNG),
     Format("risu", "character", "risu", "RisuAI character (.charx, JPEG+ZIP)",

@@ -284,7 +284,7 @@ class _Write(beam.DoFn):
             if not selected(LineMeta(e.id, e.kind, uri, src), self.cfg):
                 continue
             count("entities_selected")
-            for fmt in export_formats_for(e.kind, self.cfg.to):
+            for fmt in export_formats_for(e.kind, self.cfg.to, e):
                 try:
                     ex = write(e, fmt, linked=entities)
                 except Exception as exc:

@@ -70,8 +70,8 @@ def seeds() -> dict[str, list[bytes]]:
             out["risup"].append(data)
             opened = risup.open_preset(data, rpacked=name.endswith(".risup"))
             out["risup"].append(b"\x01" + jsformat.pack(opened.preset))
-        elif data.lstrip()[:1] in (b"{", b"[") and len(data) < 5000:
-            out["json"].append(data)
+        elif data.lstrip()[:1] in (b"{", b"[") and (len(data) < 5000 or name.endswith(".story")):
+            out["json"].append(data)  # a .story (its document never decoded) is JSON all the way
     out["png"].append(b"\x01" + CARD)
     out["zip"].append(b"\x01" + CARD)
     out["zip"].append(b"\x02" + VOXTA_CHARACTER)

@@ -39,14 +39,18 @@ ROW_TWINS = ("risu-module", "risu-regex", "risu")
 
 
 def _a_key_holds_a_comma(triggers: Any) -> bool:
+    """A key Risu's comma-joined string cannot keep: one holding a comma, one with spaces around it
+    (Risu trims each key) or a blank one (dropped)."""
     return isinstance(triggers, list) and any(
-        isinstance(t, dict) and "," in str(t.get("text", "")) for t in triggers
+        isinstance(t, dict) and ("," in (k := str(t.get("text", ""))) or k != k.strip() or not k)
+        for t in triggers
     )
 
 
 _COMMA = (
     "Risu keeps a row's keys as one comma-joined string and splits it on every comma (it has no "
-    "escape: its own reader splits them too), so a key holding a comma comes back as two"
+    "escape: its own reader splits them too), so a key holding a comma comes back as two; each key "
+    "is trimmed and a blank one dropped"
 )
 
 LORE_COVERAGE = Coverage.of(
