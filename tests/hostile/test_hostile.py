@@ -78,7 +78,20 @@ def test_bombs_and_traversal_are_rejected_not_decoded() -> None:
 
 @pytest.mark.parametrize(
     "category",
-    ["risum", "risup", "charx", "byaf", "voxta", "exif", "naidata", "preset", "kobold", "story", "yaml", "folder"],
+    [
+        "risum",
+        "risup",
+        "charx",
+        "byaf",
+        "voxta",
+        "exif",
+        "naidata",
+        "preset",
+        "kobold",
+        "story",
+        "yaml",
+        "folder",
+    ],
     ids=lambda c: f"{c}-controls",
 )
 def test_the_controls_decode(category: str) -> None:
