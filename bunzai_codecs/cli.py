@@ -15,9 +15,9 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, NoReturn
 
 import orjson
 
@@ -91,12 +91,61 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
         sys.stdout.write(format_support_markdown())
         return Exit.OK
-    rows = [("FORMAT", "KIND", "SUFFIXES", "WRITES", "APP")]
+    if args.apps:  # what an app name means as a --to target
+        by_app = [("APP", "KIND", "FORMATS")]
+        for app, decls in registry.apps().items():
+            for kind in registry.app_kinds(app):
+                by_app.append((app, kind, " ".join(d.id for d in decls if d.holds(kind))))
+        _table(by_app)
+        return Exit.OK
+    rows = [("FORMAT", "KIND", "SUFFIXES", "WRITES", "APP", "DESCRIPTION")]
     for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):
         writes = "read-only" if c.read_only else "yes"
-        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", writes, c.label or c.family))
+        rows.append(
+            (c.id, c.kind_label(), " ".join(c.suffixes) or "-", writes, c.family or "-", c.label or "-")
+        )
     _table(rows)
     return Exit.OK
+
+
+class _Entry(NamedTuple):
+    """One input as detect and inspect read it (:func:`_entries`)."""
+
+    #: how a table names it (``mycard/``, ``Name.yaml (+ Name.png)``, ``zip://a.png::dump.zip``)
+    shown: str
+    #: how messages and ``--json`` name it: its path, or its chain URL inside a zip
+    uri: str
+    #: the name it is detected and decoded under
+    name: str
+    data: bytes | None
+    error: Exception | None = None
+    #: the picture read with a character YAML
+    picture: Path | None = None
+
+
+def _entries(found: Iterable[Input]) -> Iterator[_Entry]:
+    """Every input of ``found`` (:func:`_files`: a file, a card folder, a character YAML with its
+    picture), or each input inside a zip of files (``bunzai_codecs.inputs``), named by its chain
+    URL. An input that cannot be read, or a zip member that does not inflate, comes with its
+    error."""
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.inputs import no_members, zip_members
+
+    for inp in found:
+        uri = str(inp.path)
+        try:
+            data = _read_input(inp)
+        except (BunzaiError, _InputError) as exc:
+            yield _Entry(str(inp), uri, inp.name, None, exc)
+            continue
+        several = inp.folder or inp.picture is not None  # a file set: never a zip of files
+        members = None if several else zip_members(data, uri)
+        if members is None:
+            yield _Entry(str(inp), uri, inp.name, data, picture=inp.picture)
+        elif not members:
+            yield _Entry(str(inp), uri, inp.name, None, _InputError(no_members(uri)))
+        for m in members or ():
+            yield _Entry(m.label, m.label, m.basename, m.data, m.error)
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
@@ -107,10 +156,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
     status = Exit.OK
     rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
     empty: list[Path] = []
-    for inp in _files(args.files, empty):
-        path = inp.path
+    for e in _entries(_files(args.files, empty)):
         try:
-            s = Sniff(_read_input(inp), inp.name, uri=str(path))
+            if e.error is not None:
+                raise e.error
+            assert e.data is not None
+            s = Sniff(e.data, e.name, uri=e.uri)
         except (BunzaiError, _InputError) as exc:
             print(str(exc), file=sys.stderr)
             status = Exit.INPUT
@@ -120,20 +171,20 @@ def cmd_detect(args: argparse.Namespace) -> int:
         if args.json:
             kind = registry.kind_of(best.id, s) if best else None
             line: dict[str, object] = {
-                "file": str(path),
+                "file": e.uri,
                 "format": best.id if best else None,
                 "kind": kind,
                 "score": best.score if best else 0.0,
                 "candidates": [[c.id, c.score] for c in d.candidates],
             }
-            if inp.picture is not None:
-                line["picture"] = str(inp.picture)
+            if e.picture is not None:
+                line["picture"] = str(e.picture)
             sys.stdout.write(orjson.dumps(line).decode() + "\n")
         else:
             ru = d.runner_up
             rows.append(
                 (
-                    str(inp),
+                    e.shown,
                     best.id if best else "-",
                     registry.kind_of(best.id, s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
@@ -141,7 +192,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 )
             )
         if best is None:
-            print(f"{inp}: NotRecognized: no format recognised this input", file=sys.stderr)
+            print(str(registry.unrecognized(s, d)), file=sys.stderr)
             status = Exit.INPUT
     if not args.json and len(rows) > 1:
         _table(rows)
@@ -153,32 +204,63 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from bunzai_codecs.bundle import read
+    from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.formats.vaud.codec import dumps
 
     found = list(_files(args.file))
     if len(found) != 1:
         what = ", ".join(str(x) for x in found[:3]) + (" ..." if len(found) > 3 else "")
         args._parser.error(f"inspect reads one input; these paths are {len(found)}: {what or 'none'}")
-    inp = found[0]
-    _moved_notes(args.format)
-    decoded = read(_read_input(inp), inp.name, uri=str(inp.path), format=args.format)
-    for e in decoded.entities:
-        if args.pretty:
-            from bunzai_codecs.core.sniff import parse_json
+    source_format = _source_format(args)
+    _moved_notes(source_format)
+    status = Exit.OK
+    for entry in _entries(found):
+        try:
+            if entry.error is not None:
+                raise entry.error
+            assert entry.data is not None
+            decoded = read(entry.data, entry.name, uri=entry.uri, format=source_format)
+        except (BunzaiError, _InputError) as exc:
+            if not entry.uri.startswith("zip://"):  # the input itself: main() says it, as before
+                raise
+            print(str(exc), file=sys.stderr)  # one member of a zip of files: the others go on
+            status = Exit.INPUT
+            continue
+        for e in decoded.entities:
+            if args.pretty:
+                from bunzai_codecs.core.sniff import parse_json
 
-            sys.stdout.write(orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n")
-        else:
-            sys.stdout.write(dumps(e).decode() + "\n")
-    return Exit.OK
+                sys.stdout.write(
+                    orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n"
+                )
+            else:
+                sys.stdout.write(dumps(e).decode() + "\n")
+    return status
+
+
+def _source_format(args: argparse.Namespace) -> str | None:
+    """``--from``, or the deprecated ``--format`` (said on stderr; kept for one release)."""
+    old = getattr(args, "old_format", None)
+    if old is not None:
+        print("note: --format is deprecated (it goes in the next release): use --from", file=sys.stderr)
+        if args.source_format is None:
+            return str(old)
+    return args.source_format
 
 
 def _image_option(args: argparse.Namespace) -> bytes | Literal[False] | None:
     """The bytes of ``--image`` (``None`` without one), or ``False`` (said on stderr) when the file
-    is not an image."""
+    is not an image or ``--to`` holds no picture."""
+    from bunzai_codecs.convert import ConvertUsageError, check_image_target
     from bunzai_codecs.core.media import sniff_mime
 
     if args.image is None:
         return None
+    try:
+        check_image_target(args.to)
+    except ConvertUsageError as exc:
+        print(f"bunzai: error: {exc}", file=sys.stderr)
+        return False
     image = _read(Path(args.image))
     if not (sniff_mime(image) or "").startswith("image/"):
         print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
@@ -250,6 +332,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
         Refused,
         commit,
         list_inputs,
+        name_outputs,
         run,
         staging_folder,
     )
@@ -257,7 +340,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
 
     parser = args._parser
     if args.output is None:
-        parser.error("-o OUTDIR is required to convert several files (a folder, or a glob)")
+        parser.error("-o OUTDIR is required to convert several files (a folder, a glob or a zip of files)")
     if args.entity is not None:
         parser.error("--entity names one input's entity: convert that file on its own (or use --kind)")
     _moved_notes(args.source_format, args.to)
@@ -277,8 +360,8 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     workers = args.jobs or os.cpu_count() or 1
     with staging_folder(out) as staging:
         jobs = [
-            Job(src, folder, staging / str(i), args.to, args.source_format, args.kind, image)
-            for i, (src, folder) in enumerate(inputs)
+            Job(i.source, i.folder, staging / str(n), args.to, args.source_format, args.kind, image, i.member)
+            for n, i in enumerate(inputs)
         ]
         with Progress("bunzai convert", unit="files", total=len(jobs), quiet=args.quiet) as progress:
 
@@ -286,6 +369,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
                 progress.advance(failed=int(o.error is not None))
 
             outcomes = run(jobs, workers, done)
+        renamed = name_outputs(outcomes)
         try:
             written = commit(outcomes, out, force=args.force)
         except Refused as exc:
@@ -295,14 +379,20 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     if not args.quiet:
         for o in outcomes:
             for rel, summary in o.summaries:
-                print(f"{o.source} -> {out / rel}: {summary}", file=sys.stderr)
+                print(f"{o.source} -> {out / o.final(rel)}: {summary}", file=sys.stderr)
+        for r in renamed:
+            print(
+                f"renamed: {r.source} -> {out / r.final} ({out / r.wanted} is {r.owner}'s)",
+                file=sys.stderr,
+            )
     for o in failed:
         print(o.error, file=sys.stderr)
     if not args.quiet:
         ok = len(outcomes) - len(failed)
+        more = f" ({len(renamed)} renamed: another input writes their name)" if renamed else ""
         print(
             f"converted {ok} of {len(outcomes)} inputs, {len(failed)} failed: "
-            f"{len(written)} files written in {out}",
+            f"{len(written)} files written in {out}{more}",
             file=sys.stderr,
         )
     if any(o.internal for o in failed):
@@ -378,18 +468,42 @@ def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterato
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
-    from bunzai_codecs.core.errors import BunzaiError
+    """``bunzai fidelity``: every check over every input, then DIR's rows and report. A run
+    interrupted (or failing) before its files are written leaves DIR as it was: a DIR it made is
+    removed again."""
     from bunzai_codecs.core.files import ensure_folder
-    from bunzai_codecs.fidelity import check_file, reject_row
-    from bunzai_codecs.fidelity.report import ReportBuilder, rows_jsonl, write_report
-    from bunzai_codecs.progress import Progress
+    from bunzai_codecs.fidelity.report import ReportBuilder
 
     out = Path(args.output)
     builder = ReportBuilder()
     chunks: list[bytes] = []
     labels = [_labelled(a)[0] for a in args.paths]
     inputs = list(fidelity_inputs(args.paths, args.exclude or ()))
+    made = not out.exists()
     ensure_folder(out)  # before the work: an output that cannot be made fails at once
+    try:
+        return _fidelity(args, out, inputs, labels, builder, chunks)
+    except BaseException:  # Ctrl-C, SIGTERM, a failure: a folder this run made goes again
+        if made:
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _fidelity(
+    args: argparse.Namespace,
+    out: Path,
+    inputs: list[tuple[str, Input]],
+    labels: list[str],
+    builder: Any,
+    chunks: list[bytes],
+) -> int:
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.fidelity import check_file, reject_row
+    from bunzai_codecs.fidelity.report import rows_jsonl, write_report
+    from bunzai_codecs.progress import Progress
+
     with Progress("bunzai fidelity", unit="files", total=len(inputs), quiet=args.quiet) as progress:
         for key, inp in inputs:
             try:
@@ -435,6 +549,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
         sys.stdout.write(canonical_model_markdown())
         return Exit.OK
 
+    if args.dir is None:  # no folder named: nothing is written, the schemas go to stdout
+        from bunzai_codecs.support import all_schemas, schema_bytes
+
+        sys.stdout.buffer.write(schema_bytes(all_schemas()))
+        return Exit.OK
     for p in write_schemas(Path(args.dir)):
         print(p)
     return Exit.OK
@@ -454,6 +573,11 @@ def _version() -> str:
 
 def _formats_args(f: argparse.ArgumentParser) -> None:
     f.add_argument("--markdown", action="store_true", help="print docs/FORMAT-SUPPORT.md")
+    f.add_argument(
+        "--apps",
+        action="store_true",
+        help="each app (a --to target too: its format for each entity's kind) and its formats by kind",
+    )
 
 
 def _detect_args(d: argparse.ArgumentParser) -> None:
@@ -466,9 +590,12 @@ def _inspect_args(i: argparse.ArgumentParser) -> None:
         "file",
         nargs="+",
         metavar="FILE",
-        help="a file, a card folder, or a character YAML and its picture (one input)",
+        help="a file, a zip of files, a card folder, or a character YAML and its picture (one input)",
     )
-    i.add_argument("--format", help="decode as this format instead of detecting")
+    i.add_argument(
+        "--from", dest="source_format", metavar="FORMAT", help="decode as this format instead of detecting"
+    )
+    i.add_argument("--format", dest="old_format", metavar="FORMAT", help="deprecated: --from")
     i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
 
 
@@ -482,7 +609,9 @@ def _convert_args(c: argparse.ArgumentParser) -> None:
     pick.add_argument(
         "--kind", metavar="KIND", help="convert IN's entities of this kind (lorebook, regex...)"
     )
-    c.add_argument("--image", metavar="FILE", help="the picture a PNG card is written into")
+    c.add_argument(
+        "--image", metavar="FILE", help="the entity's picture (a PNG card's image, a charx's portrait...)"
+    )
     c.add_argument("--force", action="store_true", help="overwrite existing files")
     c.add_argument(
         "--strict", action="store_true", help=f"exit {int(Exit.LOSSY)} when anything unexpected was lost"
@@ -509,7 +638,12 @@ def _fidelity_args(fi: argparse.ArgumentParser) -> None:
 
 
 def _schema_args(s: argparse.ArgumentParser) -> None:
-    s.add_argument("dir", nargs="?", default="docs/schema")
+    s.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="write DIR/<kind>.schema.json (without DIR: every schema as one JSON object on stdout)",
+    )
     s.add_argument(
         "--markdown", action="store_true", help="print docs/canonical-model.md instead (writes no files)"
     )
@@ -552,7 +686,13 @@ _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
         _fidelity_args,
         "cmd_fidelity",
     ),
-    ("schema", "write the JSON Schema of each entity kind", None, _schema_args, "cmd_schema"),
+    (
+        "schema",
+        "the JSON Schema of each entity kind, on stdout or into DIR",
+        None,
+        _schema_args,
+        "cmd_schema",
+    ),
     ("audit", audit.HELP, audit.DESCRIPTION, audit.configure, "cmd_audit"),
 )
 
@@ -613,7 +753,9 @@ def _passes_through(parser: argparse.ArgumentParser) -> bool:
 
 
 #: options that name a format id, by ``dest``: an unknown id is a usage error (exit 2)
-_FORMAT_OPTIONS = {"to": "--to", "source_format": "--from", "format": "--format"}
+_FORMAT_OPTIONS = {"to": "--to", "source_format": "--from", "old_format": "--format"}
+#: the commands whose ``--to`` may also be an app name (that app's format for each entity's kind)
+_APP_TARGETS = ("convert",)
 
 
 def _check_format_ids(args: argparse.Namespace) -> None:
@@ -627,7 +769,10 @@ def _check_format_ids(args: argparse.Namespace) -> None:
             if not isinstance(fid, str):
                 continue
             try:
-                registry.get(fid)
+                if dest == "to" and args.command in _APP_TARGETS:
+                    registry.check_target(fid)  # a format id, or an app name
+                else:
+                    registry.get(fid)
             except BunzaiError as exc:
                 if parser is None:
                     raise

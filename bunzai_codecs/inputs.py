@@ -1,4 +1,5 @@
-"""The command line's inputs: a file, or several files that are one input (``core/fileset``).
+"""The command line's inputs: a file, several files that are one input (``core/fileset``), or the
+files inside a zip of files.
 
 ``bunzai detect``, ``inspect``, ``convert`` and ``fidelity`` name files and folders. Most inputs
 are one file; two kinds are several, by the rules of ``core/fileset``:
@@ -11,6 +12,18 @@ are one file; two kinds are several, by the rules of ``core/fileset``:
 An :class:`Input` reads as the bytes a codec decodes: a file's own bytes, or the file set of its
 files. Reading is bounded (``core.sniff.MAX_INPUT_BYTES`` in all) and a card folder's symbolic links
 are refused (a link could point anywhere on the disk), with the typed error naming the path.
+
+**A zip of files.** ``detect``, ``inspect`` and ``convert`` read the files inside a zip that no
+format recognises (a backup, a folder someone zipped) the way ``bunzai normalize`` reads an archive
+given as ``--input``: each member is an input of its own (:func:`zip_members`), named by its chain
+URL (``zip://cards/a.png::dump.zip``), read with the bounds of every zip bunzai opens
+(``core.archive.DEFAULT_LIMITS``: size, member count, each member's size and ratio, the total; every
+name checked before anything is inflated), and grouped by the same rules as a folder: a card folder
+inside the zip is one input (``zip://cards/mycard::dump.zip``), a character YAML with its picture
+beside it one. A zip that is a format's own file (a ``.charx``, a ``.byaf``, a Voxta package, a
+Lumiverse zip, a zip of one card folder) is that format's, as always. A zip of files that cannot be
+read (truncated, over a bound) is not expanded: decoding it says why, in one line
+(``Malformed``/``LimitExceeded`` with the byte offset or the member).
 """
 
 from __future__ import annotations
@@ -18,11 +31,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from bunzai_codecs.core import fileset
-from bunzai_codecs.core.errors import LimitExceeded, Malformed
-from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
+from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed
+from bunzai_codecs.core.sniff import MAX_INPUT_BYTES, ZIP_MAGIC, Sniff
 
 
 @dataclass(frozen=True)
@@ -173,4 +186,111 @@ def one_input(paths: Sequence[str]) -> Input | None:
     return None
 
 
-__all__ = ["Input", "inputs", "is_card_folder", "one_input", "walk"]
+@dataclass(frozen=True)
+class Member:
+    """One file inside a zip of files."""
+
+    #: the member's path inside the zip (``cards/a.png``)
+    name: str
+    #: how messages and reports name it: ``zip://cards/a.png::dump.zip``
+    label: str
+    #: its bytes, or None when it could not be read (``error`` says why)
+    data: bytes | None
+    error: BunzaiError | None = None
+
+    @property
+    def basename(self) -> str:
+        return PurePosixPath(self.name).name
+
+    @property
+    def folder(self) -> str:
+        """The member's folder inside the zip (``cards``, or ``""``)."""
+        parent = PurePosixPath(self.name).parent.as_posix()
+        return "" if parent == "." else parent
+
+
+def _hidden(name: str) -> bool:
+    """Names a folder walk skips too (``.git``, ``.DS_Store``), and macOS's resource forks."""
+    parts = name.split("/")
+    return parts[0] == "__MACOSX" or any(p.startswith(".") for p in parts)
+
+
+def zip_members(data: bytes, uri: str) -> list[Member] | None:
+    """The inputs of ``data`` when it is a zip of files (see the module docstring), in the zip's
+    order (a group where its first file is), folders and hidden names left out; None when it is not
+    one: not a zip, a format's own zip, or a zip that cannot be listed (its decode then says why)."""
+    if data[:4] != ZIP_MAGIC:
+        return None
+    from bunzai_codecs.core import registry
+
+    s = Sniff(data, uri.rsplit("/", 1)[-1], uri=uri)
+    if registry.detect(s) is not None:
+        return None
+    z = s.zip
+    if z is None:
+        return None
+    out = []
+    for name, base, parts in _zip_groups([m.name for m in z.members if not m.is_dir]):
+        label = f"zip://{name}::{uri}"
+        try:
+            if parts is None:
+                out.append(Member(name, label, z.read(name)))
+            else:  # several files that are one input: their file set
+                out.append(Member(name, label, fileset.pack({rel: z.read(base + rel) for rel in parts})))
+        except BunzaiError as exc:
+            out.append(Member(name, label, None, exc.with_uri(label)))
+    return out
+
+
+def _zip_groups(names: Sequence[str]) -> list[tuple[str, str, tuple[str, ...] | None]]:
+    """The inputs among a zip's file names, grouped as a folder walked (:func:`walk`) groups files:
+    ``(name, base, parts)`` for a card folder below the zip's top (its path, ``path/``, its files'
+    paths relative to it; nothing below it is an input of its own) and for a character YAML with
+    its picture (the YAML's path, its folder, both files' names); ``(path, "", None)`` for every
+    other file not hidden."""
+    cards = sorted(
+        {n[: -len(fileset.CARD_FILE) - 1] for n in names if n.endswith(f"/{fileset.CARD_FILE}")}, key=len
+    )
+    roots: list[str] = []
+    for c in cards:  # the outermost card folders: one inside another is its files
+        if not _hidden(c) and not any(c.startswith(f"{r}/") for r in roots):
+            roots.append(c)
+    members: dict[str, list[str]] = {r: [] for r in roots}
+    first: dict[str, int] = {}
+    alone: list[tuple[int, str]] = []
+    for i, n in enumerate(names):
+        root = next((r for r in roots if n.startswith(f"{r}/")), None)
+        if root is None:
+            if not _hidden(n):
+                alone.append((i, n))
+        elif fileset.folder_member(n[len(root) + 1 :]):
+            members[root].append(n[len(root) + 1 :])
+            first.setdefault(root, i)
+    by_folder: dict[str, list[str]] = {}
+    for _i, n in alone:
+        folder, _, base = n.rpartition("/")
+        by_folder.setdefault(folder, []).append(base)
+    pairs: dict[str, tuple[str, str]] = {}  # the YAML's path -> (its folder, its picture's name)
+    for folder, bases in by_folder.items():
+        prefix = f"{folder}/" if folder else ""
+        for y, pic in fileset.pairs(bases).items():
+            pairs[prefix + y] = (prefix, pic)
+    pictures = {prefix + pic for prefix, pic in pairs.values()}
+    found: list[tuple[int, str, str, tuple[str, ...] | None]] = [
+        (first[r], r, f"{r}/", tuple(members[r])) for r in roots if r in first
+    ]
+    for i, n in alone:
+        if n in pairs:
+            prefix, pic = pairs[n]
+            found.append((i, n, prefix, (n[len(prefix) :], pic)))
+        elif n not in pictures:
+            found.append((i, n, "", None))
+    return [(n, base, parts) for _i, n, base, parts in sorted(found)]
+
+
+def no_members(uri: str) -> str:
+    """The one line for a zip of files that holds no file."""
+    return f"{uri}: a zip with no input files in it"
+
+
+__all__ = ["Input", "Member", "inputs", "is_card_folder", "no_members", "one_input", "walk", "zip_members"]

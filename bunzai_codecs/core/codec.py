@@ -384,6 +384,7 @@ class Codec(abc.ABC):
         kind: EntityKind | None = None,
         media: Resolver | None = None,
         warnings: Iterable[str] = (),
+        mark: str | None = None,
         **facets: Any,
     ) -> CanonicalEntity:
         """Build one decoded entity: validate ``body`` (a dict or a model) for ``kind`` (default:
@@ -391,15 +392,22 @@ class Codec(abc.ABC):
         the twin ``twin_type.of(raw, **facets)`` under this codec's id. Media items get their digests and
         the entity its media store (``core.media.bind``): the bytes ``media`` resolves for an item
         (a zip member, the card's own image), else those of an inline ``data:`` URL. ``warnings`` are
-        the notes its reader made."""
+        the notes its reader made.
+
+        ``mark``: the tag of the mapper whose dict of ``raw`` ``body`` is, exactly as this codec's
+        encoder maps the twin again: the validated body is marked unedited since decode
+        (``core.seal``), unless binding its media made another body of it."""
+        from bunzai_codecs.core import seal
         from bunzai_codecs.core.media import bind
         from bunzai_codecs.entities import BODY_TYPES
         from bunzai_codecs.entities.base import Body
 
         k = kind or self.kind
-        model = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
+        validated = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
         store: dict[str, bytes] = {}
-        model = bind(model, store, media)
+        model = bind(validated, store, media, hasher=s.digest_of)
+        if mark is not None and model is validated and validated is not body:
+            seal.mark(model, mark, raw)
         return CanonicalEntity(
             kind=k,
             id=canonical_id(k, s.sha256, *part),
@@ -408,6 +416,13 @@ class Codec(abc.ABC):
             warnings=list(warnings),
             media=store,
         )
+
+    def outside(self, entity: CanonicalEntity) -> dict[str, Any]:
+        """What the file ``entity`` was read from in this format holds outside every entity (a
+        NovelAI scenario's story, context and settings around its lorebook), from the entity's
+        twin: a name for each part (``scenario.prompt``) -> its value; empty for most formats. A
+        conversion whose file no longer holds a part has lost it (``bunzai convert`` reports it)."""
+        return {}
 
     def container_list(self) -> tuple[Container, ...]:
         """The containers this codec writes (see ``containers``)."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import random
+import re
 import struct
 import zipfile
 import zlib
@@ -427,6 +429,89 @@ def shape_cases(per_file: int = 40, seed: int = 99) -> Iterator[Case]:
                     i = rnd.randrange(len(b))
                     b[i] ^= 1 << rnd.randrange(8)
                 yield Case(f"shape:{rel.split('/')[0]}", f"{rel} bit flips", f.name, bytes(b))
+
+
+# -- numbers beyond 64 bits in every id and order field -------------------------------------------
+
+#: a 39-digit id, as a public NovelAI lorebook generator writes entry ids: more than any integer an
+#: app (or orjson, 64 bits) holds. Each field replaced gets its own value (BIG, BIG + 1...), so ids
+#: stay unique.
+BIG = 123456789012345678901234567890123456789
+#: the fields an app numbers or orders rows by, in every format's spelling (``uid``, ``id``,
+#: ``insertion_order``, ``sortOrder``, ``budgetPriority``, ``displayIndex``, ``placement``...)
+_NUMBERED = re.compile(r"(?i)(id|order|index|priority|position|placement|depth)$")
+
+
+def _numbered(tree: Any, value: Callable[[int], Any], counter: Iterator[int]) -> Any:
+    """``tree`` with every scalar under a numbered key (and each scalar of a list under one)
+    replaced by ``value(next(counter))``, and an object keyed by row numbers (SillyTavern's world
+    info ``entries``) re-keyed with the counter's numbers."""
+
+    def scalar(v: Any) -> bool:
+        return isinstance(v, str | int | float) and not isinstance(v, bool)
+
+    if isinstance(tree, list):
+        return [_numbered(x, value, counter) for x in tree]
+    if not isinstance(tree, dict):
+        return tree
+    by_number = bool(tree) and all(k.isascii() and k.isdigit() for k in tree)
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        key = str(next(counter)) if by_number else k
+        if _NUMBERED.search(k) and scalar(v):
+            out[key] = value(next(counter))
+        elif _NUMBERED.search(k) and isinstance(v, list) and v and all(scalar(x) for x in v):
+            out[key] = [value(next(counter)) for _ in v]
+        else:
+            out[key] = _numbered(v, value, counter)
+    return out
+
+
+def _as_floats(tree: Any) -> Any:
+    """``tree`` with each integer beyond 64 bits as the float a JSON reader makes of it (orjson,
+    which the container writers use, writes no bigger integer)."""
+    if isinstance(tree, dict):
+        return {k: _as_floats(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_as_floats(v) for v in tree]
+    if isinstance(tree, int) and not isinstance(tree, bool) and not -(2**63) <= tree < 2**64:
+        return float(tree)
+    return tree
+
+
+#: how the big number is written: as text (what the generator wrote), negative text, a JSON number
+_BIG_FORMS: list[tuple[str, Callable[[int], Any]]] = [
+    ("text", str),
+    ("negative text", lambda n: f"-{n}"),
+    ("number", int),
+]
+
+
+def bignum_cases() -> Iterator[Case]:
+    """Every sample (and every JSON tree a binary sample carries) with each id and order field a
+    39-digit number, in each of :data:`_BIG_FORMS`. The harness writes what decodes to every
+    format of its kind (``harness.CROSS``): a number that does not fit is data, kept as text where
+    the target needs an integer it cannot hold, never an internal error."""
+    import itertools
+
+    from .containers import payloads
+
+    for f in sample_files():
+        data = f.read_bytes()
+        rel = f.relative_to(SAMPLES).as_posix()
+        try:
+            trees = [("", orjson.loads(data.removeprefix(b"\xef\xbb\xbf")), None)]
+        except orjson.JSONDecodeError:
+            trees = [(f" [{p.where}]", p.tree, p.rebuild) for p in payloads(f.name, data)]
+        for where, tree, rebuild in trees:
+            for form, value in _BIG_FORMS:
+                counter = itertools.count(BIG)
+                mutated = _numbered(tree, value, counter)
+                if next(counter) == BIG:
+                    break  # no id or order field in this tree
+                # the stdlib writes an integer of any size: a JSON file holds all 39 digits
+                built = json.dumps(mutated).encode() if rebuild is None else rebuild(_as_floats(mutated))
+                yield Case("bignum", f"{rel}{where} ids and orders as 39-digit {form}", f.name, built)
 
 
 # -- containers built with the codecs' own writers, then broken ------------------------------------
@@ -1920,4 +2005,5 @@ def _all_cases() -> tuple[Case, ...]:
         *random_cases(),
         *shape_cases(),
         *payload_cases(),
+        *bignum_cases(),
     )

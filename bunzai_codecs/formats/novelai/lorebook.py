@@ -269,7 +269,7 @@ class NovelAILorebookCodec(Codec):
         Container("lorebook", (".lorebook",), "json"),
         Container("json", (".json",), "json"),
         Container("png", (".png",), "png", images=True),
-        Container("scenario", (".scenario",), "json"),
+        Container("scenario", (".scenario", ".scenario.json"), "json"),
     )
     coverage = Coverage.of(
         *BOOK_PATHS,
@@ -286,6 +286,13 @@ class NovelAILorebookCodec(Codec):
             " one without as a .lorebook",
         ],
     )
+
+    def outside(self, entity: CanonicalEntity) -> dict[str, Any]:
+        """A scenario's every key but its book (``scenario.prompt``, ``scenario.settings``...)."""
+        twin = entity.twin(self.id)
+        if isinstance(twin, BookTwin) and twin.scenario:
+            return {f"scenario.{k}": v for k, v in twin.scenario.items()}
+        return {}
 
     def decode(self, s: Sniff) -> Decoded:
         escrow: dict[str, Any] = {}

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from pipeline.dataset.index.rows import COLUMNS, INDEX, INDEX_VERSION, ROW_GROUP, row_record
 from pipeline.dataset.shards import ShardInfo, ShardSpec, WriteShards
-from pipeline.runtime.storage import Output, Storage, open_atomic, read_lines, staged_path
+from pipeline.runtime.storage import Output, Storage, open_atomic, read_lines, remove_file, staged_path
 
 _ARROW = {
     "string": pa.string(),
@@ -131,7 +131,7 @@ class _ToParquet(beam.DoFn):
                 raise OSError(
                     f"{rel}: read {n} rows of the {shard.records} its sorted shard holds, or other bytes"
                 )
-        self.fs.rm_file(src)
+        remove_file(self.fs, src)
         yield ShardInfo(shard.dataset, rel, n, size, sha)
 
 

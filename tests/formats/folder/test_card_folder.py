@@ -16,7 +16,7 @@ from bunzai_codecs.core import fileset, registry
 from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed, ValidationFailed
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.fidelity import compare_native, cross_format
-from bunzai_codecs.inputs import Input
+from bunzai_codecs.inputs import Input, Member, zip_members
 from tests.formats.folder import make_folder_samples as gen
 from tests.formats.helpers import SAMPLES, edited, inputs_below, sample
 
@@ -397,3 +397,58 @@ def test_any_text_comes_back_as_it_was(
     back = read(folder_of(out.data), "marlow")
     assert back.primary.body == e.body
     assert back.entities[1].body == book.body
+
+
+def test_a_zip_of_files_reads_a_card_folder_and_a_character_with_its_picture_as_one_input_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backup zip no format claims is read member by member (issue 32), grouped as a folder's
+    files are: the card folder inside it one input (its own hidden .gitattributes kept, the zip's
+    .DS_Store left out), Wren.yaml with Wren.png one, every other file alone."""
+    import orjson
+
+    marlow = SAMPLES / MARLOW
+    chars = SAMPLES / "textgen-webui/characters"
+    backup = tmp_path / "backup.zip"
+    with zipfile.ZipFile(backup, "w") as z:
+        z.write(SAMPLES / "sillytavern/tidepool.png", "tidepool.png")
+        for p in sorted(marlow.rglob("*")):
+            if p.is_file():
+                z.write(p, f"marlow/{p.relative_to(marlow).as_posix()}")
+        for p in sorted(chars.iterdir()):
+            z.write(p, f"chars/{p.name}")
+        z.writestr(".DS_Store", b"\x00")
+    assert main(["detect", "--json", str(backup)]) == 0
+    got = {x["file"]: x["format"] for x in map(orjson.loads, capsys.readouterr().out.splitlines())}
+    assert got == {
+        f"zip://tidepool.png::{backup}": "sillytavern",
+        f"zip://marlow::{backup}": "card-folder",
+        f"zip://chars/Harbor Pilot.yml::{backup}": "textgen-webui",
+        f"zip://chars/Wren.yaml::{backup}": "textgen-webui",
+    }
+    assert main(["inspect", str(backup)]) == 0
+    lines = [orjson.loads(x) for x in capsys.readouterr().out.splitlines()]
+    names = sorted(x["body"]["identity"]["name"] for x in lines if x["kind"] == "character")
+    assert names == ["Harbor Pilot", "Marlow", "Tidepool", "Wren"]
+    # the zip's card folder reads as the sample folder does, byte for byte the same file set
+    (member,) = [m for m in members_of_zip(backup) if m.name == "marlow"]
+    assert member.data == sample(MARLOW)
+    wren = next(m for m in members_of_zip(backup) if m.name == "chars/Wren.yaml")
+    assert sorted(files_of(wren.data or b"")) == ["Wren.png", "Wren.yaml"]
+    # a batch with the sample folder: both write marlow/, the later one is renamed, folder and all
+    out = tmp_path / "out"
+    assert (
+        main(["convert", str(SAMPLES / "card-folder"), str(backup), "--to", "card-folder", "-o", str(out)])
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert (out / "marlow" / "card.yaml").is_file() and (out / "marlow-2" / "card.yaml").is_file()
+    assert f"renamed: zip://marlow::{backup} -> {out / 'marlow-2'} ({out / 'marlow'} is " in err
+    assert (out / "marlow-2" / ".gitattributes").read_bytes() == (marlow / ".gitattributes").read_bytes()
+    assert f"zip://marlow::{backup} -> {out / 'marlow-2'}:" in err
+
+
+def members_of_zip(path: Path) -> list[Member]:
+    found = zip_members(path.read_bytes(), str(path))
+    assert found is not None
+    return found
