@@ -475,6 +475,7 @@ class _MergeShard(beam.DoFn):
 
 
 def _plan_all(
+    _: Any,
     found: list[RunInfo | ShardInfo],
     datasets: Sequence[Dataset],
     target_bytes: int,
@@ -530,6 +531,7 @@ class WriteDatasets(beam.PTransform):
             if not producers:
                 continue
             present.append(ds)
+            p = next(iter(producers.values())).pipeline
             label = f"Write{ds.name.title()}"
             if ds.by_unit:
                 if self.units is None or self.totals is None:
@@ -545,11 +547,12 @@ class WriteDatasets(beam.PTransform):
         if not present:
             raise ValueError("no dataset has a producer")
         datasets, target, units = tuple(present), self.target_bytes, self.units
+        # the plan reads every run note as a side input: it runs once they are all made
+        runs = beam.pvalue.AsList(tuple(found) | "AllRuns" >> beam.Flatten())
         return (
-            tuple(found)
-            | "AllRuns" >> beam.Flatten()
-            | "CollectRuns" >> beam.combiners.ToList()
-            | "Plan" >> beam.FlatMap(_plan_all, datasets, target, units, *side)
+            p
+            | "Once" >> beam.Create([None])
+            | "Plan" >> beam.FlatMap(_plan_all, runs, datasets, target, units, *side)
             | "Spread" >> beam.Reshuffle()
             | "Merge" >> beam.ParDo(_MergeShard(self.output, self.staging))
         )

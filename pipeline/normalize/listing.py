@@ -234,7 +234,7 @@ class Listed(NamedTuple):
     shared_sizes: Any
     #: ``(input index, files matched)``
     patterns: Any
-    #: uris only the previous run had (``--since``)
+    #: uris only the previous run had (``--since``; None when nothing is joined)
     deleted: Any
     #: the listing's rejects (an input that does not exist, a folder that cannot be listed) and
     #: the count of deleted inputs
@@ -268,8 +268,10 @@ class ListInputs(beam.PTransform):
         units = InputUnits(cfg.shard_bytes)
         # the listing of one input is one element: spread over the workers, a unit at a time
         pending = packed.batches | "Spread" >> Spread(units, packed[TOTALS])
-        deleted = paired.deleted | "CountDeleted" >> beam.FlatMap(deleted_counts)
-        made = results(rejects={"list": listing.rejects}, counts={"deleted": deleted})
+        counts = {}
+        if paired.deleted is not None:
+            counts["deleted"] = paired.deleted | "CountDeleted" >> beam.FlatMap(deleted_counts)
+        made = results(rejects={"list": listing.rejects}, counts=counts)
         return Listed(
             pending, packed.batches, packed[TOTALS], shared_sizes, listing.patterns, paired.deleted, made
         )

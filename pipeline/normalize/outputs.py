@@ -44,7 +44,8 @@ class Written(NamedTuple):
     shards: Any
     #: paths (relative to the output) of every file staged
     staged: Any
-    #: paths the previous run left in place (``--since`` into its own folder)
+    #: paths the previous run left in place (``--since`` into its own folder); None: no step
+    #: of this run can keep one
     kept: Any
     #: count pairs of the exports committed and kept
     counts: Producers
@@ -75,7 +76,7 @@ class WriteOutputs(beam.PTransform):
             spill_bytes=units.spill_bytes,
         )
         staged = [shards | "ShardPaths" >> beam.Map(lambda s: s.rel)]
-        kept = [shards.pipeline | "NoneKept" >> beam.Create([])]
+        kept = []
         counts: Producers = {}
         if res.fidelity:
             staged.append(
@@ -107,7 +108,7 @@ class WriteOutputs(beam.PTransform):
         return Written(
             shards,
             tuple(staged) | "Staged" >> beam.Flatten(),
-            tuple(kept) | "AllKept" >> beam.Flatten(),
+            tuple(kept) | "AllKept" >> beam.Flatten() if kept else None,
             counts,
         )
 
