@@ -2,6 +2,7 @@
 
     python -m bench --quick                       # make bench: the 1k corpus, under 3 minutes
     python -m bench --full --report BENCHMARKS.md # make bench-full: 1k/10k/100k, memory, scaling
+    python -m bench --loop-only                   # the codec loop's target rows on the 1k corpus only
 
 Corpora are generated once per seed and size under ``--data`` (default ``.bench/``, ignored by git)
 and reused. ``--report`` rewrites the results block of that markdown file (between the
@@ -115,7 +116,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=0, help="passes per codec-loop figure (best kept)")
     ap.add_argument("--report", help="markdown file whose results section to rewrite")
     ap.add_argument("--json", help="write the raw figures here")
+    ap.add_argument(
+        "--loop-only",
+        action="store_true",
+        help="only the codec loop on the 1k corpus (no breakdown, no pipeline): the rows of --groups",
+    )
+    ap.add_argument(
+        "--groups",
+        default=",".join(loop.TARGET_GROUPS),
+        help="with --loop-only: the codec-loop groups to time, comma-separated "
+        "(json-cards, png-cards, convert, a format id, broken, corpus; 'all' for every row)",
+    )
     a = ap.parse_args(argv)
+    if a.loop_only:
+        return loop_only(a)
     full = bool(a.full)
     t_start = time.perf_counter()
     info = machine()
@@ -312,6 +326,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if not res.mismatches else 1
 
 
+def loop_only(a: argparse.Namespace) -> int:
+    """``--loop-only``: the codec loop over the 1k corpus, the groups of ``--groups``; exits 1 when
+    a file is not detected as the manifest says."""
+    path = os.path.join(a.data, f"corpus-1000-s{a.seed}")
+    os.makedirs(a.data, exist_ok=True)
+    gen.ensure(path, 1000, a.seed, jobs=min(2, os.cpu_count() or 1), progress=lambda m: None)
+    files = loop.load(path)
+    repeat = a.repeat or 3
+    only = None if a.groups == "all" else {g.strip() for g in a.groups.split(",") if g.strip()}
+    load = os.getloadavg()[0]
+    log(f"codec loop: {len(files)} files of {path} in memory, best of {repeat} (CPU time), load {load:.2f}")
+    res = loop.run(files, repeat=repeat, log=log, only=only)
+    for m in res.mismatches:
+        log(f"! {m}")
+    if a.json:
+        import orjson
+
+        with open(a.json, "wb") as fh:
+            fh.write(orjson.dumps({"rows": [_row(r) for r in res.rows], "mismatches": res.mismatches}))
+    return 0 if not res.mismatches else 1
+
+
 def _bytes_for(n: int) -> int:
     # ~90 KB per input file, and the pipeline writes ~2.5x that (canonical lines carry base64 escrow)
     return int(n * 90_000 * 3.5)
@@ -347,6 +383,7 @@ def _run(r: pipe.PipelineRun) -> dict[str, Any]:
         "balanced": r.counts.get("balance"),
         "job_cpu": r.job_cpu,
         "worker_cpu": r.worker_cpu,
+        "out_bytes": r.out_bytes,
     }
 
 

@@ -59,6 +59,9 @@ class PipelineRun:
     worker_cpu: list[float] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
     log_tail: str = ""
+    #: bytes the run left in its output folder, per top-level entry (``canonical``, ``fidelity``,
+    #: ``blobs``, ``manifest.json``...): what a run writes, for sizing (bench/sizing.py)
+    out_bytes: dict[str, int] = field(default_factory=dict)
 
     @property
     def files_per_s(self) -> float:
@@ -470,6 +473,7 @@ def normalize(
     except OSError:
         pass
     tail = output.decode("utf-8", "replace")[-3000:]
+    out_bytes = output_bytes(out)
     job = sampler.per_process.get(proc.pid, 0)
     workers_rss = sorted((r for p, r in sampler.per_process.items() if p != proc.pid), reverse=True)
     # the workers are started through a shell (``/bin/sh -c python ...``): count processes that used
@@ -490,7 +494,24 @@ def normalize(
         worker_rss=workers_rss,
         job_cpu=sampler.cpu.get(proc.pid, 0.0),
         worker_cpu=workers_cpu,
+        out_bytes=out_bytes,
     )
+
+
+def output_bytes(out: str) -> dict[str, int]:
+    """Bytes below each top-level entry of an output folder (a file counts as itself)."""
+    sizes: dict[str, int] = {}
+    if not os.path.isdir(out):
+        return sizes
+    for top in sorted(os.listdir(out)):
+        path = os.path.join(out, top)
+        if os.path.isfile(path):
+            sizes[top] = os.path.getsize(path)
+            continue
+        sizes[top] = sum(
+            os.path.getsize(os.path.join(d, f)) for d, _dirs, files in os.walk(path) for f in files
+        )
+    return sizes
 
 
 def profile(
@@ -522,6 +543,7 @@ __all__ = [
     "OutputsLoop",
     "PipelineRun",
     "normalize",
+    "output_bytes",
     "outputs_loop",
     "profile",
     "same_work",

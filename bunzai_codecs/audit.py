@@ -398,7 +398,10 @@ class Audit:
     def ok(self) -> bool:
         return not self.regressions
 
-    def render(self, baseline: str) -> str:
+    def render(self, baseline: str, report: str | None = None) -> str:
+        """The result in a few lines; a hint names the command that records this run as the
+        baseline (``report``: the run as it was given; the TSV named ``baseline``, or
+        ``baseline.tsv`` when a previous run was the baseline)."""
         out = []
         if self.regressions:
             out.append(
@@ -409,7 +412,7 @@ class Audit:
             out += [f"  {c.upper().ljust(width)}  {m}" for c, m in self.regressions]
             out.append(
                 "A codec change made bunzai lose data it kept before. Fix it, or, if the loss is intended, "
-                "rewrite the baseline with `make baseline` and explain it in review."
+                f"record this run as the baseline with `{_record(report, baseline)}` (and review its diff)."
             )
         else:
             out.append(
@@ -417,7 +420,9 @@ class Audit:
                 f"({self.compared_inputs} inputs and {self.compared_pairs} format pairs compared)"
             )
         if self.improvements:
-            out.append(f"{len(self.improvements)} improvement(s); `make baseline` locks them in:")
+            out.append(
+                f"{len(self.improvements)} improvement(s); `{_record(report, baseline)}` locks them in:"
+            )
             out += [f"  + {m}" for m in self.improvements[:20]]
             if len(self.improvements) > 20:
                 out.append(f"  + ... {len(self.improvements) - 20} more")
@@ -600,8 +605,18 @@ def gate(
     except (RunError, BaselineError, OSError) as exc:
         print(f"bunzai audit: {exc}", file=err)
         return Exit.INPUT
-    print(result.render(baseline), file=out if result.ok else err)
+    print(result.render(baseline, report), file=out if result.ok else err)
     return Exit.OK if result.ok else Exit.REGRESSION
+
+
+def _record(report: str | None, baseline: str) -> str:
+    """The command that records ``report`` as the baseline: into ``baseline`` when it is a TSV
+    file, else (a previous run was the baseline) into ``baseline.tsv``."""
+    import shlex
+
+    tsv = baseline if baseline.endswith(".tsv") else "baseline.tsv"
+    run = shlex.quote(report) if report else "REPORT"
+    return f"bunzai audit --report {run} --baseline {shlex.quote(tsv)} --write-baseline"
 
 
 # -- command ------------------------------------------------------------------------------------------

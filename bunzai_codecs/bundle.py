@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bunzai_codecs.core import registry
-from bunzai_codecs.core.codec import Codec, EmitContext
+from bunzai_codecs.core.codec import KIND_NAMES, Codec, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded, Source
 from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.sniff import Sniff
@@ -59,14 +59,55 @@ class Export:
 
 
 def codec_for_export(entity: CanonicalEntity, format: str) -> Codec:
-    codec = registry.get(format)
-    if not codec.holds(entity.kind):
+    """The codec that writes ``entity`` for target ``format``: a format id that holds the entity's
+    kind is that format; an app name (``sillytavern``, ``risu``...; :func:`app_codec`) is that
+    app's format for the kind, so where an app name is also a format id (``sillytavern``, the card)
+    the format wins for its own kind. ``Unsupported`` names the formats that hold the kind."""
+    uri = entity.source.uri if entity.source else None
+    registry.check_target(format)
+    if format in registry.CODECS:
+        codec = registry.get(format)
+        if codec.holds(entity.kind):
+            return codec
+    if format in registry.apps():
+        found = app_codec(format, entity)
+        if found is not None:
+            return found
+        holds = ", ".join(registry.app_kinds(format))
         raise Unsupported(
-            f"{format} holds {codec.kind} entities, not {entity.kind}; "
-            f"formats for {entity.kind}: {', '.join(c.id for c in registry.for_kind(entity.kind))}",
-            uri=entity.source.uri if entity.source else None,
+            f"{format} has no format for {KIND_NAMES[entity.kind]} (it holds {holds}); "
+            f"formats for {entity.kind}: {', '.join(registry.formats_for(entity.kind))}",
+            uri=uri,
         )
-    return codec
+    codec = registry.get(format)
+    raise Unsupported(
+        f"{format} holds {KIND_NAMES[codec.kind]}, not {entity.kind}; "
+        f"formats for {entity.kind}: {', '.join(registry.formats_for(entity.kind))}",
+        uri=uri,
+    )
+
+
+def app_codec(app: str, entity: CanonicalEntity) -> Codec | None:
+    """App ``app``'s format for ``entity`` (None when the app has none for its kind): the format
+    it was read from when that is the app's, else one of the app's formats it carries a twin of,
+    else the app's format whose coverage holds the most of the entity's populated fields (the
+    app's first format in asking order on a tie: ``sillytavern-preset`` before SillyTavern's
+    flat text-completion presets)."""
+    fits = [registry.get(d.id) for d in registry.apps().get(app, ()) if d.holds(entity.kind)]
+    fits = [c for c in fits if c.writes(entity)]  # a read-only format: only what was read from it
+    if len(fits) <= 1:
+        return fits[0] if fits else None
+    ids = {c.id: c for c in fits}
+    own = entity.source.format if entity.source else None
+    if own in ids:
+        return ids[own]
+    for fmt in entity.original:
+        if fmt in ids:
+            return ids[fmt]
+    from bunzai_codecs.fidelity.weights import content_units  # not the package: it imports this module
+
+    paths = [p for p, weight in content_units(entity.body.dump()) if weight]
+    return max(fits, key=lambda c: sum(1 for p in paths if c.coverage.covers(p)))  # first on a tie
 
 
 def write(
@@ -93,7 +134,7 @@ def write(
     if container is not None:
         if codec.container_named(container) is None:
             names = ", ".join(c.name for c in codec.container_list())
-            raise Unsupported(f"{format} is written as {names}, not {container!r}")
+            raise Unsupported(f"{codec.id} is written as {names}, not {container!r}")
         opts["container"] = container
     elif "container" not in opts and len(codec.container_list()) > 1:
         kept = source_container(entity, codec)
@@ -105,7 +146,7 @@ def write(
     data = codec.encode(entity, ctx)
     written = codec.container_named(ctx.written) if ctx.written else None
     ext = written.suffixes[0] if written is not None else codec.extension_for(data)
-    out = Export(entity, format, data, ext, embedded=frozenset(ctx.embedded))
+    out = Export(entity, codec.id, data, ext, embedded=frozenset(ctx.embedded))
     for ref in ctx.refs(entity):
         if ref.id in ctx.embedded:
             continue

@@ -86,11 +86,45 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
         sys.stdout.write(format_support_markdown())
         return Exit.OK
-    rows = [("FORMAT", "KIND", "SUFFIXES", "APP")]
+    if args.apps:  # what an app name means as a --to target
+        by_app = [("APP", "KIND", "FORMATS")]
+        for app, decls in registry.apps().items():
+            for kind in registry.app_kinds(app):
+                by_app.append((app, kind, " ".join(d.id for d in decls if d.holds(kind))))
+        _table(by_app)
+        return Exit.OK
+    rows = [("FORMAT", "KIND", "SUFFIXES", "WRITES", "APP", "DESCRIPTION")]
     for c in sorted(registry.declarations(), key=lambda c: (c.kind, c.id)):
-        rows.append((c.id, c.kind_label(), " ".join(c.suffixes) or "-", c.label or c.family))
+        writes = "read-only" if c.read_only else "yes"
+        rows.append(
+            (c.id, c.kind_label(), " ".join(c.suffixes) or "-", writes, c.family or "-", c.label or "-")
+        )
     _table(rows)
     return Exit.OK
+
+
+def _entries(
+    paths: Sequence[str], empty: list[Path]
+) -> Iterator[tuple[str, str, bytes | None, Exception | None]]:
+    """``(label, name, bytes, error)`` for every input below ``paths`` (:func:`_files`): a file,
+    or each file inside a zip of files (``bunzai_codecs.inputs``), labelled by its chain URL. A
+    file that cannot be read, or a zip member that does not inflate, comes with its error."""
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.inputs import no_members, zip_members
+
+    for path in _files(paths, empty):
+        try:
+            data = _read(path)
+        except (BunzaiError, _InputError) as exc:
+            yield str(path), path.name, None, exc
+            continue
+        members = zip_members(data, str(path))
+        if members is None:
+            yield str(path), path.name, data, None
+        elif not members:
+            yield str(path), path.name, None, _InputError(no_members(str(path)))
+        for m in members or ():
+            yield m.label, m.basename, m.data, m.error
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
@@ -101,9 +135,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
     status = Exit.OK
     rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
     empty: list[Path] = []
-    for path in _files(args.files, empty):
+    for label, name, data, error in _entries(args.files, empty):
         try:
-            s = Sniff(_read(path), path.name, uri=str(path))
+            if error is not None:
+                raise error
+            assert data is not None
+            s = Sniff(data, name, uri=label)
         except (BunzaiError, _InputError) as exc:
             print(str(exc), file=sys.stderr)
             status = Exit.INPUT
@@ -113,7 +150,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
         if args.json:
             kind = registry.kind_of(best.id, s) if best else None
             line = {
-                "file": str(path),
+                "file": label,
                 "format": best.id if best else None,
                 "kind": kind,
                 "score": best.score if best else 0.0,
@@ -124,7 +161,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
             ru = d.runner_up
             rows.append(
                 (
-                    str(path),
+                    label,
                     best.id if best else "-",
                     registry.kind_of(best.id, s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
@@ -132,7 +169,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
                 )
             )
         if best is None:
-            print(f"{path}: NotRecognized: no format recognised this input", file=sys.stderr)
+            print(str(registry.unrecognized(s, d)), file=sys.stderr)
             status = Exit.INPUT
     if not args.json and len(rows) > 1:
         _table(rows)
@@ -144,28 +181,59 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from bunzai_codecs.bundle import read
+    from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.formats.vaud.codec import dumps
 
-    path = Path(args.file)
-    _moved_notes(args.format)
-    decoded = read(_read(path), path.name, uri=str(path), format=args.format)
-    for e in decoded.entities:
-        if args.pretty:
-            from bunzai_codecs.core.sniff import parse_json
+    source_format = _source_format(args)
+    _moved_notes(source_format)
+    status = Exit.OK
+    for label, name, data, error in _entries([args.file], []):
+        try:
+            if error is not None:
+                raise error
+            assert data is not None
+            decoded = read(data, name, uri=label, format=source_format)
+        except (BunzaiError, _InputError) as exc:
+            if not label.startswith("zip://"):  # the file itself: main() says it, as before
+                raise
+            print(str(exc), file=sys.stderr)  # one member of a zip of files: the others go on
+            status = Exit.INPUT
+            continue
+        for e in decoded.entities:
+            if args.pretty:
+                from bunzai_codecs.core.sniff import parse_json
 
-            sys.stdout.write(orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n")
-        else:
-            sys.stdout.write(dumps(e).decode() + "\n")
-    return Exit.OK
+                sys.stdout.write(
+                    orjson.dumps(parse_json(dumps(e)), option=orjson.OPT_INDENT_2).decode() + "\n"
+                )
+            else:
+                sys.stdout.write(dumps(e).decode() + "\n")
+    return status
+
+
+def _source_format(args: argparse.Namespace) -> str | None:
+    """``--from``, or the deprecated ``--format`` (said on stderr; kept for one release)."""
+    old = getattr(args, "old_format", None)
+    if old is not None:
+        print("note: --format is deprecated (it goes in the next release): use --from", file=sys.stderr)
+        if args.source_format is None:
+            return str(old)
+    return args.source_format
 
 
 def _image_option(args: argparse.Namespace) -> bytes | Literal[False] | None:
     """The bytes of ``--image`` (``None`` without one), or ``False`` (said on stderr) when the file
-    is not an image."""
+    is not an image or ``--to`` holds no picture."""
+    from bunzai_codecs.convert import ConvertUsageError, check_image_target
     from bunzai_codecs.core.media import sniff_mime
 
     if args.image is None:
         return None
+    try:
+        check_image_target(args.to)
+    except ConvertUsageError as exc:
+        print(f"bunzai: error: {exc}", file=sys.stderr)
+        return False
     image = _read(Path(args.image))
     if not (sniff_mime(image) or "").startswith("image/"):
         print(f"bunzai: error: --image {args.image}: not an image file", file=sys.stderr)
@@ -226,6 +294,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
         Refused,
         commit,
         list_inputs,
+        name_outputs,
         run,
         staging_folder,
     )
@@ -233,7 +302,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
 
     parser = args._parser
     if args.output is None:
-        parser.error("-o OUTDIR is required to convert several files (a folder, or a glob)")
+        parser.error("-o OUTDIR is required to convert several files (a folder, a glob or a zip of files)")
     if args.entity is not None:
         parser.error("--entity names one input's entity: convert that file on its own (or use --kind)")
     _moved_notes(args.source_format, args.to)
@@ -253,8 +322,8 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     workers = args.jobs or os.cpu_count() or 1
     with staging_folder(out) as staging:
         jobs = [
-            Job(src, folder, staging / str(i), args.to, args.source_format, args.kind, image)
-            for i, (src, folder) in enumerate(inputs)
+            Job(i.path, i.folder, staging / str(n), args.to, args.source_format, args.kind, image, i.member)
+            for n, i in enumerate(inputs)
         ]
         with Progress("bunzai convert", unit="files", total=len(jobs), quiet=args.quiet) as progress:
 
@@ -262,6 +331,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
                 progress.advance(failed=int(o.error is not None))
 
             outcomes = run(jobs, workers, done)
+        renamed = name_outputs(outcomes)
         try:
             written = commit(outcomes, out, force=args.force)
         except Refused as exc:
@@ -270,15 +340,22 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.error is not None]
     if not args.quiet:
         for o in outcomes:
+            finals = dict(zip(o.files, o.finals, strict=True))
             for rel, summary in o.summaries:
-                print(f"{o.source} -> {out / rel}: {summary}", file=sys.stderr)
+                print(f"{o.source} -> {out / finals[rel]}: {summary}", file=sys.stderr)
+        for r in renamed:
+            print(
+                f"renamed: {r.source} -> {out / r.final} ({out / r.wanted} is {r.owner}'s)",
+                file=sys.stderr,
+            )
     for o in failed:
         print(o.error, file=sys.stderr)
     if not args.quiet:
         ok = len(outcomes) - len(failed)
+        more = f" ({len(renamed)} renamed: another input writes their name)" if renamed else ""
         print(
             f"converted {ok} of {len(outcomes)} inputs, {len(failed)} failed: "
-            f"{len(written)} files written in {out}",
+            f"{len(written)} files written in {out}{more}",
             file=sys.stderr,
         )
     if any(o.internal for o in failed):
@@ -351,18 +428,42 @@ def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterato
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
-    from bunzai_codecs.core.errors import BunzaiError
+    """``bunzai fidelity``: every check over every input, then DIR's rows and report. A run
+    interrupted (or failing) before its files are written leaves DIR as it was: a DIR it made is
+    removed again."""
     from bunzai_codecs.core.files import ensure_folder
-    from bunzai_codecs.fidelity import check_file, reject_row
-    from bunzai_codecs.fidelity.report import ReportBuilder, rows_jsonl, write_report
-    from bunzai_codecs.progress import Progress
+    from bunzai_codecs.fidelity.report import ReportBuilder
 
     out = Path(args.output)
     builder = ReportBuilder()
     chunks: list[bytes] = []
     labels = [_labelled(a)[0] for a in args.paths]
     inputs = list(fidelity_inputs(args.paths, args.exclude or ()))
+    made = not out.exists()
     ensure_folder(out)  # before the work: an output that cannot be made fails at once
+    try:
+        return _fidelity(args, out, inputs, labels, builder, chunks)
+    except BaseException:  # Ctrl-C, SIGTERM, a failure: a folder this run made goes again
+        if made:
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _fidelity(
+    args: argparse.Namespace,
+    out: Path,
+    inputs: list[tuple[str, Path]],
+    labels: list[str],
+    builder: Any,
+    chunks: list[bytes],
+) -> int:
+    from bunzai_codecs.core.errors import BunzaiError
+    from bunzai_codecs.fidelity import check_file, reject_row
+    from bunzai_codecs.fidelity.report import rows_jsonl, write_report
+    from bunzai_codecs.progress import Progress
+
     with Progress("bunzai fidelity", unit="files", total=len(inputs), quiet=args.quiet) as progress:
         for key, path in inputs:
             try:
@@ -408,6 +509,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
         sys.stdout.write(canonical_model_markdown())
         return Exit.OK
 
+    if args.dir is None:  # no folder named: nothing is written, the schemas go to stdout
+        from bunzai_codecs.support import all_schemas, schema_bytes
+
+        sys.stdout.buffer.write(schema_bytes(all_schemas()))
+        return Exit.OK
     for p in write_schemas(Path(args.dir)):
         print(p)
     return Exit.OK
@@ -427,6 +533,11 @@ def _version() -> str:
 
 def _formats_args(f: argparse.ArgumentParser) -> None:
     f.add_argument("--markdown", action="store_true", help="print docs/FORMAT-SUPPORT.md")
+    f.add_argument(
+        "--apps",
+        action="store_true",
+        help="each app (a --to target too: its format for each entity's kind) and its formats by kind",
+    )
 
 
 def _detect_args(d: argparse.ArgumentParser) -> None:
@@ -436,7 +547,10 @@ def _detect_args(d: argparse.ArgumentParser) -> None:
 
 def _inspect_args(i: argparse.ArgumentParser) -> None:
     i.add_argument("file", metavar="FILE")
-    i.add_argument("--format", help="decode as this format instead of detecting")
+    i.add_argument(
+        "--from", dest="source_format", metavar="FORMAT", help="decode as this format instead of detecting"
+    )
+    i.add_argument("--format", dest="old_format", metavar="FORMAT", help="deprecated: --from")
     i.add_argument("--pretty", action="store_true", help="indent the JSON (one entity after another)")
 
 
@@ -450,7 +564,9 @@ def _convert_args(c: argparse.ArgumentParser) -> None:
     pick.add_argument(
         "--kind", metavar="KIND", help="convert IN's entities of this kind (lorebook, regex...)"
     )
-    c.add_argument("--image", metavar="FILE", help="the picture a PNG card is written into")
+    c.add_argument(
+        "--image", metavar="FILE", help="the entity's picture (a PNG card's image, a charx's portrait...)"
+    )
     c.add_argument("--force", action="store_true", help="overwrite existing files")
     c.add_argument(
         "--strict", action="store_true", help=f"exit {int(Exit.LOSSY)} when anything unexpected was lost"
@@ -477,7 +593,12 @@ def _fidelity_args(fi: argparse.ArgumentParser) -> None:
 
 
 def _schema_args(s: argparse.ArgumentParser) -> None:
-    s.add_argument("dir", nargs="?", default="docs/schema")
+    s.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="write DIR/<kind>.schema.json (without DIR: every schema as one JSON object on stdout)",
+    )
     s.add_argument(
         "--markdown", action="store_true", help="print docs/canonical-model.md instead (writes no files)"
     )
@@ -511,7 +632,13 @@ _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
         _fidelity_args,
         "cmd_fidelity",
     ),
-    ("schema", "write the JSON Schema of each entity kind", None, _schema_args, "cmd_schema"),
+    (
+        "schema",
+        "the JSON Schema of each entity kind, on stdout or into DIR",
+        None,
+        _schema_args,
+        "cmd_schema",
+    ),
     ("audit", audit.HELP, audit.DESCRIPTION, audit.configure, "cmd_audit"),
 )
 
@@ -572,7 +699,9 @@ def _passes_through(parser: argparse.ArgumentParser) -> bool:
 
 
 #: options that name a format id, by ``dest``: an unknown id is a usage error (exit 2)
-_FORMAT_OPTIONS = {"to": "--to", "source_format": "--from", "format": "--format"}
+_FORMAT_OPTIONS = {"to": "--to", "source_format": "--from", "old_format": "--format"}
+#: the commands whose ``--to`` may also be an app name (that app's format for each entity's kind)
+_APP_TARGETS = ("convert",)
 
 
 def _check_format_ids(args: argparse.Namespace) -> None:
@@ -586,7 +715,10 @@ def _check_format_ids(args: argparse.Namespace) -> None:
             if not isinstance(fid, str):
                 continue
             try:
-                registry.get(fid)
+                if dest == "to" and args.command in _APP_TARGETS:
+                    registry.check_target(fid)  # a format id, or an app name
+                else:
+                    registry.get(fid)
             except BunzaiError as exc:
                 if parser is None:
                     raise

@@ -13,6 +13,14 @@ before anything is written:
    fidelity report's cross-format check does (:mod:`bunzai_codecs.fidelity`), and
    :func:`render_losses` says it in a few lines.
 
+Targets. ``to`` is a format id or an app name, resolved for each entity
+(``bundle.codec_for_export``): an app name is that app's format for the entity's kind. An entity
+the target has no format for is left out; none left is a ``ConvertUsageError`` naming the formats
+that hold the kind. ``image`` is the entity's picture: a PNG card's image, the portrait of any other
+format that holds one (:func:`holds_picture`), a ``ConvertUsageError`` for one that holds none. A
+file the codec refuses to write as asked (a container that cannot hold this entity) is a
+``ConvertUsageError`` naming the output file.
+
 Naming. ``output`` is a file name, a folder (an existing one, or a name ending in ``/``) or None
 (the current folder). A file name's suffix picks the container of the target format (``card.png``
 a PNG card, ``card.json`` a JSON one); a suffix the format cannot write is a usage error naming
@@ -33,11 +41,13 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
-from bunzai_codecs.bundle import Export, read, write
+from bunzai_codecs.bundle import Export, codec_for_export, read, write
 from bunzai_codecs.core import registry
-from bunzai_codecs.core.codec import Codec
+from bunzai_codecs.core.codec import Codec, Container, read_only_refusal
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
+from bunzai_codecs.core.errors import EditedExportBlocked, Unsupported
 from bunzai_codecs.core.files import OutputError, write_atomic
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
 
@@ -167,6 +177,137 @@ def _kept_suffix(source: Path, codec: Codec, ext: str) -> str:
     return ext
 
 
+def _targets(
+    decoded: Decoded, entities: list[CanonicalEntity], to: str
+) -> list[tuple[CanonicalEntity, Codec]]:
+    """Each entity with the codec that writes it for target ``to`` (a format id, or an app name:
+    that app's format for the entity's kind); those ``to`` has no format for are left out. None
+    left: ``ConvertUsageError`` saying why and naming the formats that hold the kind."""
+    fit: list[tuple[CanonicalEntity, Codec]] = []
+    why: list[str] = []
+    for e in entities:
+        try:
+            fit.append((e, codec_for_export(e, to)))
+        except Unsupported as exc:
+            why.append(exc.message)
+    if fit:
+        return fit
+    have = ", ".join(f"{e.id} ({e.kind})" for e in decoded.entities)
+    others = [e for e in decoded.entities if e not in entities and _writes(e, to)]
+    hint = " (pick one with --entity or --kind)" if others else ""
+    raise ConvertUsageError(f"{why[0]}; this input's entities: {have}{hint}")
+
+
+def _writes(e: CanonicalEntity, to: str) -> bool:
+    try:
+        codec_for_export(e, to)
+    except Unsupported:
+        return False
+    return True
+
+
+def holds_picture(codec: Codec, kind: str) -> bool:
+    """Whether ``codec`` writes a picture for an entity of ``kind`` (``--image``): the kind has a
+    portrait, the format's coverage holds its bytes and one of its containers holds pictures."""
+    return (
+        kind in PICTURE_KINDS
+        and codec.coverage.covers("media.portrait.sha256")
+        and any(c.images for c in codec.container_list())
+    )
+
+
+#: the entity kinds that have a portrait (``media.portrait``)
+PICTURE_KINDS = ("character", "persona", "lorebook")
+
+
+def check_image_target(to: str) -> None:
+    """``ConvertUsageError`` when no entity written for target ``to`` (a format id, or an app
+    name) could hold a picture (``--image``), naming the formats that can."""
+    codecs = (
+        [registry.get(d.id) for d in registry.apps()[to]] if to not in registry.CODECS else [registry.get(to)]
+    )
+    if not any(holds_picture(c, k) for c in codecs for k in c.kinds):
+        kind = codecs[0].kind if len(codecs) == 1 else "character"
+        raise (
+            _no_picture(codecs[0], kind)
+            if len(codecs) == 1
+            else ConvertUsageError(
+                f"--image: no format of {to} holds a picture; formats that do: {', '.join(picture_formats(kind))}"
+            )
+        )
+
+
+def picture_formats(kind: str) -> list[str]:
+    """The formats that write a picture for an entity of ``kind`` (for ``--image``'s message)."""
+    return [c.id for c in registry.for_kind(kind) if holds_picture(c, kind)]  # type: ignore[arg-type]
+
+
+def _no_picture(codec: Codec, kind: str, container: Container | None = None) -> ConvertUsageError:
+    if container is not None and holds_picture(codec, kind):
+        can = ", ".join(suf for c in codec.container_list() if c.images for suf in c.suffixes)
+        return ConvertUsageError(
+            f"--image: {codec.id}'s {container.suffixes[0]} file holds no picture; it does as {can}"
+        )
+    can = ", ".join(picture_formats(kind)) or "none"
+    return ConvertUsageError(f"--image: {codec.id} holds no picture of a {kind}; formats that do: {can}")
+
+
+def _image_container(codec: Codec) -> str | None:
+    """The container a picture goes in when the output name does not say: the format's PNG, else
+    its first container that holds pictures."""
+    found = next((c for c in codec.container_list() if c.magic == "png"), None)
+    found = found or next((c for c in codec.container_list() if c.images), None)
+    return found.name if found is not None else None
+
+
+def with_portrait(entity: CanonicalEntity, image: bytes) -> CanonicalEntity:
+    """``entity`` (a copy) whose portrait is ``image`` (``--image`` for a format that is not a PNG
+    card: a charx member, a ``data:`` URL...); ``write`` moves its bytes to the media store."""
+    from dataclasses import replace
+
+    from bunzai_codecs.core.media import data_url, sniff_mime
+    from bunzai_codecs.entities.character import CharacterMedia, MediaAsset
+    from bunzai_codecs.entities.lorebook import LorebookMedia
+    from bunzai_codecs.entities.persona import PersonaMedia
+
+    mime = sniff_mime(image) or "image/png"
+    portrait = MediaAsset(role="portrait", ref=data_url(mime, image), name="main", primary=True, mime=mime)
+    kinds: dict[str, type[Any]] = {
+        "character": CharacterMedia,
+        "persona": PersonaMedia,
+        "lorebook": LorebookMedia,
+    }
+    media = getattr(entity.body, "media", None) or kinds[entity.kind]()
+    body = entity.body.model_copy(update={"media": media.model_copy(update={"portrait": portrait})})
+    return replace(entity, body=body)
+
+
+def _write_one(
+    e: CanonicalEntity,
+    codec: Codec,
+    linked: list[CanonicalEntity],
+    container: str | None,
+    image: bytes | None,
+    name: str | None,
+) -> Export:
+    """``write`` for one planned file; a refusal of the codec (a container it cannot hold this
+    entity in: a module with assets as module JSON) is the output choice's, named after ``name``."""
+    if image is not None:
+        if not holds_picture(codec, e.kind):
+            raise _no_picture(codec, e.kind)
+        container = container or _image_container(codec)
+        chosen = codec.container_named(container) if container else None
+        if chosen is not None and not chosen.images:
+            raise _no_picture(codec, e.kind, chosen)
+        if chosen is None or chosen.magic != "png":  # a PNG card takes it as its image (carrier)
+            e, image = with_portrait(e, image), None
+    try:
+        return write(e, codec.id, linked=linked, container=container, image=image)
+    except (Unsupported, EditedExportBlocked) as exc:
+        why = f"{codec.id}: {' '.join(exc.message.split())}"
+        raise ConvertUsageError(f"{name}: {why}" if name else why) from None
+
+
 def plan(
     source: Path,
     data: bytes,
@@ -175,39 +316,41 @@ def plan(
     cwd: Path | None = None,
     taken: set[str] | None = None,
     named_as_source: bool = False,
+    uri: str | None = None,
 ) -> Plan:
-    """Decode ``data`` (read from ``source``) and encode every file ``opts`` asks for (see the
-    module docstring). ``taken`` is shared by a caller converting several inputs into one folder,
-    so no two planned files get one name. ``named_as_source`` (a batch, into a folder): the first
-    file is named after ``source`` (:func:`source_stem`) instead of its entity, the others beside
-    it as ``<stem>.<their name><ext>``, as with ``-o FILE``. Raises ``ConvertUsageError`` or a
+    """Decode ``data`` (read from ``source``; ``uri`` names it in messages, default ``source``) and
+    encode every file ``opts`` asks for (see the module docstring). ``taken`` is shared by a caller
+    converting several inputs into one folder, so no two planned files get one name.
+    ``named_as_source`` (a batch, into a folder): the first file is named after ``source``
+    (:func:`source_stem`) instead of its entity, the others beside it as
+    ``<stem>.<their name><ext>``, as with ``-o FILE``. Raises ``ConvertUsageError`` or a
     ``BunzaiError``."""
-    codec = registry.get(opts.to)
-    decoded = read(data, source.name, uri=str(source), format=opts.source_format)
-    entities = select(decoded, opts.entity, opts.kind)
-    fit = [e for e in entities if codec.holds(e.kind)]
-    if not fit:
-        have = ", ".join(f"{e.id} ({e.kind})" for e in decoded.entities)
-        raise ConvertUsageError(
-            f"{opts.to} holds {codec.kind} entities; this input's are {have} (pick one with --entity or --kind)"
-        )
-    entities = fit
+    decoded = read(data, source.name, uri=uri or str(source), format=opts.source_format)
+    targets = _targets(decoded, select(decoded, opts.entity, opts.kind), opts.to)
+    for e, codec in targets:
+        if not codec.writes(e):  # a read-only format writes back only what was read from it
+            raise ConvertUsageError(read_only_refusal(codec, e))
     names = _Names(taken)
     out = opts.output
     folder_mode = out is None or out.endswith(("/", os.sep)) or Path(out).is_dir()
     folder = (cwd or Path.cwd()) if out is None else Path(out) if folder_mode else Path(out).parent
-    container = None
+    named: str | None = None  # the container -o FILE's suffix asks of the first file's format
     if not folder_mode and out is not None:
-        container = _container_for(codec, Path(out).name)
-    if container is None and opts.image is not None:  # a picture given: the format's PNG, if any
-        container = next((c.name for c in codec.container_list() if c.magic == "png"), None)
+        named = _container_for(targets[0][1], Path(out).name)
     result = Plan(source, decoded, opts.to)
     first_stem = ""
     inside: set[str] = set()
-    for i, e in enumerate(entities):
+    for i, (e, codec) in enumerate(targets):
         if e.id in inside:
             continue  # the file of an earlier entity holds it (a Voxta package's other characters)
-        export = write(e, opts.to, linked=decoded.entities, container=container, image=opts.image)
+        container = named if i == 0 or codec is targets[0][1] else None
+        # the file an encoder's refusal is about: -o FILE, else the input (a batch names it itself)
+        shown = out if not folder_mode and i == 0 else None if named_as_source else uri or str(source)
+        image = opts.image
+        if image is not None and named_as_source and opts.to not in registry.CODECS:
+            # a batch to an app: the picture goes to each entity whose format holds one
+            image = image if holds_picture(codec, e.kind) else None
+        export = _write_one(e, codec, decoded.entities, container, image, shown)
         inside |= export.embedded
         stem = safe_stem(entity_name(e)) or safe_stem(source.name.split(".")[0]) or "export"
         if named_as_source and folder_mode:
@@ -243,13 +386,29 @@ def plan(
 def source_stem(source: Path, decoded: Decoded) -> str:
     """``source``'s name without the suffix of the format it was read as (``aria.vaud.json`` ->
     ``aria``, ``keeper.v2.json`` -> ``keeper.v2``), else without its last suffix."""
+    return _split_source(source, decoded)[0]
+
+
+def source_tag(source: Path, decoded: Decoded) -> str:
+    """The suffix :func:`source_stem` took off, as a stem can hold it (``.zip`` -> ``-zip``,
+    ``.vaud.json`` -> ``-vaud-json``; ``""`` when none was): what tells apart two inputs that
+    would write one name in a batch (``quill.lumiverse-zip.png``)."""
+    suffix = _split_source(source, decoded)[1]
+    tag = safe_stem(suffix.lower().strip(".").replace(".", "-"))
+    return f"-{tag}" if tag else ""
+
+
+def _split_source(source: Path, decoded: Decoded) -> tuple[str, str]:
     name = source.name
     fmt = decoded.primary.source.format if decoded.primary.source else None
     sufs = registry.get(fmt).suffixes if fmt and fmt in registry.CODECS else ()
     for suf in sorted(sufs, key=len, reverse=True):
         if len(name) > len(suf) and name.lower().endswith(suf.lower()):
-            return safe_stem(name[: -len(suf)]) or "export"
-    return safe_stem(name.rsplit(".", 1)[0] if "." in name[1:] else name) or "export"
+            return safe_stem(name[: -len(suf)]) or "export", name[-len(suf) :]
+    if "." in name[1:]:
+        stem, _, suffix = name.rpartition(".")
+        return safe_stem(stem) or "export", f".{suffix}"
+    return safe_stem(name) or "export", ""
 
 
 def existing(p: Plan) -> list[Path]:
@@ -275,24 +434,54 @@ def write_planned(p: Plan, *, force: bool = False) -> list[Path]:
 
 def losses(p: Plan) -> list[FidelityRow]:
     """What each written entity lost or changed: its file read back with the target's codec and
-    compared with the entity (and the entities it links to), as fidelity's cross check does."""
+    compared with the entity (and the entities it links to), as fidelity's cross check does, and
+    what its source file held outside every entity that the written file does not
+    (:func:`outside_losses`)."""
     rows = []
     for f in p.files:
         if not f.main:
             continue
         e = f.export.entity
-        rows.append(
-            export_row(
-                e,
-                p.decoded.entities,
-                f.export,
-                name=f.path.name,
-                input=str(p.source),
-                source=e.source.format if e.source else "",
-                side_names={id(q.export): q.path.name for q in p.files if not q.main},
-            )
+        source = e.source.format if e.source else ""
+        row = export_row(
+            e,
+            p.decoded.entities,
+            f.export,
+            name=f.path.name,
+            input=str(p.source),
+            source=source,
+            side_names={id(q.export): q.path.name for q in p.files if not q.main},
         )
+        rows.append(outside_losses(row, e, source, f.export, f.path.name))
     return rows
+
+
+#: how a part of a file outside every entity is named in a loss report (``Codec.outside``)
+OUTSIDE = "{} (outside every entity)"
+
+
+def outside_losses(
+    row: FidelityRow, e: CanonicalEntity, source: str, export: Export, name: str
+) -> FidelityRow:
+    """``row`` with what ``e``'s source file held outside every entity (``Codec.outside``: a
+    NovelAI scenario's story around its book) that the written file does not hold, as lost or
+    changed: expected when the written file holds nothing outside its entities (a bare lorebook has
+    no place for a story), unexpected when it does and still differs."""
+    before = registry.get(source).outside(e) if source in registry.CODECS else {}
+    if not before or row.error is not None:
+        return row
+    target = registry.get(export.format)
+    back = read(export.data, name, format=export.format).primary
+    after = target.outside(back)
+    cls: Literal["expected", "unexpected"] = "unexpected" if after else "expected"
+    lost = [PathLoss(OUTSIDE.format(k), cls, 1, k) for k in before if k not in after]
+    changed = [PathLoss(OUTSIDE.format(k), cls, 1, k) for k in before if k in after and after[k] != before[k]]
+    if lost or changed:
+        row.lost = [*row.lost, *lost]
+        row.changed = [*row.changed, *changed]
+        if cls == "unexpected" or row.status == "lossless":
+            row.status = cls
+    return row
 
 
 def render_losses(rows: Sequence[FidelityRow]) -> list[str]:
@@ -341,11 +530,13 @@ __all__ = [
     "Planned",
     "existing",
     "losses",
+    "outside_losses",
     "plan",
     "render_losses",
     "safe_stem",
     "select",
     "source_stem",
+    "source_tag",
     "unexpected",
     "write_planned",
 ]

@@ -5,15 +5,22 @@ on several processes, with the same files and bytes whatever their number.
 1. :func:`list_inputs` names the inputs and the sub-folder of OUTDIR each one goes to: below a
    folder its relative folder, below a glob the folder before the first wildcard, a file named
    alone the top. A path that does not exist, a folder with no input file (names starting with
-   ``.`` are skipped) and a glob matching none end the batch before anything is converted.
+   ``.`` are skipped), a glob matching none and a zip of files holding none end the batch before
+   anything is converted.
 2. :func:`convert_one` (in a worker process, or in-process with ``-j 1``) converts one input into
    its own staging folder (in a hidden one inside OUTDIR), names the first file after the input
    (:func:`bunzai_codecs.convert.source_stem`) and the rest as a single convert does, reads them
    back for the loss report, and returns an :class:`Outcome`: the files, or the input's one-line
    typed error. One input failing never stops the others.
-3. :func:`commit` moves the staged files into OUTDIR, only once every input is done and nothing is
-   in the way: two inputs that would write one file, an existing file (without ``force``), a file
-   where a folder is needed refuse the whole batch, and OUTDIR is left as it was.
+3. :func:`name_outputs` gives every input's files names no earlier input's have (an input that
+   would write an earlier one's name gets its source's suffix after its stem,
+   ``quill.lumiverse-zip.png``), the same whatever the number of processes; :func:`commit` then
+   moves the staged files into OUTDIR, only once every input is done and nothing is in the way: an
+   existing file (without ``force``) or a file where a folder is needed refuse the whole batch, and
+   OUTDIR is left as it was.
+
+A zip of files (``bunzai_codecs.inputs``) given or found is its members: each an input going to its
+folder inside the zip, below the zip's own folder.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from pathlib import Path
 
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.files import OutputError, ensure_folder
+from bunzai_codecs.core.sniff import MAX_INPUT_BYTES, ZIP_MAGIC
+from bunzai_codecs.inputs import Member
 
 
 class InputsError(Exception):
@@ -36,7 +45,7 @@ class InputsError(Exception):
 
 
 class Refused(Exception):
-    """The batch would overwrite a file or write one file twice (exit 2, nothing written)."""
+    """The batch would overwrite a file (exit 2, nothing written)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,8 @@ class Job:
     source_format: str | None = None
     kind: str | None = None
     image: bytes | None = None
+    #: a member of a zip of files: its bytes (read by the main process, bounded), name and label
+    member: Member | None = None
 
 
 @dataclass
@@ -58,10 +69,18 @@ class Outcome:
     """What one input gave: its files (paths relative to the output folder, in the order a single
     convert writes them) and a loss summary per written entity, or its error."""
 
-    source: Path
+    source: Path | str
     #: the input's own staging folder (its files are relative to it)
     staging: Path
+    #: the files as staged (relative to ``staging``); ``commit`` may give them other names in the
+    #: output folder (``finals``), when another input would write one of them
     files: list[str] = field(default_factory=list)
+    #: the stem every file of this input starts with (``source_stem``) and the source's suffix as
+    #: a stem can hold it (``source_tag``: ``-zip``), for those other names
+    stem: str = ""
+    tag: str = ""
+    #: each file's name in the output folder (``files`` unless renamed)
+    finals: list[str] = field(default_factory=list)
     #: (file, one-line loss summary) per written entity
     summaries: list[tuple[str, str]] = field(default_factory=list)
     unexpected: bool = False
@@ -88,16 +107,39 @@ def _walk(folder: Path) -> Iterator[Path]:
 
 
 def is_batch(paths: Sequence[str]) -> bool:
-    """Whether the command line asks for a batch: several paths, a folder, or a glob."""
+    """Whether the command line asks for a batch: several paths, a folder, a glob, or a zip of
+    files."""
     if len(paths) != 1:
         return True
     p = Path(paths[0])
-    return p.is_dir() or (glob.has_magic(paths[0]) and not p.exists())
+    return p.is_dir() or (glob.has_magic(paths[0]) and not p.exists()) or is_zip_of_files(paths[0])
 
 
-def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[tuple[Path, str]]:
-    """``(file, output sub-folder)`` for every input, in command-line order then sorted; files
-    below ``skip`` (the output folder) are never inputs. Raises ``InputsError``."""
+@dataclass(frozen=True)
+class Input:
+    """One input of a batch: a file, or a member of a zip of files (``bunzai_codecs.inputs``), and
+    the sub-folder of the output folder it goes to."""
+
+    path: Path
+    folder: str
+    member: Member | None = None
+
+    @property
+    def label(self) -> str:
+        return self.member.label if self.member is not None else str(self.path)
+
+
+def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[Input]:
+    """Every input, in command-line order then sorted; files below ``skip`` (the output folder) are
+    never inputs. A zip of files is read as the files inside it (each goes to its folder inside the
+    zip, below the zip's own folder). Raises ``InputsError``."""
+    out: list[Input] = []
+    for f, rel in _files(paths, skip):
+        out.extend(_expand(f, rel))
+    return out
+
+
+def _files(paths: Sequence[str], skip: Path | None) -> list[tuple[Path, str]]:
     out: list[tuple[Path, str]] = []
     skipped = skip.resolve() if skip is not None else None
 
@@ -132,6 +174,39 @@ def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[tuple
     return out
 
 
+def _expand(f: Path, rel: str) -> list[Input]:
+    """``f`` itself, or the files inside it when it is a zip of files."""
+    from bunzai_codecs.inputs import no_members, zip_members
+
+    try:
+        with f.open("rb") as fh:
+            if fh.read(4) != ZIP_MAGIC:
+                return [Input(f, rel)]
+        if f.stat().st_size > MAX_INPUT_BYTES:
+            return [Input(f, rel)]  # too big to be read: its own failure line says so
+        members = zip_members(f.read_bytes(), str(f))
+    except OSError:
+        return [Input(f, rel)]  # its own failure line says why it cannot be read
+    except BunzaiError:
+        members = None
+    if members is None:
+        return [Input(f, rel)]
+    if not members:
+        raise InputsError(no_members(str(f)))
+    return [Input(f, "/".join(x for x in (rel, m.folder) if x), m) for m in members]
+
+
+def is_zip_of_files(path: str) -> bool:
+    """Whether ``path`` is one file that is a zip of files (a batch of its members)."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    try:
+        return any(i.member is not None for i in _expand(p, ""))
+    except InputsError:
+        return True  # an empty one: the batch says so
+
+
 def _summary(row: object) -> str:
     from bunzai_codecs.fidelity import FidelityRow
 
@@ -149,41 +224,60 @@ def _summary(row: object) -> str:
 def convert_one(job: Job) -> Outcome:
     """Convert ``job.source`` into the staging folder (see the module docstring). An input's
     problem is its ``Outcome.error``; an output problem raises ``OutputError``."""
-    from bunzai_codecs.convert import ConvertUsageError, Options, losses, plan, unexpected, write_planned
+    from bunzai_codecs.convert import (
+        ConvertUsageError,
+        Options,
+        losses,
+        plan,
+        source_stem,
+        source_tag,
+        unexpected,
+        write_planned,
+    )
     from bunzai_codecs.core.errors import LimitExceeded
-    from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 
     src = job.source
-    result = Outcome(src, job.staging)
+    m = job.member
+    label = m.label if m is not None else str(src)
+    result = Outcome(label, job.staging)
     folder = job.staging / job.folder if job.folder else job.staging
     try:
-        size = src.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise LimitExceeded(f"input is {size} bytes; the limit is {MAX_INPUT_BYTES}", uri=str(src))
-        data = src.read_bytes()
+        if m is not None:
+            if m.error is not None:
+                raise m.error
+            assert m.data is not None
+            data, name = m.data, Path(m.basename)
+        else:
+            size = src.stat().st_size
+            if size > MAX_INPUT_BYTES:
+                raise LimitExceeded(f"input is {size} bytes; the limit is {MAX_INPUT_BYTES}", uri=str(src))
+            data, name = src.read_bytes(), src
         opts = Options(
             to=job.to, output=f"{folder}/", source_format=job.source_format, kind=job.kind, image=job.image
         )
-        planned = plan(src, data, opts, named_as_source=True)
+        planned = plan(name, data, opts, named_as_source=True, uri=label)
         write_planned(planned, force=False)
         rows = losses(planned)
     except BunzaiError as exc:
-        result.error = str(exc.with_uri(str(src)))
+        result.error = str(exc.with_uri(label))
         return result
     except ConvertUsageError as exc:  # this input cannot go to this format
-        result.error = f"{src}: Unsupported: {' '.join(str(exc).split())}"
+        result.error = f"{label}: Unsupported: {' '.join(str(exc).split())}"
         return result
     except OutputError:
         raise
     except OSError as exc:
-        result.error = f"{src}: {type(exc).__name__}: {exc.strerror or exc}"
+        result.error = f"{label}: {type(exc).__name__}: {exc.strerror or exc}"
         return result
     except Exception as exc:  # a bug: said for this input, the others go on
         why = " ".join(str(exc).split())
-        result.error = f"{src}: internal error (a bug: please report it): {type(exc).__name__}: {why}"
+        result.error = f"{label}: internal error (a bug: please report it): {type(exc).__name__}: {why}"
         result.internal = True
         return result
     result.files = [f.path.relative_to(job.staging).as_posix() for f in planned.files]
+    result.finals = list(result.files)
+    result.stem = source_stem(name, planned.decoded)
+    result.tag = source_tag(name, planned.decoded)
     mains = [f.path.relative_to(job.staging).as_posix() for f in planned.files if f.main]
     # losses(): one row per main file, in order
     result.summaries = [(rel, _summary(r)) for rel, r in zip(mains, rows, strict=True)]
@@ -221,22 +315,74 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[Outcome], None] | None
     return outcomes
 
 
-def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]:
-    """Move every staged file into ``out`` (see the module docstring); the written paths."""
-    owner: dict[str, tuple[str, Outcome]] = {}
-    clashes: list[str] = []
+@dataclass(frozen=True)
+class Renamed:
+    """An input whose files got other names because an earlier input writes its names."""
+
+    source: Path | str
+    #: its first file as it would have been named, and as it is
+    wanted: str
+    final: str
+    #: the input that writes ``wanted``
+    owner: Path | str
+
+
+def _renamed(rel: str, stem: str, tag: str) -> str:
+    """``rel`` with ``tag`` after the input's ``stem`` (``lumiverse/quill.lumiverse.png`` ->
+    ``lumiverse/quill.lumiverse-zip.png``)."""
+    folder, _, base = rel.rpartition("/")
+    if not base.startswith(stem):  # not planned so: before the first suffix instead
+        dot = base.find(".", 1)
+        stem = base[:dot] if dot > 0 else base
+    new = f"{base[: len(stem)]}{tag}{base[len(stem) :]}"
+    return f"{folder}/{new}" if folder else new
+
+
+def _tags(o: Outcome) -> Iterator[str]:
+    """The tags tried, in order, to give ``o``'s files names no earlier input takes: the source's
+    suffix (``-zip``), then a number after it (``-zip-2``...)."""
+    if o.tag:
+        yield o.tag
+    n = 2
+    while True:
+        yield f"{o.tag}-{n}"
+        n += 1
+
+
+def name_outputs(outcomes: Sequence[Outcome]) -> list[Renamed]:
+    """Give every file a name in the output folder no other input's file has (compared without
+    case: some file systems ignore it): an input, in input order, keeps its names unless an
+    earlier one has one of them; then every one of its files gets the source's suffix after its
+    stem (:func:`_tags`). Sets each outcome's ``finals``; returns the renamed inputs. The same
+    inputs get the same names, whatever the number of processes."""
+    owner: dict[str, Outcome] = {}
+    renamed: list[Renamed] = []
     for o in outcomes:
-        for rel in o.files:
-            if Path(rel).is_absolute() or ".." in Path(rel).parts:  # list_inputs already refuses it
-                raise OutputError(f"{out / rel}: outside {out}")
-            key = rel.lower()  # some file systems ignore case
-            if key in owner:
-                clashes.append(f"{out / rel}: both {owner[key][1].source} and {o.source} would write it")
-            owner.setdefault(key, (rel, o))
-    if clashes:
-        more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""
-        raise Refused(f"{clashes[0]} (convert them into different folders){more}")
-    targets = [(o.staging / rel, out / rel) for rel, o in owner.values()]
+        if o.error is not None:
+            continue
+        finals = list(o.files)
+        clash = next((owner[f.lower()] for f in finals if f.lower() in owner), None)
+        if clash is not None:
+            for tag in _tags(o):
+                finals = [_renamed(rel, o.stem, tag) for rel in o.files]
+                if not any(f.lower() in owner for f in finals):
+                    break
+            renamed.append(Renamed(o.source, o.files[0], finals[0], clash.source))
+        o.finals = finals
+        for f in finals:
+            owner[f.lower()] = o
+    return renamed
+
+
+def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]:
+    """Move every staged file into ``out`` under its name there (``Outcome.finals``: see
+    :func:`name_outputs`); the written paths."""
+    targets: list[tuple[Path, Path]] = []
+    for o in outcomes:
+        for rel, name in zip(o.files, o.finals or o.files, strict=True):
+            if Path(name).is_absolute() or ".." in Path(name).parts:  # list_inputs already refuses it
+                raise OutputError(f"{out / name}: outside {out}")
+            targets.append((o.staging / rel, out / name))
     for _staged, final in targets:
         folder = final.parent
         while folder != out and out in folder.parents:
@@ -250,7 +396,7 @@ def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]
         if there:
             more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
             raise Refused(f"{there[0]} exists{more}: pass --force to overwrite")
-    written = []
+    written: list[Path] = []
     for staged, final in targets:
         ensure_folder(final.parent)
         try:
@@ -281,14 +427,17 @@ def staging_folder(out: Path) -> Iterator[Path]:
 
 
 __all__ = [
+    "Input",
     "InputsError",
     "Job",
     "Outcome",
     "Refused",
+    "Renamed",
     "commit",
     "convert_one",
     "is_batch",
     "list_inputs",
+    "name_outputs",
     "run",
     "staging_folder",
 ]

@@ -182,6 +182,8 @@ class Progress:
         if self._bar is not None:
             self._sync_bar()
             return
+        if not (self.done or self.status or any(self.counts.values())):
+            return  # nothing counted yet (a pipeline starting): a line of zeros says nothing
         now = self.clock()
         since = now - (self._last_line if self._last_line is not None else self._started)
         if since >= self.interval:

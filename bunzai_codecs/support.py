@@ -28,20 +28,24 @@ def schema_bytes(schema: dict[str, Any]) -> bytes:
     return orjson.dumps(schema, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """Every published schema by name: each entity kind's, and the fidelity row's
+    (``fidelity-row``); ``<name>.schema.json`` is its file."""
+    from bunzai_codecs.fidelity import ROW_SCHEMA
+
+    return {**schemas(), "fidelity-row": ROW_SCHEMA}
+
+
 def write_schemas(folder: Path) -> list[Path]:
     """Each schema file, written atomically (``OutputError`` when the folder cannot take them)."""
     from bunzai_codecs.core.files import ensure_folder, write_atomic
-    from bunzai_codecs.fidelity import ROW_SCHEMA
 
     ensure_folder(folder)
     out = []
-    for kind, sch in schemas().items():
-        p = folder / f"{kind}.schema.json"
+    for name, sch in all_schemas().items():
+        p = folder / f"{name}.schema.json"
         write_atomic(p, schema_bytes(sch))
         out.append(p)
-    p = folder / "fidelity-row.schema.json"
-    write_atomic(p, schema_bytes(ROW_SCHEMA))
-    out.append(p)
     return out
 
 
@@ -99,14 +103,18 @@ def format_support_markdown() -> str:
         "",
         "## Formats",
         "",
+        "bunzai writes every format from any entity of its kind, except a **read-only** one: that it",
+        "writes back only for an entity read from such a file (a same-format round trip, edits included:",
+        "the file holds what no other format does, such as a NovelAI story's text); `bunzai convert --to`",
+        "it from anything else is a usage error.",
+        "",
         "| format | kind | app | suffixes |",
         "|---|---|---|---|",
     ]
     codecs = sorted(registry.all_codecs(), key=lambda c: (c.kind, c.id))
     for c in codecs:
-        lines.append(
-            f"| `{c.id}` | {c.kind_label()} | {c.label or c.family} | {' '.join(c.suffixes) or '—'} |"
-        )
+        app = (c.label or c.family) + (" — **read-only**" if c.read_only else "")
+        lines.append(f"| `{c.id}` | {c.kind_label()} | {app} | {' '.join(c.suffixes) or '—'} |")
     lines += [
         "",
         "## Containers and media",

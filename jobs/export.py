@@ -72,6 +72,9 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
                 lines.append(f"    {stage:<10} {error:<22} {n:>7}")
         for uri, stage, error, message in rej["examples"]:
             lines.append(f"    e.g. {uri}: {stage} {error}: {message.splitlines()[0] if message else ''}")
+    pruned = manifest["outputs"].get("pruned", 0)
+    if pruned:
+        lines.append(f"  pruned: {pruned} files an earlier export wrote in {output.url} and this one did not")
     lines.append(f"  manifest: {output.display(MANIFEST)}")
     return "\n".join(lines) + "\n"
 

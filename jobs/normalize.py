@@ -106,10 +106,10 @@ def audit_run(cfg: NormalizeConfig, built: Built) -> int:
     return audit.gate(report, cfg.audit_against, tolerance=tolerance, opener=cfg.storage.fs)
 
 
-def notes(cfg: NormalizeConfig, built: Built) -> list[str]:
-    """Deprecation notes for format ids this run's ``--export`` or the ``--since`` manifest named."""
-    previous = built.previous.notes if built.previous is not None else ()
-    return list(dict.fromkeys((*cfg.notes, *previous)))
+def notes(cfg: NormalizeConfig) -> list[str]:
+    """Deprecation notes for format ids the user named in ``--export`` (none under ``--quiet``):
+    not for ``--export all``, nor for what a ``--since`` run exported, which nobody typed."""
+    return [] if cfg.quiet else list(cfg.notes)
 
 
 # -- before the run: what can be checked here, fast -----------------------------------------------
@@ -240,7 +240,7 @@ def _execute(run: _Run) -> int:
     if cfg.bigquery_table:
         run.manifest_before = _manifest_bytes(Output(cfg.output, cfg.storage))
     p, built = prepare(cfg, options)
-    for note in notes(cfg, built):
+    for note in notes(cfg):
         print(f"{PROG}: note: {note}", file=sys.stderr)
     display = None if cfg.quiet or remote else Progress(PROG, unit="inputs")
     try:

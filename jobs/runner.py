@@ -26,7 +26,7 @@ from bunzai_codecs.progress import Progress
 from pipeline.dataset.commit import STAGING, staging_parent
 from pipeline.dataset.manifest import MANIFEST
 from pipeline.runtime import fixed_cost
-from pipeline.runtime.errors import UsageError
+from pipeline.runtime.errors import MissingInput, UsageError
 from pipeline.runtime.memory import tune_malloc
 from pipeline.runtime.options import submits_only
 from pipeline.runtime.progress import watching
@@ -46,7 +46,7 @@ def run_job(
     malloc is tuned before the runner starts its workers (they inherit the settings), Beam's logs
     stay quiet unless ``--debug``, and ``start(args)`` parses and runs the job, its exit code
     returned. A ``UsageError`` from it is one line ``PROG: error: ...`` on stderr (then ``usage``,
-    if given) and ``Exit.USAGE``; SIGTERM is handled as Ctrl-C (:mod:`bunzai_codecs.core.stop`)."""
+    if given) and ``Exit.USAGE``, a ``MissingInput`` one line and ``Exit.INPUT``; SIGTERM is handled as Ctrl-C (:mod:`bunzai_codecs.core.stop`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if "-h" in args or "--help" in args:
         sys.stdout.write(help_text())
@@ -60,6 +60,9 @@ def run_job(
             print(f"{prog}: error: {exc}", file=sys.stderr)
             sys.stderr.write(usage)
             return Exit.USAGE
+        except MissingInput as exc:
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return Exit.INPUT
         except KeyboardInterrupt as exc:  # before or after the run's own interrupt handling
             print(f"{prog}: interrupted", file=sys.stderr)
             return interrupted_exit(exc)
@@ -123,25 +126,26 @@ def run_and_wait(
     returns False; otherwise the console URL, if any, goes to stderr, the run is waited for and
     True is returned. Exceptions (a failed run, ``KeyboardInterrupt``) are the caller's: a Ctrl-C or
     SIGTERM that landed inside a step, which the runner wraps in its own error, is raised as itself."""
-    with watching(display, show=show):
-        try:
-            result = p.run()
-            url = console_url(result, options)
-            if submits_only(options):
-                sys.stdout.write(announce(result, url))
-                return False
-            if url:
-                print(f"{prog}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
-            result.wait_until_finish()
-            return True
-        except Exception as exc:
-            stop = interrupt_of(exc)
-            if stop is not None:
-                raise stop from None
-            raise
-        finally:
-            if display is not None:
-                display.close()
+    try:
+        with watching(display, show=show):  # its exit shows the run's last counts
+            try:
+                result = p.run()
+                url = console_url(result, options)
+                if submits_only(options):
+                    sys.stdout.write(announce(result, url))
+                    return False
+                if url:
+                    print(f"{prog}: Dataflow job {_job_id(result)}: {url}", file=sys.stderr)
+                result.wait_until_finish()
+                return True
+            except Exception as exc:
+                stop = interrupt_of(exc)
+                if stop is not None:
+                    raise stop from None
+                raise
+    finally:
+        if display is not None:
+            display.close()  # after the last counts: its line is the run's, never a line of zeros
 
 
 # -- before the run ---------------------------------------------------------------------------------

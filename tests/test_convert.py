@@ -171,7 +171,9 @@ def test_the_suffix_picks_the_container_within_a_format(
     assert orjson.loads((tmp_path / "r.json").read_bytes())["type"] == "regex"
     # risu-module: a .risum, or RisuRealm's flat module JSON, which cannot hold a module's asset files
     rc, err = _run(capsys, "convert", str(module), "--to", "risu-module", "-o", str(tmp_path / "m.json"))
-    assert rc == 3 and "only a .risum holds" in err and not (tmp_path / "m.json").exists()
+    # the output's choice, not the input's: a usage error (exit 2) naming the file
+    assert rc == 2 and "only a .risum holds" in err and not (tmp_path / "m.json").exists()
+    assert f"{tmp_path / 'm.json'}: risu-module:" in err
     module = SAMPLES / "sillytavern" / "regex-scripts.json"
     rc, err = _run(capsys, "convert", str(module), "--to", "risu-module", "-o", str(tmp_path / "m.json"))
     assert rc == 0, err

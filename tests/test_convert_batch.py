@@ -101,31 +101,36 @@ def test_a_batch_mirrors_the_folders_and_names_each_file_after_its_source(
     assert "converted 7 of 7 inputs" in err
 
 
-def test_two_inputs_that_would_write_one_file_are_refused_and_nothing_is_written(
+def test_two_inputs_that_would_write_one_file_get_distinct_names_listed_in_the_summary(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     src = _tree(tmp_path / "in")
     out = tmp_path / "out"
-    # two roots, each with a card.png at its top: both would be OUT/card.png
+    # two roots, each with a card.png at its top: both would be OUT/card.png; the second (in input
+    # order) gets its source's container after its stem
     rc, err = _run(
         capsys, "convert", str(src / "a"), str(src / "b"), "--to", "sillytavern", "-o", str(out), "-j", "1"
     )
-    assert rc == 2, err
-    (line,) = err.splitlines()
-    assert line == (
-        f"bunzai convert: error: {out / 'card.png'}: both {src / 'a' / 'card.png'} and "
-        f"{src / 'b' / 'card.png'} would write it (convert them into different folders)"
-    )
-    assert not out.exists() or _files(out) == {}
-    # agnai writes JSON only: dup/card.png and dup/card.json both ask for dup/card.json
-    rc, err = _run(capsys, "convert", str(src), "--to", "agnai", "-o", str(out), "-j", "2")
-    assert rc == 2, err
-    (line,) = err.splitlines()
+    assert rc == 0, err
+    assert sorted(_files(out)) == ["card-png.png", "card.png", "deep/keeper.v2.json"]
+    assert _files(out)["card.png"] == _files(tmp_path / "in")["a/card.png"]  # a's, unchanged
     assert (
-        f"{out / 'dup' / 'card.json'}: both {src / 'dup' / 'card.json'} and {src / 'dup' / 'card.png'}"
-        in line
-    )
-    assert not out.exists() or _files(out) == {}
+        f"renamed: {src / 'b' / 'card.png'} -> {out / 'card-png.png'} "
+        f"({out / 'card.png'} is {src / 'a' / 'card.png'}'s)"
+    ) in err.splitlines()
+    assert "3 files written" in err and "(1 renamed: another input writes their name)" in err
+    # agnai writes JSON only: dup/card.png and dup/card.json both ask for dup/card.json; the png's
+    # files keep its container in their stem, whatever -j
+    for j in ("1", "2"):
+        o = tmp_path / f"agnai-{j}"
+        rc, err = _run(capsys, "convert", str(src), "--to", "agnai", "-o", str(o), "-j", j)
+        assert rc == 0, err
+        assert {"dup/card.json", "dup/card-png.json"} <= set(_files(o))
+        assert f"renamed: {src / 'dup' / 'card.png'} -> {o / 'dup' / 'card-png.json'}" in err
+    assert _files(tmp_path / "agnai-1") == _files(tmp_path / "agnai-2")
+    # the names are the batch's own: a file already in OUT is still refused without --force
+    rc, err = _run(capsys, "convert", str(src / "a"), str(src / "b"), "--to", "sillytavern", "-o", str(out))
+    assert rc == 2 and "exists" in err and "pass --force to overwrite" in err
 
 
 def test_a_glob_is_mirrored_below_its_fixed_folder(
@@ -145,7 +150,8 @@ def test_the_same_inputs_give_the_same_files_whatever_j(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     src = _tree(tmp_path / "in")
-    _copy("sillytavern/personas-backup.json", src / "p" / "personas.json")  # fails: not a character
+    (src / "p").mkdir()
+    (src / "p" / "personas.json").write_bytes(b'{"personas": {"a.png": "Mara"')  # fails: broken JSON
     runs = {}
     for j in ("1", "2"):
         out = tmp_path / f"out-{j}"
@@ -163,7 +169,7 @@ def test_the_same_inputs_give_the_same_files_whatever_j(
         "dup/card.png",
         "oswin.png",
     ]
-    assert any(ln.startswith(f"{src / 'p' / 'personas.json'}: Unsupported: ") for ln in lines), lines
+    assert any(ln.startswith(f"{src / 'p' / 'personas.json'}: Malformed: ") for ln in lines), lines
     assert "converted 7 of 8 inputs" in lines[-1] and "1 failed" in lines[-1]
 
 

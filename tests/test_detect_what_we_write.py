@@ -2,6 +2,9 @@
 (``samples/`` and, when present, the shared corpus), the bytes ``write(entity, format)`` gives are
 detected as that format, and detection names the entity's kind.
 
+A read-only format (``novelai-story``) writes only entities read from one of its files: it is
+checked on those, and every other entity of its kind must be refused with ``Unsupported``.
+
 The registry is iterated, never a hand list, so a new codec is covered the day it is registered. The
 one allowance is structural: the Tavern card readers (``sillytavern`` and the app readers built on
 it, ``lumiverse`` and ``rolecall``) share one wire shape, and an app reader claims any card carrying
@@ -24,7 +27,7 @@ from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.entity import CanonicalEntity
-from bunzai_codecs.core.errors import BunzaiError
+from bunzai_codecs.core.errors import BunzaiError, Unsupported
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats.tavern.card import TavernCard
 
@@ -72,6 +75,13 @@ def _same_reading(s: Sniff, wrote: Codec, detected: Codec) -> bool:
 def test_we_detect_what_we_write(format_id: str) -> None:
     codec = registry.get(format_id)
     mine = [(k, e, pool) for k, e, pool in ENTITIES if format_id == "vaud-json" or e.kind == codec.kind]
+    if codec.read_only:
+        others = [e for _, e, _ in mine if e.twin(format_id) is None]
+        mine = [(k, e, pool) for k, e, pool in mine if e.twin(format_id) is not None]
+        assert others, f"{format_id} is read-only: some entity of kind {codec.kind} must be refused"
+        for e in others:
+            with pytest.raises(Unsupported, match="read-only"):
+                write(e, format_id)
     assert mine, f"no sample entity of kind {codec.kind}: {format_id} is never checked"
     wrong = []
     for key, e, pool in mine:

@@ -56,3 +56,40 @@ def test_describe_lists_codes_with_their_meaning_and_detail() -> None:
     assert describe([Exit.OK, Exit.LOSSY], {Exit.OK: "all kept"}) == (
         "exit codes: 0 done (all kept); 6 convert --strict lost something unexpectedly."
     )
+
+
+def test_each_failure_of_issue_32_exits_with_its_code(tmp_path: Path) -> None:
+    """The command line as a user runs it (issue 32): each failure below exits with the code the
+    table gives its kind. An output choice the target cannot honour is a usage error naming the
+    file; a missing input (a ``--since`` manifest, an audit baseline) is an input error."""
+    import subprocess
+    import sys
+
+    samples = ROOT / "samples"
+    bunzai = str(Path(sys.executable).with_name("bunzai"))
+    (tmp_path / "broken.json").write_bytes(b'{"name": "Harbor", ')
+    (tmp_path / "taken.png").write_bytes(b"\x89PNG")
+    fidelity = [bunzai, "fidelity", str(samples / "vaud"), "-o", "rep", "-q"]
+    assert subprocess.run(fidelity, cwd=tmp_path).returncode == 0
+    cases: list[tuple[list[str], Exit, str]] = [
+        (["convert", str(samples / "risu/lantern_harbor.risum"), "--to", "risu-module", "-o", "mod.json"],
+         Exit.USAGE, "mod.json: risu-module:"),
+        (["convert", str(samples / "sillytavern/world-harbor-town.json"), "--to", "voxta", "-o", "x/"],
+         Exit.USAGE, "voxta has no format for lorebooks"),
+        (["convert", str(samples / "sillytavern/world-harbor-town.json"), "--to", "sillytavern-lorebook",
+          "-o", "w.json", "--image", str(samples / "sillytavern/tidepool.png")],
+         Exit.USAGE, "--image: sillytavern-lorebook holds no picture"),
+        (["convert", str(samples / "sillytavern/tidepool.png"), "--to", "sillytavern", "-o", "taken.png"],
+         Exit.USAGE, "taken.png exists"),
+        (["detect", "broken.json"], Exit.INPUT, "broken.json: Malformed: invalid JSON"),
+        (["convert", "broken.json", "--to", "risu", "-o", "b.charx"], Exit.INPUT, "broken.json: Malformed"),
+        (["normalize", "--input", str(samples / "sillytavern"), "--output", "o",
+          "--since", "missing/manifest.json", "-q"],
+         Exit.INPUT, "--since: no manifest at missing/manifest.json"),
+        (["audit", "--report", "rep", "--baseline", "missing/"], Exit.INPUT, "missing/: no baseline"),
+    ]  # fmt: skip
+    for argv, code, says in cases:
+        r = subprocess.run([bunzai, *argv], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == code, (argv, r.returncode, r.stderr)
+        assert says in r.stderr and "Traceback" not in r.stderr, (argv, r.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.json", "rep", "taken.png"]

@@ -295,3 +295,31 @@ def test_a_card_with_a_sideways_jpeg_portrait_becomes_a_png_card_shown_the_same_
     out = write(card, "sillytavern", container="png").data
     size, top, _ = _shown(_portrait_bytes(read(out, "x.png").primary))
     assert size == (16, 32) and top[0] > 200 and top[2] < 60
+
+
+def _picture(size: tuple[int, int], fmt: str = "PNG", *, dot: tuple[int, int] | None = None, **save) -> bytes:  # type: ignore[no-untyped-def]
+    """A gradient picture of ``size``; ``dot``: one pixel there painted another colour."""
+    from PIL import Image
+
+    im = Image.new("RGBA", size)
+    im.putdata([(x * 7 % 256, y * 11 % 256, 90, 255) for y in range(size[1]) for x in range(size[0])])
+    if dot is not None:
+        im.putpixel(dot, (255, 0, 255, 255))
+    out = io.BytesIO()
+    im.save(out, format=fmt, **save)
+    return out.getvalue()
+
+
+def test_the_picture_key_covers_every_pixel_not_only_the_size() -> None:
+    """Issue 37: a changed picture of the same size must not pass for a harmless re-encode (the
+    fidelity check calls two images with one key "re-encoded (same pixels)")."""
+    a = _picture((24, 16))
+    for dot in [(0, 0), (23, 15), (11, 7)]:
+        b = _picture((24, 16), dot=dot)
+        assert len(a) != len(b) or a != b
+        assert pixels_key(b) != pixels_key(a), dot
+    # the same pixels in other encodings have the same key: that is what the key is for
+    for other in (_picture((24, 16), compress_level=0), _picture((24, 16), "WEBP", lossless=True)):
+        assert other != a and pixels_key(other) == pixels_key(a)
+    # and the size is part of it: the same bytes of pixels in another shape is another picture
+    assert pixels_key(_picture((16, 24))) != pixels_key(a)

@@ -50,6 +50,20 @@ def test_without_a_terminal_a_line_every_interval() -> None:
     assert len(out.getvalue().splitlines()) == 3
 
 
+def test_no_line_before_anything_was_counted() -> None:
+    """A poller's first reading comes before the pipeline counted anything: the plain line waits
+    for something to say (issue 32: ``bunzai export: 0 lines, selected 0, written 0``)."""
+    clock, out = Clock(), io.StringIO()
+    p = Progress("bunzai export", unit="lines", stream=out, interval=1.0, clock=clock, tty=False)
+    clock.t = 5.0
+    p.set(done=0, total=None, status="", selected=0, written=0)
+    assert out.getvalue() == ""
+    p.set(done=110, selected=25, written=25)
+    assert out.getvalue().splitlines() == [
+        "bunzai export: 110 lines, selected 25, written 25, 22.0 lines/s, elapsed 0:05"
+    ]
+
+
 def test_an_unknown_total_and_the_interval_from_the_environment(monkeypatch: object) -> None:
     import pytest
 

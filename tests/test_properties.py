@@ -235,6 +235,25 @@ LOSSY: dict[str, list[Lossy]] = {
     "marinara-story-bundle": [
         Lossy("lorebookType", ADDED + CHANGED, "a story bundle is always of type story_bundle"),
     ],
+    "kobold-save": [
+        NAME_IS_FILE,
+        ENTRY_N,
+        Lossy("entries[].id", CHANGED, "a save's world info entries have no id: an entry's id is its index"),
+        Lossy(
+            "entries[].selectiveLogic",
+            CHANGED,
+            "KoboldAI holds and_any (keysecondary) and not_any (Lite's keyanti, which needs keys) only",
+            lambda before, after: before != "and_any",
+        ),
+        Lossy(
+            "entries[].probability",
+            CHANGED,
+            "Lite reads a probability of 0 as always: one below 1 is written as 1",
+            lambda before, after: isinstance(before, int | float) and before < 1,
+        ),
+    ],
+    # read-only: it writes no fresh entity (no pair below); its tests edit its samples instead
+    "novelai-story": [],
     "novelai-lorebook": [
         Lossy(
             "categories[].enabled", ADDED, "a NovelAI category is always on or off: absent is written as on"
@@ -702,6 +721,22 @@ NORMALISE: dict[str, list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]
 }
 
 
+def _not_kobold_groups(body: dict[str, Any]) -> bool:
+    """Categories KoboldAI Lite cannot list as they are: its groups are the names entries carry, so
+    only distinct, non-blank names each used by an entry, in the order entries first use them,
+    come back the same (no generated id is a client folder's integer uid)."""
+    cats = body.get("categories") or []
+    if not cats:
+        return False
+    names = {c["id"]: c.get("name") or "" for c in cats}
+    used: list[str] = []
+    for e in body.get("entries", []):
+        name = names.get(e.get("categoryId"))
+        if name is not None and name not in used:
+            used.append(name)
+    return [c.get("name") or "" for c in cats] != used or "" in used
+
+
 def _toggle_text_breaks_the_line(body: dict[str, Any]) -> bool:
     texts = []
     for c in body.get("choices", []):
@@ -754,6 +789,18 @@ UNREPRESENTABLE: dict[str, list[tuple[str, Callable[[dict[str, Any]], bool]]]] =
         ),
     ],
     "novelai-preset": [(ORDER_LOST, lambda b: any(not can_hold(x) for x in _orders(b)))],
+    "kobold-save": [
+        (
+            "an entry's keys are one comma-separated string, each key trimmed: a key with a comma, a"
+            " blank one or one with spaces around it comes back otherwise",
+            lambda body: any(
+                "," in t["text"] or t["text"] != t["text"].strip() or not t["text"]
+                for e in body.get("entries", [])
+                for t in (e.get("triggers") or []) + (e.get("secondaryTriggers") or [])
+            ),
+        ),
+        ("a Lite group is only the name its entries carry", _not_kobold_groups),
+    ],
 }
 
 
@@ -762,7 +809,7 @@ def _pairs() -> list[tuple[str, str]]:
     for c in registry.all_codecs():
         if c.id == "vaud-json":
             out += [(c.id, k) for k in ENTITY_KINDS]
-        else:
+        elif not c.read_only:  # a read-only format writes no fresh entity
             out.append((c.id, c.kind))
     return out
 

@@ -118,11 +118,14 @@ def _declares(paths: frozenset[str], excludes: frozenset[str], pattern: str) -> 
 class Reshape:
     """A value a format holds only in another shape: below ``path`` (a coverage pattern naming a
     value of the body, ``entries[].triggers``), a change is what the format does, not a loss by
-    mistake, when ``when(the value before)`` holds (Risu splits a key list holding a comma)."""
+    mistake, when ``when(the value before)`` holds (Risu splits a key list holding a comma). With
+    ``whole``, ``when`` is asked about the whole body dump instead (a shape that depends on other
+    parts of the body: KoboldAI's categories are the names its entries carry)."""
 
     path: str
     when: Callable[[Any], bool]
     note: str
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,7 @@ class Coverage:
         conversion) is one of this format's ``reshapes``."""
         for r in self.reshapes:
             found, value = _at_pattern(body, path, r.path)
-            if found and r.when(value):
+            if found and r.when(body if r.whole else value):
                 return True
         return False
 
@@ -300,6 +303,10 @@ class Codec(abc.ABC):
     containers: ClassVar[tuple[Container, ...]] = ()
     #: tie-break between equal scores: higher wins, then the id in alphabetical order
     priority: ClassVar[int] = 0
+    #: a read-only format writes a file back only for an entity that holds its escrow twin (one read
+    #: from such a file); ``encode`` refuses any other entity with ``Unsupported`` before the codec's
+    #: own code runs (``core.format.Format.read_only``)
+    read_only: ClassVar[bool] = False
     coverage: ClassVar[Coverage] = Coverage.of()
     #: what this format holds of an entity of another kind that it embeds in its own file (a Tavern
     #: card's ``character_book`` and ``regex_scripts``): fidelity classes an embedded entity's losses
@@ -326,6 +333,11 @@ class Codec(abc.ABC):
     def holds(self, kind: str) -> bool:
         """Whether this format holds entities of ``kind``."""
         return kind in self.kinds
+
+    def writes(self, entity: CanonicalEntity) -> bool:
+        """Whether ``encode`` takes ``entity``: this format holds its kind, and a read-only format
+        only an entity read from one of its files (one that holds its twin)."""
+        return entity.kind in self.kinds and (not self.read_only or entity.twin(self.id) is not None)
 
     def kind_label(self) -> str:
         """The kind tables list this format under: ``any`` for a format that holds every kind."""
@@ -366,6 +378,7 @@ class Codec(abc.ABC):
         kind: EntityKind | None = None,
         media: Resolver | None = None,
         warnings: Iterable[str] = (),
+        mark: str | None = None,
         **facets: Any,
     ) -> CanonicalEntity:
         """Build one decoded entity: validate ``body`` (a dict or a model) for ``kind`` (default:
@@ -373,15 +386,22 @@ class Codec(abc.ABC):
         the twin ``twin_type.of(raw, **facets)`` under this codec's id. Media items get their digests and
         the entity its media store (``core.media.bind``): the bytes ``media`` resolves for an item
         (a zip member, the card's own image), else those of an inline ``data:`` URL. ``warnings`` are
-        the notes its reader made."""
+        the notes its reader made.
+
+        ``mark``: the tag of the mapper whose dict of ``raw`` ``body`` is, exactly as this codec's
+        encoder maps the twin again: the validated body is marked unedited since decode
+        (``core.seal``), unless binding its media made another body of it."""
+        from bunzai_codecs.core import seal
         from bunzai_codecs.core.media import bind
         from bunzai_codecs.entities import BODY_TYPES
         from bunzai_codecs.entities.base import Body
 
         k = kind or self.kind
-        model = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
+        validated = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
         store: dict[str, bytes] = {}
-        model = bind(model, store, media)
+        model = bind(validated, store, media, hasher=s.digest_of)
+        if mark is not None and model is validated and validated is not body:
+            seal.mark(model, mark, raw)
         return CanonicalEntity(
             kind=k,
             id=canonical_id(k, s.sha256, *part),
@@ -390,6 +410,13 @@ class Codec(abc.ABC):
             warnings=list(warnings),
             media=store,
         )
+
+    def outside(self, entity: CanonicalEntity) -> dict[str, Any]:
+        """What the file ``entity`` was read from in this format holds outside every entity (a
+        NovelAI scenario's story, context and settings around its lorebook), from the entity's
+        twin: a name for each part (``scenario.prompt``) -> its value; empty for most formats. A
+        conversion whose file no longer holds a part has lost it (``bunzai convert`` reports it)."""
+        return {}
 
     def container_list(self) -> tuple[Container, ...]:
         """The containers this codec writes (see ``containers``)."""
@@ -488,15 +515,30 @@ def body_as(entity: CanonicalEntity, model: type[B]) -> B:
 def _guard_encode(
     fn: Callable[[Codec, CanonicalEntity, EmitContext], bytes],
 ) -> Callable[[Codec, CanonicalEntity, EmitContext], bytes]:
-    """An entity of a kind the format does not hold is refused before the encoder runs."""
+    """An entity of a kind the format does not hold, and for a read-only format an entity not read
+    from one of its files, is refused before the encoder runs."""
 
     @functools.wraps(fn)
     def encode(self: Codec, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         if entity.kind not in self.kinds:
             raise Unsupported(f"{self.id} holds {KIND_NAMES[self.kind]}, not {entity.kind}")
+        if self.read_only and entity.twin(self.id) is None:
+            raise Unsupported(read_only_refusal(self, entity))
         return fn(self, entity, ctx)
 
     return encode
+
+
+def read_only_refusal(codec: Codec, entity: CanonicalEntity) -> str:
+    """Why read-only ``codec`` will not write ``entity`` (which was not read from one of its files),
+    naming the formats of its app that would."""
+    from bunzai_codecs.formats.table import FORMATS  # the table, not the registry: no import circle
+
+    came = entity.source.format if entity.source is not None else None
+    where = f"this {entity.kind} was read as {came}" if came else f"this {entity.kind} was not read from one"
+    others = [f.id for f in FORMATS if f.family == codec.family and f.holds(entity.kind) and not f.read_only]
+    hint = f"; write it as {' or '.join(others)}" if others else ""
+    return f"{codec.id} is read-only: bunzai writes one back only for a file read from one ({where}){hint}"
 
 
 #: exceptions a decoder may hit on hostile input that mean "this input is broken", not "bunzai is"

@@ -2,16 +2,17 @@
 
 Every format bunzai knows is declared once, as a :class:`Format` in ``formats/table.py``: its id,
 the kind(s) of entity it holds, the app that writes it, a label, the file suffixes it is saved
-with, the suffix an export gets, its tie-break priority, and where its detector and its codec
-live (``"module:name"`` below ``bunzai_codecs.formats``). The codec class (decode/encode) takes
+with, the suffix an export gets, its tie-break priority, whether it is read-only (written back only
+for a file read from it, ``read_only``),
+and where its detector and its codec live (``"module:name"`` below ``bunzai_codecs.formats``). The codec class (decode/encode) takes
 its id's declaration at class creation (``Codec.__init_subclass__``), so nothing is declared
 twice.
 
 Detectors are plain functions ``(Sniff) -> float`` in modules that import no canonical model
 (``formats/<app>/detect.py``), or a detector object a row builds from its format's data (the Tavern
 card lineage's): ``bunzai detect`` and ``bunzai formats`` run on declarations and detectors alone
-and never import pydantic or the codecs. This module imports nothing but
-``core.entity`` (kind names) and ``core.errors``.
+and never import pydantic or the codecs. This module imports nothing but ``core.entity`` (kind
+names), ``core.errors`` and ``core.claims`` (what a detector can claim).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.claims import Claims
 from bunzai_codecs.core.entity import ENTITY_KINDS, EntityKind
 
 if TYPE_CHECKING:
@@ -120,6 +122,13 @@ class Format:
     kinds: frozenset[EntityKind] = field(default=frozenset())
     #: ``"module:function"`` ``(Sniff) -> kind`` for a format whose file says which kind it holds
     kind_reader: str | None = None
+    #: True for a format bunzai reads but does not make: it writes a file back only for an entity
+    #: read from one (its escrow twin holds what the canonical model does not, the story of a
+    #: NovelAI ``.story``), never one converted from another format. ``bunzai formats`` says so
+    read_only: bool = False
+    #: the inputs the detector can score above 0, by cheap features (``core.claims``): only those
+    #: inputs ask it; ``None``, every input does
+    claims: Claims | None = None
 
     def __post_init__(self) -> None:
         if not self.kinds:
@@ -162,4 +171,4 @@ class Format:
 
 
 #: the attributes a codec class takes from its id's declaration
-DECLARED = ("kind", "kinds", "family", "label", "suffixes", "extension", "priority")
+DECLARED = ("kind", "kinds", "family", "label", "suffixes", "extension", "priority", "read_only")

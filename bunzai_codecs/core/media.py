@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.seal import TrackedList
+
 if TYPE_CHECKING:
     from bunzai_codecs.entities.base import Body
     from bunzai_codecs.entities.character import MediaAsset
@@ -215,7 +217,8 @@ def _replace(body: Body, fn: Callable[[str, MediaAsset], MediaAsset | None]) -> 
     if assets:
         out = [fn(f"media.assets[{i}]", a) for i, a in enumerate(assets)]
         if any(n is not a for n, a in zip(out, assets, strict=True)):
-            update["assets"] = [a for a in out if a is not None] or None
+            # a list whose in-place edits count, as validation builds them (``core.seal``)
+            update["assets"] = TrackedList(a for a in out if a is not None) or None
     if not update:
         return body
     return body.model_copy(update={"media": media.model_copy(update=update)})
@@ -226,12 +229,19 @@ def _replace(body: Body, fn: Callable[[str, MediaAsset], MediaAsset | None]) -> 
 Resolver = Callable[[str, "MediaAsset"], bytes | None]
 
 
-def bind(body: Body, store: MutableMapping[str, bytes], resolve: Resolver | None = None) -> Body:
+def bind(
+    body: Body,
+    store: MutableMapping[str, bytes],
+    resolve: Resolver | None = None,
+    *,
+    hasher: Callable[[bytes], str] = digest,
+) -> Body:
     """Give every media item whose bytes the file carried its digest and size, and put the bytes in
     ``store``: the bytes ``resolve`` finds for the item (a zip member, the PNG itself), else those of
     an inline ``data:`` URL, whose ``ref`` then keeps only its header (see the module docstring).
-    A ``mime`` the source states is kept; a missing one is sniffed. Returns a new body (or ``body``
-    when it has no such item); nothing is mutated."""
+    A ``mime`` the source states is kept; a missing one is sniffed. ``hasher`` computes a digest
+    (a decoder's ``Sniff.digest_of``: a PNG card's picture shares its hashing with the file's).
+    Returns a new body (or ``body`` when it has no such item); nothing is mutated."""
 
     def one(path: str, a: MediaAsset) -> MediaAsset:
         if a.sha256 is not None:
@@ -247,7 +257,7 @@ def bind(body: Body, store: MutableMapping[str, bytes], resolve: Resolver | None
                 return a  # an empty URL (or a bare header): nothing to keep
             if canonical:
                 ref = header
-        key = digest(data)
+        key = hasher(data)
         store[key] = data
         return a.model_copy(
             update={"ref": ref, "sha256": key, "size": len(data), "mime": a.mime or sniff_mime(data)}

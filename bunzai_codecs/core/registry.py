@@ -11,7 +11,9 @@ Detection (Pygments' and chardet's habits): every format scores the same ``Sniff
 above ``ACCEPT`` (0.5) are matches; a score of ``CERTAIN`` (1.0) ends detection at once. Formats are
 asked in a fixed order (priority descending, then id), and ranked by score, then priority, then id,
 so the winner never depends on import order and the certainty short-cut picks the same format the
-full ranking would.
+full ranking would. Only the formats whose row's claims the input's features meet are asked
+(``core.claims``: the others would score it 0), and those that state no claims; with
+``basecache.CHECK`` on, every detection is held to the one asking every format gives.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
+from bunzai_codecs.core import basecache
+from bunzai_codecs.core.claims import Index
 from bunzai_codecs.core.codec import ACCEPT, CERTAIN, Codec
 from bunzai_codecs.core.entity import EntityKind
-from bunzai_codecs.core.errors import NotRecognized, Unsupported
+from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.escrow import Twin
-from bunzai_codecs.core.format import PACKAGE, Format
-from bunzai_codecs.core.sniff import Sniff
+from bunzai_codecs.core.format import DETECT_ERRORS, PACKAGE, Format
+from bunzai_codecs.core.sniff import ZIP_MAGIC, Sniff
 from bunzai_codecs.formats.table import BY_ID, FORMATS
 
 CODECS: dict[str, str | type[Codec]] = {f.id: f"{PACKAGE}.{f.codec}" for f in FORMATS}
@@ -150,19 +155,79 @@ def _clear() -> None:
     _load.cache_clear()
     all_codecs.cache_clear()
     declarations.cache_clear()
+    _index.cache_clear()
+    _for_kind.cache_clear()
+    apps.cache_clear()
+
+
+@cache
+def _index() -> Index:
+    """The detection index over :func:`declarations` (``core.claims``): a format put in the table
+    as a class states no claims and is asked always."""
+    decls = declarations()
+    return Index.build(decls, [d.claims if isinstance(d, Format) else None for d in decls])
+
+
+def candidates(s: Sniff) -> tuple[Format | Codec, ...]:
+    """The formats that may score ``s`` above 0, in asking order: those whose claims its features
+    meet and those that state none (``core.claims``)."""
+    return _index().pick(s)  # type: ignore[return-value]
 
 
 def for_kind(kind: EntityKind) -> list[Codec]:
     """Every codec that holds entities of ``kind``, in asking order."""
-    return [c for c in all_codecs() if c.holds(kind)]
+    return list(_for_kind(kind))
+
+
+@cache
+def _for_kind(kind: EntityKind) -> tuple[Codec, ...]:
+    # asked for every input a fidelity check converts (its targets): the table does not change
+    return tuple(c for c in all_codecs() if c.holds(kind))
 
 
 def family_codec(family: str, kind: EntityKind) -> Codec | None:
-    """The codec of app ``family`` for entities of ``kind`` (the highest-priority one), if any."""
+    """The codec of app ``family`` that writes entities of ``kind`` (the highest-priority one that
+    is not read-only), if any."""
     for c in all_codecs():
-        if c.family == family and c.holds(kind):
+        if c.family == family and c.holds(kind) and not c.read_only:
             return c
     return None
+
+
+@cache
+def apps() -> dict[str, tuple[Format | Codec, ...]]:
+    """Every app (format family: ``sillytavern``, ``risu``...) and its formats, in asking order.
+    An app name is a ``--to`` target of its own: that app's format for each entity's kind
+    (``bundle.target_codec``)."""
+    out: dict[str, list[Format | Codec]] = {}
+    for d in declarations():
+        if d.family:
+            out.setdefault(d.family, []).append(d)
+    return {app: tuple(ds) for app, ds in sorted(out.items())}
+
+
+def app_kinds(app: str) -> list[str]:
+    """The entity kinds app ``app`` has a format for, sorted."""
+    return sorted({k for d in apps().get(app, ()) for k in d.kinds})
+
+
+def is_target(name: str) -> bool:
+    """Whether ``name`` is a ``--to`` target: a format id or an app name."""
+    return name in CODECS or name in apps()
+
+
+def check_target(name: str) -> None:
+    """``Unsupported`` naming the known format ids and app names when ``name`` is neither."""
+    if not is_target(name):
+        raise Unsupported(
+            f"unknown format {name!r}; known formats: {', '.join(sorted(CODECS))}; "
+            f"or an app name for its format of each kind: {', '.join(apps())}"
+        )
+
+
+def formats_for(kind: str) -> list[str]:
+    """The ids of the formats that hold entities of ``kind``, in asking order (for messages)."""
+    return [d.id for d in declarations() if d.holds(kind)]
 
 
 def lossless_codec(kind: EntityKind) -> Codec:
@@ -185,8 +250,17 @@ def _rank_key(c: Candidate) -> tuple[float, int, str]:
 
 
 def detect_all(s: Sniff) -> Detection:
-    """Ask every format; rank all non-zero scores. For reports and ``bunzai detect``."""
-    cands = [Candidate(d.id, sc) for d in declarations() if (sc := d.detect(s)) > 0.0]
+    """Rank every non-zero score of ``s`` (the formats that may claim it are asked: the others
+    score 0). For reports and ``bunzai detect``."""
+    asked = candidates(s)
+    found = _detect_all(s, asked)
+    if basecache.CHECK:
+        _held_to_every_format(s, asked, found, _detect_all, "detect_all")
+    return found
+
+
+def _detect_all(s: Sniff, asked: tuple[Format | Codec, ...]) -> Detection:
+    cands = [Candidate(d.id, sc) for d in asked if (sc := d.detect(s)) > 0.0]
     cands.sort(key=_rank_key)
     best = cands[0] if cands and cands[0].score >= ACCEPT else None
     return Detection(best, tuple(cands))
@@ -194,14 +268,44 @@ def detect_all(s: Sniff) -> Detection:
 
 def detect(s: Sniff) -> Candidate | None:
     """The winning format for ``s`` (short-cut at certainty), or ``None`` below ``ACCEPT``."""
+    asked = candidates(s)
+    best = _detect(s, asked)
+    if basecache.CHECK:
+        _held_to_every_format(s, asked, best, _detect, "detect")
+    return best
+
+
+def _detect(s: Sniff, asked: tuple[Format | Codec, ...]) -> Candidate | None:
     best: Candidate | None = None
-    for c in declarations():
+    for c in asked:
         sc = c.detect(s)
         if sc >= CERTAIN:
             return Candidate(c.id, sc)
         if sc >= ACCEPT and (best is None or sc > best.score):
             best = Candidate(c.id, sc)  # asking order already breaks ties
     return best
+
+
+def _held_to_every_format(
+    s: Sniff, asked: tuple[Format | Codec, ...], found: Any, how: Any, what: str
+) -> None:
+    """``basecache.CHECK``: raise ``RuleBroken`` unless asking every format gives ``found`` too. A
+    detector crash is recorded once (``DETECT_ERRORS``): the formats asked already recorded theirs."""
+    every = declarations()
+    if len(asked) == len(every):
+        return
+    seen = len(DETECT_ERRORS)
+    full = how(s, every)
+    ids = {d.id for d in asked}
+    rest = [e for e in DETECT_ERRORS[seen:] if e[0] not in ids]
+    del DETECT_ERRORS[seen:]
+    DETECT_ERRORS.extend(rest)
+    if full != found:
+        skipped = {d.id for d in every} - ids
+        raise basecache.RuleBroken(
+            f"{what} of {s!r} asked by its features gives {found}, asking every format gives {full} "
+            f"(a row's claims leave out an input its detector claims; not asked: {sorted(skipped)})"
+        )
 
 
 def require(s: Sniff, format_id: str | None = None) -> Candidate:
@@ -219,12 +323,36 @@ def require(s: Sniff, format_id: str | None = None) -> Candidate:
         return Candidate(format_id, score)
     best = detect(s)
     if best is None:
-        bad = s.png_error if s.is_png else None
-        if bad is not None:
-            # a PNG that does not parse (a bad CRC, truncated): still "not recognised" (what callers
-            # of require handle), but saying why no card codec could look inside, and where
-            raise NotRecognized(f"not a readable PNG: {bad.message}", uri=s.uri, offset=bad.offset)
-        d = detect_all(s)
-        near = f"; closest: {d.candidates[0].id} ({d.candidates[0].score:.2f})" if d.candidates else ""
-        raise NotRecognized(f"no format recognised this input{near}", uri=s.uri)
+        raise unrecognized(s)
     return best
+
+
+#: how many of the nearest formats a ``NotRecognized`` names
+NEAREST = 3
+
+
+def unrecognized(s: Sniff, detection: Detection | None = None) -> BunzaiError:
+    """Why no format took ``s``: input that is clearly JSON, a PNG or a zip but does not parse is
+    ``Malformed`` where it breaks (the byte offset), as decoding with ``--from`` would say; anything
+    else is ``NotRecognized`` naming the nearest formats and their scores."""
+    if s.looks_like_json and s.json_error is not None:
+        return s.json_error
+    if s.is_png:
+        _ = s.png_texts  # (whichever detectors were asked: a text chunk over the bounds says so)
+    if s.is_png and s.png_error is not None:
+        bad = s.png_error
+        return Malformed(f"not a readable PNG: {bad.message}", uri=s.uri, offset=bad.offset, path=bad.path)
+    if s.data[:4] == ZIP_MAGIC and s.zip_error is not None:
+        bad = s.zip_error
+        msg = (
+            bad.message
+            if bad.message.startswith("not a readable zip")
+            else f"not a readable zip: {bad.message}"
+        )
+        return type(bad)(msg, uri=s.uri, offset=bad.offset, path=bad.path)
+    d = detection or detect_all(s)
+    near = ", ".join(f"{c.id} ({c.score:.2f})" for c in d.candidates[:NEAREST])
+    return NotRecognized(
+        "no format recognised this input" + (f"; nearest: {near}" if near else ""),
+        uri=s.uri,
+    )

@@ -437,8 +437,13 @@ def export_row(
 
 
 def cross_targets(kind: str, source: str) -> list[Codec]:
-    """Every codec of ``kind`` but the source itself and the lossless vaud-json (nothing to learn)."""
-    return [c for c in registry.for_kind(kind) if c.id != source and not c.lossless]  # type: ignore[arg-type]
+    """Every codec of ``kind`` but the source itself, the lossless vaud-json (nothing to learn) and
+    the read-only formats (they write no other format's entity)."""
+    return [
+        c
+        for c in registry.for_kind(kind)  # type: ignore[arg-type]
+        if c.id != source and not c.lossless and not c.read_only
+    ]
 
 
 def check_decoded(

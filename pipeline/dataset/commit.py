@@ -7,8 +7,9 @@ previous run's files stay where they are, untouched, while this run reads them (
 
 When every file is staged and the counts are in, ``Commit`` decides (``verdict``):
 
-- ``listing``: an input could not be listed (a store error, credentials, permissions): the run
-  does not know what it missed, so it must not replace or prune anything;
+- ``listing``: an input could not be listed (a store error, credentials, permissions), or a
+  folder below it (refused, or gone while it was listed): the run does not know what it missed,
+  so it must not replace or prune anything;
 - ``empty``: an input does not exist or matched no file (unless ``--allow-empty``): most often a
   typo, which would otherwise replace last night's results with an empty run;
 - ``unbalanced``: a listed input is neither an entity's source nor a reject (a bug);
@@ -26,6 +27,8 @@ says why in one line, and removes the staging folder (an unbalanced run's is kep
 What is left: a run killed between the removal of the previous manifest and the writing of its
 own leaves a folder without ``manifest.json`` (incomplete, and saying so) with some files moved
 and the rest still staged. A re-run into the folder rewrites it whole; ``--since`` cannot use it.
+On S3 and GCS a move is a copy then a delete (``storage.move_file``); docs/architecture.md, "The
+commit on object stores", says what a reader sees and what a kill leaves at each step.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import orjson
 from pipeline.dataset.manifest import MANIFEST, build_manifest, now
 from pipeline.dataset.prune import Prune
 from pipeline.runtime.bundles import counted
-from pipeline.runtime.storage import Output, move_file, staged_path, write_bytes
+from pipeline.runtime.storage import Output, move_file, remove_file, remove_tree, staged_path, write_bytes
 
 #: the parent of every run's staging folder, inside the output
 STAGING = ".bunzai-staging"
@@ -70,10 +73,17 @@ def verdict_of(
 ) -> dict[str, Any]:
     """``{"ok": True}`` or ``{"ok": False, "reason": ..., "message": one line}``.
 
-    ``list_rejects``: the listing's rejects. One whose uri is an input itself and whose error is
-    ``FileNotFoundError`` says the input does not exist: like an input that matched nothing, that
-    is refused unless ``allow_empty``. Any other is a listing that failed part-way."""
-    missing = {r["uri"] for r in list_rejects if r["error"] == "FileNotFoundError" and r["uri"] in inputs}
+    ``list_rejects``: the listing's rejects. One whose uri is an input itself, whose error is
+    ``FileNotFoundError`` and whose input listed no file says the input does not exist: like an
+    input that matched nothing, that is refused unless ``allow_empty``. Any other is a listing that
+    failed part-way (a folder below an input that vanished or was refused, an input that vanished
+    after some of its files were listed): the run does not know what it missed."""
+    listed_some = {p["input"] for p in manifest["inputs"]["patterns"] if p["matched"]}
+    missing = {
+        r["uri"]
+        for r in list_rejects
+        if r["error"] == "FileNotFoundError" and r["uri"] in inputs and r["uri"] not in listed_some
+    }
     failed = sorted(
         (r for r in list_rejects if r["uri"] not in missing),
         key=lambda r: (r["uri"], r["error"], r["message"]),
@@ -149,8 +159,7 @@ class _Decide(beam.DoFn):
         verdict = verdict_of(draft, list_rejects, self.inputs, self.allow_empty)
         if verdict["ok"]:
             fs, root = self.output.open()
-            if fs.exists(f"{root}/{MANIFEST}"):
-                fs.rm_file(f"{root}/{MANIFEST}")
+            remove_file(fs, f"{root}/{MANIFEST}")
         yield draft
         yield beam.pvalue.TaggedOutput(VERDICT, verdict)
 
@@ -194,9 +203,7 @@ class _WriteManifest(beam.DoFn):
             raise RunRefused(verdict["message"])
         # the whole staging folder: this run's, and whatever a run that was interrupted (or
         # refused) left there: a re-run must leave exactly what an uninterrupted run leaves
-        parent = f"{root}/{staging_parent(self.staging)}"
-        if fs.exists(parent):
-            fs.rm(parent, recursive=True)
+        remove_tree(fs, f"{root}/{staging_parent(self.staging)}")
         write_bytes(fs, f"{root}/{MANIFEST}", data)
         yield self.output.display(MANIFEST)
 

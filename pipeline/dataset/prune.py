@@ -14,7 +14,7 @@ from typing import Any
 import apache_beam as beam
 
 from pipeline.runtime.bundles import counted
-from pipeline.runtime.storage import Output, is_local, list_files
+from pipeline.runtime.storage import Output, is_local, list_files, remove_file
 
 #: folders the job owns in the output; files there that this run did not write are removed
 MANAGED = ("canonical", "fidelity", "rejects", "inventory", "index", "exports", "blobs")
@@ -55,7 +55,7 @@ class _Remove(beam.DoFn):
 
     def process(self, rel: str) -> Iterator[str]:
         path = f"{self.root}/{rel}"
-        self.fs.rm_file(path)
+        remove_file(self.fs, path)
         if is_local(self.fs):  # no empty folders left behind (object stores have none)
             parent = path.rpartition("/")[0]
             with contextlib.suppress(OSError):

@@ -22,9 +22,10 @@ from apache_beam.pvalue import TaggedOutput
 from bunzai_codecs import lint as lint_rules
 from bunzai_codecs.bundle import write
 from bunzai_codecs.core import registry
+from bunzai_codecs.core.entity import CanonicalEntity
 from pipeline.normalize.elements import REJECTS, ValidInput, reject
 from pipeline.runtime.counters import count
-from pipeline.runtime.storage import Output, copy_file, move_file, staged_path, write_bytes
+from pipeline.runtime.storage import Output, copy_file, move_file, remove_file, staged_path, write_bytes
 
 #: tagged output of ``Export``: paths staged straight to their place
 WRITTEN = "written"
@@ -48,9 +49,16 @@ class ExportCandidate:
     previous: str | None = None
 
 
-def export_formats_for(kind: str, formats: tuple[str, ...]) -> list[str]:
-    """The requested formats that hold entities of ``kind`` (vaud-json holds every kind)."""
-    return [f for f in formats if registry.get(f).holds(kind)]
+def export_formats_for(
+    kind: str, formats: tuple[str, ...], entity: CanonicalEntity | None = None
+) -> list[str]:
+    """The requested formats that hold entities of ``kind`` (vaud-json holds every kind); given the
+    ``entity``, those that write it (a read-only format writes only an entity read from it)."""
+    return [
+        f
+        for f in formats
+        if registry.get(f).holds(kind) and (entity is None or registry.get(f).writes(entity))
+    ]
 
 
 def export_rel(fmt: str, entity_id: str, extension: str) -> str:
@@ -77,7 +85,7 @@ class _Export(beam.DoFn):
         linked = [ve.entity for ve in v.accepted]
         for ve in v.accepted:
             e = ve.entity
-            for fmt in export_formats_for(e.kind, self.formats):
+            for fmt in export_formats_for(e.kind, self.formats, e):
                 try:
                     ex = write(e, fmt, linked=linked)
                 except Exception as exc:
@@ -130,7 +138,7 @@ class _Commit(beam.DoFn):
         final = f"{self.root}/{staged_path(self.staging, rel)}"
         for c in losers:
             if c.staged:
-                self.fs.rm_file(c.staged)
+                remove_file(self.fs, c.staged)
         if winner.staged:
             move_file(self.fs, winner.staged, final)
             yield rel

@@ -5,7 +5,8 @@
       -> Write (each selected entity in each --to format of its kind; blobs from DATASET/blobs/)
       -> CommitExports (identical source files give one id: the smallest uri wins)
       -> staged in OUT/.bunzai-staging/<run>/out/ -> Commit: nothing selected = refused (exit 3);
-         else moved into place, earlier files in the written folders pruned, manifest.json last
+         else the previous manifest.json removed, the files moved into place, earlier files in
+         the written folders pruned, manifest.json last
 
 Output: ``OUT/<format>/<entity-id><ext>`` (the extension of the container the bytes are, as
 ``normalize --export`` names them), ``OUT/rejects/part-*.jsonl`` (entities a format refused) and
@@ -16,6 +17,7 @@ the entity's escrow twin and media, which the dataset's lines and blob store hol
 from __future__ import annotations
 
 import argparse
+import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,9 +28,9 @@ import orjson
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions, WorkerOptions
 from apache_beam.pvalue import TaggedOutput
 
-from bunzai_codecs.bundle import write
+from bunzai_codecs.bundle import codec_for_export, write
 from bunzai_codecs.core import registry
-from bunzai_codecs.core.entity import ENTITY_KINDS
+from bunzai_codecs.core.entity import ENTITY_KINDS, CanonicalEntity
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.exitcodes import Exit, describe
 from bunzai_codecs.formats.vaud.codec import from_tree
@@ -38,7 +40,7 @@ from pipeline.dataset.commit import STAGING, RunRefused
 from pipeline.dataset.datasets import CANONICAL, reject_record
 from pipeline.dataset.lines import LineMeta, ReadShards, line_meta
 from pipeline.dataset.manifest import MANIFEST, ManifestError, read_manifest, shard_paths
-from pipeline.export.files import CommitExports, ExportCandidate, export_formats_for
+from pipeline.export.files import CommitExports, ExportCandidate
 from pipeline.normalize.elements import reject
 from pipeline.runtime.counters import count
 from pipeline.runtime.errors import UsageError
@@ -58,6 +60,8 @@ from pipeline.runtime.storage import (
     join,
     list_files,
     move_file,
+    remove_file,
+    remove_tree,
     staged_path,
     write_bytes,
 )
@@ -78,7 +82,10 @@ def _own_args(parser: argparse.ArgumentParser) -> None:
         "dataset", metavar="DATASET_URL", help="a normalize output folder (or its manifest.json)"
     )
     parser.add_argument(
-        "--to", required=True, metavar="FMT[,FMT]", help="format ids from `bunzai formats`, or all"
+        "--to",
+        required=True,
+        metavar="FMT[,FMT]",
+        help="format ids or app names from `bunzai formats` (an app: its format for each kind), or all",
     )
     parser.add_argument("-o", "--output", required=True, metavar="OUT_URL", help="the output folder URL")
     parser.add_argument(
@@ -90,12 +97,20 @@ def _own_args(parser: argparse.ArgumentParser) -> None:
         help="only entities of this kind (repeatable)",
     )
     parser.add_argument(
-        "--format",
+        "--from",
         dest="source_formats",
         action="append",
         default=None,
         metavar="FMT",
         help="only entities read from files of this format (repeatable)",
+    )
+    parser.add_argument(
+        "--format",
+        dest="old_formats",
+        action="append",
+        default=None,
+        metavar="FMT",
+        help="deprecated: --from (the same option's old name, until the next release)",
     )
     parser.add_argument(
         "--id", dest="ids", action="append", default=None, metavar="ID", help="only this entity (repeatable)"
@@ -176,15 +191,19 @@ def parse(argv: Sequence[str]) -> tuple[ExportConfig, PipelineOptions]:
     o, beam_args = parser.parse_known_args(rest)
     options = beam_options(beam_args, parser, prog=PROG, positional="one DATASET_URL only")
     storage_options = parse_storage_options(secret)
-    try:
-        to = export_formats(o.to)
-    except UsageError as exc:
-        raise UsageError(str(exc).replace("--export", "--to")) from None
+    to = export_targets(o.to)
     if not to:
-        raise UsageError("--to needs at least one format id")
+        raise UsageError("--to needs at least one format id or app name")
+    if o.old_formats:
+        if not o.quiet:
+            print(
+                f"{PROG}: note: --format is deprecated (it goes in the next release): use --from",
+                file=sys.stderr,
+            )
+        o.source_formats = [*(o.source_formats or ()), *o.old_formats]
     for f in o.source_formats or ():
         if f not in registry.CODECS:
-            raise UsageError(f"--format: unknown format {f!r} (see bunzai formats)")
+            raise UsageError(f"--from: unknown format {f!r} (see bunzai formats)")
     if "::" in o.output:
         raise UsageError("--output must be a folder URL, not a chain")
     if is_remote(options):
@@ -232,13 +251,43 @@ def canonical_shards(cfg: ExportConfig) -> list[str]:
     return [join(cfg.root, rel) for rel in shard_paths(m).get(CANONICAL, ())]
 
 
+def export_targets(text: str) -> tuple[str, ...]:
+    """``--to``: format ids (as ``normalize --export`` takes them) and app names (an app: its
+    format for each entity's kind, ``bundle.codec_for_export``), or ``all``."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    apps = [n for n in names if n in registry.apps() and n not in registry.CODECS]
+    try:
+        ids = export_formats(",".join(n for n in names if n not in apps))
+    except UsageError as exc:
+        raise UsageError(
+            f"{str(exc).replace('--export', '--to')}; or an app: {', '.join(registry.apps())}"
+        ) from None
+    return tuple(dict.fromkeys(n for n in names if n in apps or n in ids)) if names != ["all"] else ids
+
+
+def targets_for(kind: str, to: tuple[str, ...], entity: CanonicalEntity | None = None) -> list[str]:
+    """The ``--to`` targets that write entities of ``kind``: a format of that kind (vaud-json holds
+    every kind), or an app with a format for it; given the ``entity``, a read-only format only when
+    it writes that one (an entity read from one of its files)."""
+    return [
+        t
+        for t in to
+        if (
+            t in registry.CODECS
+            and registry.get(t).holds(kind)
+            and (entity is None or registry.get(t).writes(entity))
+        )
+        or kind in registry.app_kinds(t)
+    ]
+
+
 def selected(meta: LineMeta, cfg: ExportConfig) -> bool:
     """Whether the filters pick this entity (each given filter must match)."""
     return (
         (not cfg.kinds or meta.kind in cfg.kinds)
         and (not cfg.source_formats or meta.format in cfg.source_formats)
         and (not cfg.ids or meta.id in cfg.ids)
-        and bool(export_formats_for(meta.kind, cfg.to))
+        and bool(targets_for(meta.kind, cfg.to))
     )
 
 
@@ -284,9 +333,14 @@ class _Write(beam.DoFn):
             if not selected(LineMeta(e.id, e.kind, uri, src), self.cfg):
                 continue
             count("entities_selected")
-            for fmt in export_formats_for(e.kind, self.cfg.to):
+            written: set[str] = set()
+            for fmt in targets_for(e.kind, self.cfg.to, e):
                 try:
-                    ex = write(e, fmt, linked=entities)
+                    codec = codec_for_export(e, fmt)  # an app name: its format for the kind
+                    if codec.id in written:
+                        continue  # --to sillytavern,sillytavern-lorebook: one file per format
+                    written.add(codec.id)
+                    ex = write(e, codec.id, linked=entities)
                 except Exception as exc:
                     yield TaggedOutput(
                         "rejects", reject(uri, "export", exc, prefix=f"{fmt}: {e.kind} {e.id}: ")
@@ -299,7 +353,7 @@ class _Write(beam.DoFn):
                 staged = f"{self.root}/{self.staging}/exports/{uuid.uuid4().hex}"
                 write_bytes(self.fs, staged, ex.data)
                 count("exports_written")
-                yield ExportCandidate(f"{fmt}/{e.id}{ex.extension}", uri, staged=staged)
+                yield ExportCandidate(f"{ex.format}/{e.id}{ex.extension}", uri, staged=staged)
 
 
 def _export_counts(rel: str) -> Iterator[tuple[tuple[str, ...], int]]:
@@ -353,28 +407,43 @@ class _Commit(beam.DoFn):
             data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n"
             write_bytes(fs, f"{root}/{staged_path(self.staging, MANIFEST)}", data)
             raise RunRefused(message)
+        earlier = _earlier_exports(fs, root)
+        # the previous manifest goes first: from here on the folder does not claim to be complete
+        remove_file(fs, f"{root}/{MANIFEST}")
         placed = set()
         for rel in [*rels, *shards]:
             move_file(fs, f"{root}/{staged_path(self.staging, rel)}", f"{root}/{rel}")
             placed.add(rel)
         pruned = 0
-        for top in sorted({r.split("/", 1)[0] for r in placed} | {REJECTS_DIR, *self.cfg.to}):
+        for top in sorted({r.split("/", 1)[0] for r in placed} | {REJECTS_DIR, *self.cfg.to} | earlier):
             base = f"{root}/{top}"
             if not fs.exists(base):
                 continue
             for path, _info in list_files(fs, base, hidden=True):
                 if path[len(root) + 1 :] not in placed:
-                    fs.rm_file(path)
+                    remove_file(fs, path)
                     pruned += 1
             if is_local(fs) and not any(fs.find(base)):  # no empty folder left behind
                 fs.rm(base, recursive=True)
         manifest["outputs"]["pruned"] = pruned
         manifest["commit"] = {"ok": True}
-        parent = f"{root}/{STAGING}"
-        if fs.exists(parent):
-            fs.rm(parent, recursive=True)
+        remove_tree(fs, f"{root}/{STAGING}")
         write_bytes(fs, f"{root}/{MANIFEST}", orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
         yield manifest
+
+
+def _earlier_exports(fs: Any, root: str) -> set[str]:
+    """The format folders an earlier export committed into this output folder (its manifest's
+    ``exports.byFormat``): this run prunes them as its own, as ``normalize`` prunes its managed
+    folders, so an export with other ``--to`` formats leaves none of the earlier files behind."""
+    try:
+        m = orjson.loads(fs.cat_file(f"{root}/{MANIFEST}"))
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return set()
+    if not isinstance(m, dict) or "exportVersion" not in m or not m.get("commit", {}).get("ok"):
+        return set()  # not an export's (a normalize output, a refused run): nothing of ours
+    by_format = m.get("exports", {}).get("byFormat", {})
+    return {f for f in by_format if isinstance(f, str) and f in registry.CODECS}
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
 from bunzai_codecs.core import registry
-from bunzai_codecs.core.errors import Malformed, NotRecognized
+from bunzai_codecs.core.errors import Malformed, NotRecognized, Unsupported
 from pipeline.normalize.elements import (
     INVENTORY,
     REJECTED_WHOLE,
@@ -32,7 +32,7 @@ class _Detect(beam.DoFn):
     def process(self, f: InputFile) -> Iterator[Any]:
         try:
             cand = registry.require(f.sniff)
-        except NotRecognized as exc:
+        except (NotRecognized, Malformed, Unsupported) as exc:  # Malformed: clearly JSON/PNG/zip, broken
             rec = reject(f.ref.uri, "detect", exc)
             inv = inventory_row(f.ref, f.status, sha256=f.sniff.sha256, rejected="detect")
             yield TaggedOutput(REJECTS, rec)

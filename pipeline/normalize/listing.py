@@ -93,11 +93,7 @@ class _ListFiles(beam.DoFn):
                 yield FileRef(spec.uri_for(root, p), index, p, info.get("size"), checksum(info))
         except Exception as exc:  # a missing path, a bucket we may not list, an unreadable zip
             yield TaggedOutput(REJECTS, reject(url, "list", exc))
-        if n == 0 and len(errors) == 1 and isinstance(errors[0], FileNotFoundError):
-            # nothing found because the glob's folder is not there: the input does not exist
-            yield TaggedOutput(REJECTS, reject(url, "list", errors[0]))
-            errors = []
-        for err in errors:  # a folder below the input that could not be listed
+        for err in errors:  # a folder below the input that could not be listed (or vanished)
             yield TaggedOutput(REJECTS, reject(getattr(err, "filename", None) or url, "list", err))
         yield TaggedOutput(PATTERNS, (index, n))
 

@@ -39,7 +39,8 @@ from pipeline.dataset.manifest import ManifestError, read_manifest, shard_paths
 from pipeline.export.files import ExportCandidate, export_formats_for, export_rel
 from pipeline.normalize.elements import Pending, inventory_row
 from pipeline.normalize.streams import Results, results
-from pipeline.runtime.options import NormalizeConfig, UsageError, moved_notes
+from pipeline.runtime.errors import MissingInput
+from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import Storage, join
 
 
@@ -64,8 +65,6 @@ class Previous:
     reason: str | None = None
     #: dataset -> shard paths relative to ``root``
     shards: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: deprecation notes for format ids that run exported under a meaning that moved (printed)
-    notes: tuple[str, ...] = ()
 
     def urls(self, dataset: str) -> list[str]:
         return [join(self.root, rel) for rel in self.shards.get(dataset, ())]
@@ -81,9 +80,9 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
     try:
         m = read_manifest(cfg.storage, url)
     except FileNotFoundError:
-        raise UsageError(f"--since: no manifest at {url}") from None
+        raise MissingInput(f"--since: no manifest at {url}") from None
     except ManifestError as exc:
-        raise UsageError(f"--since: {exc}") from None
+        raise MissingInput(f"--since: {exc}") from None
     root = url.rsplit("/", 1)[0] if "/" in url else "."
     shards = shard_paths(m)
     prev_opts = m.get("options", {})
@@ -100,9 +99,7 @@ def load_previous(cfg: NormalizeConfig, fingerprint: str) -> Previous | None:
         reason = "that manifest lists no inventory"
     elif INDEX not in shards:  # a run before the entity index: its rows cannot be carried
         reason = "that manifest lists no entity index"
-    export = prev_opts.get("export")
-    notes = moved_notes(f for f in export if isinstance(f, str)) if isinstance(export, list) else ()
-    return Previous(url, root, reason is None, reason, shards, notes)
+    return Previous(url, root, reason is None, reason, shards)
 
 
 #: ``_carry_canonical``'s output of the uris its lines account for

@@ -11,6 +11,10 @@ listing, bounded reads and atomic writes.
 - ``write_bytes`` / ``open_atomic`` / ``copy_file`` / ``move_file`` never leave a partial file
   visible: local files are written beside their target and renamed; object stores publish an
   object only when its upload completes (a local spool is uploaded in one ``put_file``).
+- ``move_file`` is a rename locally; object stores have none, so it is a server-side copy, then a
+  delete of the source (docs/architecture.md, "The commit on object stores"). ``remove_file`` and
+  ``remove_tree`` take "already gone" as done: a delete whose answer was lost is retried by the
+  store's client, and on GCS the retry is answered 404.
 """
 
 from __future__ import annotations
@@ -187,7 +191,12 @@ def list_files(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every file matching ``path`` (a file, a directory — everything below it — or a glob), as
     ``(path, info)``, streamed. Names starting with ``.`` are skipped, as are their folders,
-    unless ``hidden``."""
+    unless ``hidden``.
+
+    ``FileNotFoundError`` when ``path`` (or the folder its glob starts from) does not exist. A
+    folder below it that cannot be listed — refused, or gone since its parent was listed — goes to
+    ``on_error`` (raised without one), its ``filename`` the folder: the input was there, only part
+    of it could not be seen, which a caller must not mistake for a missing input."""
     m = _MAGIC.search(path)
     if m is None:
         info = fs.info(path)
@@ -224,11 +233,17 @@ def _walk(
     stack: list[tuple[str, int]] = [(fs._strip_protocol(root), 1)]
     while stack:
         path, depth = stack.pop()
+        if hasattr(fs, "invalidate_cache") and not is_local(fs):
+            # a listing cached earlier in this process (gcsfs keeps them) predates what other
+            # workers wrote or removed since: the commit's prune must see the store as it is
+            fs.invalidate_cache(path)
         try:
             listing = fs.ls(path, detail=True)
         except OSError as exc:
-            if on_error is None:
-                raise
+            if on_error is None or (depth == 1 and isinstance(exc, FileNotFoundError)):
+                raise  # the folder the input names (or its glob starts from) does not exist
+            if getattr(exc, "filename", None) is None:
+                exc.filename = path  # a folder below the input: its reject names it, never the input
             on_error(exc)
             continue
         files: list[tuple[str, dict[str, Any]]] = []
@@ -396,12 +411,48 @@ def staged_path(staging: str, rel: str) -> str:
 
 
 def move_file(fs: AbstractFileSystem, src: str, dst: str) -> None:
-    """Move within one filesystem: a rename locally (atomic), copy + delete on object stores."""
+    """Move within one filesystem: a rename locally (atomic); on an object store a server-side
+    copy (S3 CopyObject, GCS rewrite), then a delete of the source, so ``dst`` appears whole and
+    ``src`` goes after. Not ``fs.mv``: gcsfs first tries GCS's move API, which not every
+    GCS-compatible endpoint has, and retries its refusal for half a minute per file.
+
+    A move asked again after it was done (a retried bundle) finds ``src`` gone and ``dst`` there:
+    that is done, not an error (the staging folder it moves from is this run's alone)."""
     if is_local(fs):
         fs.makedirs(dst.rpartition("/")[0], exist_ok=True)
-        os.replace(src, dst)
-    else:
-        fs.mv(src, dst)
+        try:
+            os.replace(src, dst)
+        except FileNotFoundError:
+            if not os.path.exists(dst) or os.path.exists(src):
+                raise
+        return
+    try:
+        fs.cp_file(src, dst)
+    except FileNotFoundError:
+        if hasattr(fs, "invalidate_cache"):
+            fs.invalidate_cache(dst.rpartition("/")[0])
+        if not fs.exists(dst):
+            raise
+        return
+    remove_file(fs, src)
+
+
+def remove_file(fs: AbstractFileSystem, path: str) -> bool:
+    """Remove one file; ``False`` when it was not there. On an object store, a delete whose answer
+    was lost is retried by the client and the retry finds nothing (GCS answers 404): the file is
+    gone all the same, as asked."""
+    try:
+        fs.rm_file(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def remove_tree(fs: AbstractFileSystem, path: str) -> None:
+    """Remove a folder and everything below it; a folder that is not there (or whose files were
+    all gone by the time they were deleted) is not an error."""
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm(path, recursive=True)
 
 
 @dataclass(frozen=True)
@@ -434,6 +485,8 @@ __all__ = [
     "open_atomic",
     "read_bounded",
     "read_lines",
+    "remove_file",
+    "remove_tree",
     "staged_path",
     "write_bytes",
 ]

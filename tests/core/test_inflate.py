@@ -63,3 +63,37 @@ def test_outcomes_share_one_base() -> None:
     assert all(
         issubclass(t, inflate.InflateError) for t in (inflate.Truncated, inflate.TooLarge, inflate.Corrupt)
     )
+
+
+def test_zlib_is_never_asked_for_more_than_the_bound_plus_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module's promise (a bomb costs at most its bound): every call asks zlib for at most what
+    is left of ``limit + 1``, so the output held never passes it by more than one byte, whatever
+    the compressed input holds (mutation testing found nothing pinned the exact amount)."""
+    asked: list[tuple[int, int]] = []
+    real = zlib.decompressobj
+
+    class Spy:
+        def __init__(self, wbits: int) -> None:
+            self.d = real(wbits)
+            self.produced = 0
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.d, name)
+
+        def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+            asked.append((self.produced, max_length))
+            out = self.d.decompress(data, max_length)
+            self.produced += len(out)
+            return out
+
+    monkeypatch.setattr(inflate.zlib, "decompressobj", Spy)
+    for limit in (0, 1, 1000, inflate.STEP + 5, 3 * inflate.STEP):
+        asked.clear()
+        with pytest.raises(inflate.TooLarge):
+            inflate.bounded(zlib.compress(bytes(4 * inflate.STEP)), limit)
+        assert asked and all(0 < n <= limit + 1 - before for before, n in asked), (limit, asked)
+        assert all(n <= inflate.STEP for _, n in asked)
+        assert sum(n for _, n in asked) >= limit + 1  # and it did ask for all of it, no less
+    asked.clear()
+    assert inflate.bounded(zlib.compress(b"x" * 10), 10) == b"x" * 10
+    assert asked and all(0 < n <= 11 - before for before, n in asked)

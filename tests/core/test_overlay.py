@@ -82,3 +82,65 @@ def test_overlay_twin_keeps_the_twin_until_the_body_changes() -> None:
     edited = overlay_twin(raw, Note(title="a", text="c"), mapped, to_native)
     assert edited == {"Title": "a", "Text": "c", "unknown": 1}
     assert raw["Text"] == "b"  # the twin is never mutated
+
+
+# -- found by mutation testing: the key reaches nested lists, the fall-backs, by_id ---------------------
+
+
+def _rows(*ids: str, extra: bool = True) -> list[dict[str, object]]:
+    return [{"id": i, "t": i.upper(), **({"extra": f"twin of {i}"} if extra else {})} for i in ids]
+
+
+def test_by_id_pairs_rows_by_their_id_and_anything_else_by_position() -> None:
+    from bunzai_codecs.core.overlay import by_id
+
+    raw, base = _rows("a", "b", "c"), _rows("a", "b", "c", extra=False)
+    new = _rows("a", "c", extra=False)  # b deleted
+    assert merge3(raw, base, new, list_key=by_id) == [raw[0], raw[2]]
+    assert (by_id({"id": 7}), by_id({"uid": 7}), by_id("a"), by_id(None)) == (7, None, None, None)
+
+
+def test_the_list_key_pairs_the_rows_of_nested_lists_too() -> None:
+    """A book's entries each holding keyed rows: a row deleted inside an entry keeps the twin of
+    the rows after it (the key is passed down every level, dicts and positional lists alike)."""
+    from bunzai_codecs.core.overlay import by_id
+
+    def book(rows: list[dict[str, object]], *, extra: bool) -> dict[str, object]:
+        e = {"id": "e1", "title": "E", "rows": rows}
+        return {"entries": [e if not extra else {**e, "twin": True}], "name": "B"}
+
+    raw = book(_rows("a", "b"), extra=True)
+    base = book(_rows("a", "b", extra=False), extra=False)
+    new = book(_rows("b", extra=False), extra=False)
+    new["name"] = "B2"  # an edit elsewhere too
+    out = merge3(raw, base, new, list_key=by_id)
+    assert out == {
+        "entries": [{"id": "e1", "title": "E", "rows": [raw["entries"][0]["rows"][1]], "twin": True}],
+        "name": "B2",
+    }  # type: ignore[index]
+    # and through a positional list of lists (no ids at that level)
+    out = merge3([raw], [base], [new], list_key=by_id)
+    assert out[0]["entries"][0]["rows"] == [raw["entries"][0]["rows"][1]]  # type: ignore[index]
+
+
+def test_keys_that_cannot_pair_rows_fall_back_to_positions() -> None:
+    """A key missing or repeated on either side means pairing by position, never by a key that
+    would pair two rows with one twin."""
+    raw = [{"k": "a", "x": 1}, {"k": "b", "x": 2}]
+    base = [{"k": "a"}, {"k": "b"}]
+    for b, n in [
+        ([{"k": "a"}, {"k": "a"}], [{"k": "b"}, {"k": "c"}]),  # repeated in base only
+        ([{"k": "a"}, {"k": "b"}], [{"k": "b"}, {"k": "b"}]),  # repeated in new only
+        ([{"k": "a"}, {}], [{"k": "b"}, {"k": "c"}]),  # missing in base only
+        ([{"k": "a"}, {"k": "b"}], [{"k": "b"}, {}]),  # missing in new only
+    ]:
+        out = merge3(raw, b, n, list_key=lambda d: d.get("k"))
+        assert out == [merge3(raw[0], b[0], n[0]), merge3(raw[1], b[1], n[1])], (b, n)
+    assert merge3(raw, base, [{"k": "b"}], list_key=lambda d: d["k"]) == [raw[1]]
+
+
+def test_only_three_objects_merge_key_by_key() -> None:
+    assert merge3({"a": 1}, {"a": 1}, "now a string") == "now a string"
+    assert merge3({"a": 1}, {"a": 1}, ["a"]) == ["a"]
+    assert merge3({"a": 1, "odd": 2}, None, {"a": 2}) == {"a": 2}  # no base: nothing to keep
+    assert merge3("raw text", {"a": 1}, {"a": 2}) == {"a": 2}

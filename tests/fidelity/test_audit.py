@@ -114,7 +114,9 @@ def test_a_doctored_lossless_pair_fails_with_a_clear_message(
         "LOSSY  lorebook toy-lore -> toy-narrow: lossless on all 1 entities in the baseline, now 1 of 1 lose data, "
         'e.g. s/book.json "Lanternfall": lost description (expected)'
     ) in err
-    assert "make baseline" in err
+    # the hint is a command the user can run, not a developer's make target
+    assert "make baseline" not in err
+    assert f"`bunzai audit --report {report} --baseline {baseline} --write-baseline`" in err
 
 
 def test_doctored_inputs_fail_as_reject_and_round_trip(
@@ -143,6 +145,37 @@ def test_doctored_inputs_fail_as_reject_and_round_trip(
         "ROUND TRIP  s/unstable.json (toy-unstable): native round trip was lossless, now unexpected: "
         "native: lost ['x-unknown'] (unexpected), changed title (unexpected)"
     ) in err
+
+
+def test_a_canonical_stability_regression_fails_the_audit(
+    recorded: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 37, behaviour 5: a file whose canonical stability was lossless in the baseline and is
+    not now fails the audit, on its own (its native round trip as it was)."""
+    report, baseline = recorded
+    _doctor(
+        baseline,
+        "toy-unstable\tnative=unexpected\tstability=unexpected",
+        "toy-unstable\tnative=unexpected\tstability=lossless",
+    )
+    assert _audit(report, baseline) == Exit.REGRESSION
+    err = capsys.readouterr().err
+    assert "1 regression(s)" in err
+    assert (
+        "ROUND TRIP  s/unstable.json (toy-unstable): canonical stability was lossless, now unexpected: "
+    ) in err
+
+
+def test_a_canonical_stability_improvement_is_reported_and_does_not_fail(
+    recorded: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    report, baseline = recorded
+    book = next(x for x in baseline.read_text().splitlines() if x.startswith("input\ts/book.json\t"))
+    _doctor(baseline, book, book.replace("stability=lossless", "stability=unexpected"))
+    assert _audit(report, baseline) == 0
+    out = capsys.readouterr().out
+    assert "1 improvement(s)" in out
+    assert "s/book.json (toy-lore): canonical stability was unexpected, now lossless" in out
 
 
 def test_a_removed_unexpected_line_is_a_new_unexpected_path(

@@ -97,3 +97,35 @@ def test_fidelity_rows_and_the_html_report_show_media() -> None:
     )
     assert any(p["path"] == "media.assets[]" and p["class"] == "expected" for p in cell["paths"])
     assert "media.assets[]" in render_html(report)
+
+
+def test_a_picture_of_the_same_size_with_one_pixel_changed_is_an_unexpected_change() -> None:
+    """Issue 37: the pixel comparison must cover the pixels, not only the size: a target that wrote
+    the portrait back with one pixel changed has altered it, whatever its size."""
+    import io
+
+    from PIL import Image
+
+    from bunzai_codecs.core import media
+    from bunzai_codecs.formats.sillytavern.card import SillyTavernCard
+
+    d = read((SAMPLES / "backyard" / "maelis.v4.backyard.png").read_bytes(), "maelis.png")
+    p = d.primary.body.media.portrait  # type: ignore[attr-defined]
+    im = Image.open(io.BytesIO(d.primary.media[p.sha256])).convert("RGBA")
+    r, g, b, _ = im.getpixel((0, 0))  # type: ignore[misc]
+    im.putpixel((0, 0), (255 - r, 255 - g, 255 - b, 255))
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    altered = buf.getvalue()
+    assert media.pixels_key(altered) != media.pixels_key(d.primary.media[p.sha256])
+
+    class OnePixelOff(SillyTavernCard):
+        def encode(self, entity, ctx: EmitContext) -> bytes:  # type: ignore[no-untyped-def]
+            return super().encode(
+                entity, EmitContext(ctx.linked, ctx.embedded, {**ctx.options, "image": altered})
+            )
+
+    with registry.using({**registry.CODECS, "sillytavern": OnePixelOff}):
+        row = cross_format(d.primary, registry.get("sillytavern"), pool=d.entities, input="maelis")
+    assert _paths(row, "changed")["media.portrait"] == "unexpected"
+    assert row.status == "unexpected"

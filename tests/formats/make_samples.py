@@ -1,4 +1,4 @@
-"""Writes samples/{pygmalion,backyard,novelai}/ from the facts in the formats notes, stdlib only.
+"""Writes samples/{pygmalion,backyard,novelai,kobold}/ from the facts in the formats notes, stdlib only.
 
 Run from the project root: ``python tests/formats/make_samples.py``. The files are committed; this
 script is how they were made (independently of the codecs under test: plain struct/zlib/zipfile/
@@ -335,6 +335,27 @@ def _cc(priority: int) -> dict[str, object]:
     }
 
 
+def _new_entry(entry_id: str, updated: int, *, v6: bool = True) -> dict[str, object]:
+    """A blank entry as NovelAI's editor makes one (category subcontext and defaults, a story's
+    lore defaults); version 6 adds ``advancedConditions``."""
+    entry: dict[str, object] = {
+        "text": "",
+        "contextConfig": _cc(400),
+        "lastUpdatedAt": updated,
+        "displayName": "New Lorebook Entry",
+        "id": entry_id,
+        "keys": [],
+        "searchRange": 1000,
+        "enabled": True,
+        "forceActivation": False,
+        "keyRelative": False,
+        "nonStoryActivatable": False,
+        "category": "",
+        "loreBiasGroups": _bias(),
+    }
+    return {**entry, "advancedConditions": []} if v6 else entry
+
+
 def _bias(*phrases: str) -> list[dict[str, object]]:
     return [
         {
@@ -409,39 +430,9 @@ NAI_BOOK = {
             "id": CAT,
             "enabled": True,
             "createSubcontext": False,
-            "subcontextSettings": {
-                "text": "",
-                "contextConfig": _cc(400),
-                "lastUpdatedAt": 1710000000000,
-                "displayName": "New Lorebook Entry",
-                "id": "5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a1",
-                "keys": [],
-                "searchRange": 1000,
-                "enabled": True,
-                "forceActivation": False,
-                "keyRelative": False,
-                "nonStoryActivatable": False,
-                "category": "",
-                "loreBiasGroups": _bias(),
-                "advancedConditions": [],
-            },
+            "subcontextSettings": _new_entry("5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a1", 1710000000000),
             "useCategoryDefaults": False,
-            "categoryDefaults": {
-                "text": "",
-                "contextConfig": _cc(400),
-                "lastUpdatedAt": 1710000000000,
-                "displayName": "New Lorebook Entry",
-                "id": "5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a2",
-                "keys": [],
-                "searchRange": 1000,
-                "enabled": True,
-                "forceActivation": False,
-                "keyRelative": False,
-                "nonStoryActivatable": False,
-                "category": "",
-                "loreBiasGroups": _bias(),
-                "advancedConditions": [],
-            },
+            "categoryDefaults": _new_entry("5d0c1f4e-2b7a-4f09-8d3e-61a2c4b9e0a2", 1710000000000),
             "categoryBiasGroups": _bias(),
             "settings": {},
             "order": [],
@@ -509,7 +500,345 @@ def novelai() -> None:
     (d / "night-in-hollin.scenario").write_bytes(pretty(NAI_SCENARIO))
 
 
+# -- NovelAI story (.story) -----------------------------------------------------------------------
+# NovelAI's story container as its web client serialises it (JSON.stringify of StoryContainer:
+# metadata dates as epoch milliseconds, the story text as ``content.document``, base64 of msgpack).
+# The document below is a small msgpack map written here by hand: bunzai keeps it opaque, so its
+# inner structure is a placeholder, not NovelAI's editor document.
+
+
+def _msgpack_str(v: str) -> bytes:
+    b = v.encode()
+    assert len(b) < 256
+    return (bytes([0xA0 | len(b)]) if len(b) < 32 else b"\xd9" + bytes([len(b)])) + b
+
+
+def _msgpack_map(pairs: list[tuple[str, str]]) -> bytes:
+    return bytes([0x80 | len(pairs)]) + b"".join(_msgpack_str(k) + _msgpack_str(v) for k, v in pairs)
+
+
+STORY_DOCUMENT = base64.b64encode(
+    _msgpack_map(
+        [("text", "The lantern road ran north from Hollin, lit every mile by a keeper."), ("step", "3")]
+    )
+).decode()
+
+
+def _ctx(priority: int, position: int, reserved: int = 0, trim: str = "trimBottom") -> dict[str, object]:
+    return {
+        **_cc(priority),
+        "tokenBudget": 2048,
+        "reservedTokens": reserved,
+        "trimDirection": trim,
+        "insertionPosition": position,
+    }
+
+
+NAI_STORY_BOOK = {
+    "lorebookVersion": 5,
+    "entries": [
+        {
+            "text": "Each lantern on the road is tended by a keeper who lives in the milestone beside it.",
+            "contextConfig": _cc(400),
+            "lastUpdatedAt": 1712000000000,
+            "displayName": "Lantern keepers",
+            "id": "6c1e2f30-4a5b-4c6d-8e7f-901a2b3c4d01",
+            "keys": ["lantern", "keeper", "milestone"],
+            "searchRange": 1000,
+            "enabled": True,
+            "forceActivation": False,
+            "keyRelative": False,
+            "nonStoryActivatable": False,
+            "category": "6c1e2f30-4a5b-4c6d-8e7f-901a2b3c4dc1",
+            "loreBiasGroups": _bias(),
+        },
+        {
+            "text": "Fog on the road means the keepers are asleep.",
+            "contextConfig": _cc(300),
+            "lastUpdatedAt": 1712000000500,
+            "displayName": "Fog",
+            "id": "6c1e2f30-4a5b-4c6d-8e7f-901a2b3c4d02",
+            "keys": ["/\\bfog(gy)?\\b/i"],
+            "searchRange": 2000,
+            "enabled": True,
+            "forceActivation": False,
+            "keyRelative": False,
+            "nonStoryActivatable": False,
+            "category": "",
+            "loreBiasGroups": _bias("fog"),
+        },
+    ],
+    "settings": {"orderByKeyLocations": False},
+    "categories": [
+        {
+            "name": "The road",
+            "id": "6c1e2f30-4a5b-4c6d-8e7f-901a2b3c4dc1",
+            "enabled": True,
+            "createSubcontext": False,
+            "subcontextSettings": {"text": "", "contextConfig": _cc(400)},
+            "useCategoryDefaults": False,
+            "categoryDefaults": {"text": "", "contextConfig": _cc(400)},
+            "categoryBiasGroups": _bias(),
+        }
+    ],
+}
+
+NAI_STORY = {
+    "storyContainerVersion": 1,
+    "metadata": {
+        "storyMetadataVersion": 1,
+        "id": "0f3d6a52-8c41-4e7b-9a15-2e6d8c4b1a77",
+        "remoteId": "",
+        "remoteStoryId": "",
+        "title": "The Lantern Road",
+        "description": "A short sample story written for bunzai's tests.",
+        "textPreview": "The lantern road ran north from Hollin",
+        "favorite": False,
+        "tags": ["sample", "travel"],
+        "createdAt": 1712000000000,
+        "lastUpdatedAt": 1712000900000,
+        "isModified": False,
+        "hasDocument": True,
+    },
+    "content": {
+        "storyContentVersion": 6,
+        "settings": {
+            "parameters": {"textGenerationSettingsVersion": 3, "temperature": 1.05, "max_length": 40},
+            "preset": "sample-preset",
+            "trimResponses": True,
+            "banBrackets": True,
+            "prefix": "vanilla",
+            "model": "sample-model",
+        },
+        "document": STORY_DOCUMENT,
+        "context": [
+            {
+                "text": "The traveller is Ada, a cartographer mapping the lantern road.",
+                "contextConfig": _ctx(800, 0),
+            },
+            {
+                "text": "[ Style: quiet, observant, a little melancholy ]",
+                "contextConfig": _ctx(-400, -4, 2048),
+            },
+        ],
+        "lorebook": NAI_STORY_BOOK,
+        "storyContextConfig": _ctx(0, -1, 512, "trimTop"),
+        "ephemeralContext": [
+            {
+                "text": "A storm gathers over the hills.",
+                "contextConfig": _ctx(-10000, -2, 2048, "doNotTrim"),
+                "startingStep": 4,
+                "delay": 0,
+                "duration": 2,
+                "repeat": False,
+                "reverse": False,
+            }
+        ],
+        "contextDefaults": {
+            "ephemeralDefaults": [
+                {
+                    "text": "",
+                    "contextConfig": _ctx(-10000, -2, 2048, "doNotTrim"),
+                    "startingStep": 1,
+                    "delay": 0,
+                    "duration": 1,
+                    "repeat": False,
+                    "reverse": False,
+                }
+            ],
+            "loreDefaults": [_new_entry("6c1e2f30-4a5b-4c6d-8e7f-901a2b3c4dd0", 1712000000000, v6=False)],
+        },
+        "settingsDirty": False,
+        "didGenerate": True,
+        "phraseBiasGroups": _bias(),
+        "bannedSequenceGroups": [{"sequences": [], "enabled": True}],
+    },
+}
+
+
+def novelai_story() -> None:
+    (ROOT / "novelai" / "lantern-road.story").write_bytes(compact(NAI_STORY))
+
+
+# -- KoboldAI saves and world info export ---------------------------------------------------------
+# KoboldAI Lite saves with JSON.stringify (compact; its generate_savefile key order), the KoboldAI
+# client with Python's json.dumps(save, indent=3) (ASCII escapes). A Lite world info entry has
+# key, keysecondary, keyanti, content, comment, folder, selective, constant, probability (its UI
+# stores the select's text), wigroup, widisabled; the client's has the first seven, folder a uid.
+
+
+def compact(tree: object) -> bytes:
+    """JSON.stringify(tree): no spaces, no ASCII escapes (for the integers, strings and simple
+    floats these samples hold)."""
+    return json.dumps(tree, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _lite_wi(key: str, content: str, comment: str, **kw: object) -> dict[str, object]:
+    e: dict[str, object] = {
+        "key": key,
+        "keysecondary": "",
+        "keyanti": "",
+        "content": content,
+        "comment": comment,
+        "folder": None,
+        "selective": False,
+        "constant": False,
+        "probability": "100",
+        "wigroup": "",
+        "widisabled": False,
+    }
+    e.update(kw)
+    return e
+
+
+LITE_WI = [
+    _lite_wi(
+        "harbor watch, watchtower",
+        "The harbor watch keeps a tower at the mouth of the bay; its bell rings for every ship.",
+        "Harbor watch",
+    ),
+    _lite_wi(
+        "Captain Irel",
+        "Captain Irel commands the watch. She distrusts smugglers and loves bad puns.",
+        "Irel",
+        keysecondary="night, smuggler",
+        selective=True,
+        wigroup="People",
+    ),
+    _lite_wi(
+        "tide",
+        "At low tide the old causeway appears.",
+        "Causeway",
+        keyanti="storm",
+        selective=True,
+        probability="50",
+        wigroup="Places",
+    ),
+    _lite_wi("", "Salt air, gulls and tar: the harbor smells of work.", "", constant=True, wigroup="Places"),
+    _lite_wi("bell", "The bell was cast from a sunken ship's anchor.", "Old bell", widisabled=True),
+]
+
+LITE_SETTINGS = {
+    "my_api_key": "0000000000",
+    "home_cluster": "https://example.invalid",
+    "saved_oai_key": "",
+    "max_context_length": 4096,
+    "max_length": 200,
+    "temperature": 0.7,
+    "rep_pen": 1.07,
+    "top_p": 0.92,
+    "case_sensitive_wi": False,
+    "opmode": 2,
+    "modelhashes": [],
+}
+
+LITE_SAVE = {
+    "gamestarted": True,
+    "prompt": "The fog lifted off the bay just as the watch bell began to ring.",
+    "memory": "[The story follows Dell, a new recruit of the harbor watch.]",
+    "authorsnote": "Keep the tone light; the watch are friends.",
+    "anotetemplate": "[Author's note: <|>]",
+    "actions": [" Dell ran up the tower stairs two at a time.", ' "Ship!" someone shouted below.'],
+    "actions_metadata": {
+        "0": {"Selected Text": "", "Alternative Text": []},
+        "1": {"Selected Text": "", "Alternative Text": []},
+    },
+    "worldinfo": LITE_WI,
+    "wifolders_d": {},
+    "wifolders_l": [],
+    "anotestr": 320,
+    "wisearchdepth": "0",
+    "wiinsertlocation": 0,
+    "personal_notes": "Remember: the causeway scene next.",
+    "newlineaftermemory": True,
+    "documentdb_provider": 0,
+    "documentdb_searchhistory": 0,
+    "documentdb_numresults": 3,
+    "documentdb_searchrange": 300,
+    "documentdb_chunksize": 800,
+    "documentdb_data": "",
+    "altbranches": [],
+    "savedsettings": LITE_SETTINGS,
+    "savedaestheticsettings": None,
+}
+
+LITE_NO_WI = {
+    "gamestarted": True,
+    "prompt": "The night ferry left on time, which had never happened before.",
+    "memory": "Passengers: Oona (a retired smuggler) and her nephew Tam.",
+    "authorsnote": "",
+    "anotetemplate": "[Author's note: <|>]",
+    "actions": [" Tam checked the tickets twice."],
+    "actions_metadata": {"0": {"Selected Text": "", "Alternative Text": []}},
+    "worldinfo": [],
+    "wifolders_d": {},
+    "wifolders_l": [],
+    "anotestr": 320,
+    "wisearchdepth": 0,
+    "wiinsertlocation": 0,
+    "personal_notes": "",
+    "newlineaftermemory": True,
+    "savedsettings": None,
+    "savedaestheticsettings": None,
+}
+
+CLIENT_SAVE = {
+    "gamestarted": True,
+    "prompt": "Saltmarsh wakes slowly. The ferryman\u2019s horn sounds twice across the reeds.",
+    "memory": "You are Wren, the village apothecary of Saltmarsh.",
+    "authorsnote": "Describe smells and weather.",
+    "anotetemplate": "[Author's note: <|>]",
+    "actions": [" You unlock the shop.", " A heron watches from the roof."],
+    "actions_metadata": {
+        "0": {"Selected Text": " You unlock the shop.", "Alternative Text": []},
+        "1": {"Selected Text": " A heron watches from the roof.", "Alternative Text": []},
+    },
+    "worldinfo": [
+        {
+            "key": "ferryman, Old Pell",
+            "keysecondary": "",
+            "content": "Old Pell rows the ferry and hums sea shanties off key.",
+            "comment": "Ferryman",
+            "folder": 1204933,
+            "selective": False,
+            "constant": False,
+        },
+        {
+            "key": "reeds, marsh",
+            "keysecondary": "night, lantern",
+            "content": "Lights in the reeds at night are marsh spirits \u2014 or smugglers.",
+            "comment": "",
+            "folder": 1204933,
+            "selective": True,
+            "constant": False,
+        },
+        {
+            "key": "apothecary",
+            "keysecondary": "",
+            "content": "Wren's shop sells salves, teas and one very old bottle nobody may open.",
+            "comment": "The shop",
+            "folder": None,
+            "selective": False,
+            "constant": True,
+        },
+    ],
+    "wifolders_d": {"1204933": {"name": "Villagers", "collapsed": False}},
+    "wifolders_l": [1204933],
+}
+
+
+def kobold() -> None:
+    d = ROOT / "kobold"
+    d.mkdir(exist_ok=True)
+    (d / "harbor-watch.lite.json").write_bytes(compact(LITE_SAVE))
+    (d / "night-ferry.lite.json").write_bytes(compact(LITE_NO_WI))
+    (d / "saltmarsh.client.json").write_bytes(json.dumps(CLIENT_SAVE, indent=3).encode())
+    (d / "world_info.json").write_bytes(compact(LITE_WI))
+
+
 if __name__ == "__main__":
     pygmalion()
     backyard()
     novelai()
+    novelai_story()
+    kobold()

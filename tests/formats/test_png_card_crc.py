@@ -3,7 +3,8 @@
 ``Sniff.png`` leaves the CRC of ``IDAT``/``fdAT`` unchecked (bunzai never decodes pixels, and
 their CRC was most of a card's parse). That must not let a corrupt card chunk through: every text
 chunk (``ccv3``, ``chara``, assets) and every other chunk is still checked, and a bad one is a
-typed reject ("not recognised: not a readable PNG") naming the chunk and its offset. A card with
+typed reject (``Malformed``: "not a readable PNG", issue 32: clearly a PNG, but broken) naming the
+chunk and its offset. A card with
 damaged pixel data is read, and what bunzai writes from it keeps those bytes as they were (the
 stored CRC included): nothing is repaired silently. The same holds for every format that writes a
 picture (Backyard, Pygmalion, RoleCall, Risu and RoleCall personas, NovelAI's naidata PNG), edited
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from bunzai_codecs import Malformed, NotRecognized, read, write
+from bunzai_codecs import Malformed, read, write
 from bunzai_codecs.core import png
 from tests.formats.helpers import edited, sample
 
@@ -40,8 +41,9 @@ def test_a_corrupt_card_chunk_is_a_typed_reject_naming_it(keyword: str) -> None:
     raw = sample(CARD)
     i = index_of(raw, keyword)
     bad = damaged(raw, i)
-    # NotRecognized, what the pipeline's detect stage turns into a reject, naming the cause
-    with pytest.raises(NotRecognized) as e:
+    # Malformed (clearly a PNG, but broken), what the pipeline's detect stage turns into a reject,
+    # naming the cause and where
+    with pytest.raises(Malformed) as e:
         read(bad, "tidepool.png")
     assert e.value.message == "not a readable PNG: bad CRC in tEXt chunk"
     assert e.value.offset == png.parse(raw).chunks[i].offset

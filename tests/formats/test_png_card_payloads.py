@@ -98,3 +98,40 @@ def test_base64_with_whitespace_or_without_padding_still_decodes() -> None:
     ):
         t = png.TextChunk("ccv3", value, "tEXt", 0)
         assert st_card.payload_tree(t, 0) == tree
+
+
+def test_an_edited_card_writes_a_compressed_itxt_ccv3_back_compressed() -> None:
+    """Issue 37: a card whose ``ccv3`` sits in a compressed iTXt chunk (with a language tag and a
+    translated keyword), edited and written back as the same format, keeps that chunk's type,
+    compression, tags and place; the edit is in it, and the plain tEXt ``chara`` stays plain."""
+    import dataclasses
+
+    from bunzai_codecs import read, write
+
+    tree = _tree()
+    v2 = st_card.relabel(tree, st_card.SPEC_V2, "2.0")
+    data = png.replace_text(
+        tiny_png(),
+        remove=st_card.CARD_KEYWORDS,
+        add=[
+            png.make_text_chunk("chara", _b64(v2)),
+            png.make_text_chunk(
+                "ccv3", _b64(tree), "iTXt", compress=True, language="en", translated_keyword="Karte"
+            ),
+        ],
+    )
+    before = [
+        (t.keyword, t.chunk_type, t.compressed, t.index) for t in png.text_chunks(png.parse(data).chunks)
+    ]
+    e = read(data, "card.png").primary
+    identity = e.body.identity.model_copy(update={"description": "edited"})  # type: ignore[attr-defined]
+    edited = dataclasses.replace(e, body=e.body.model_copy(update={"identity": identity}))
+    out = write(edited, e.source.format if e.source else "sillytavern").data  # type: ignore[union-attr]
+    texts = png.text_chunks(png.parse(out).chunks, keywords=st_card.CARD_KEYWORDS)
+    assert [(t.keyword, t.chunk_type, t.compressed, t.index) for t in texts] == before
+    ccv3 = next(t for t in texts if t.keyword == "ccv3")
+    assert (ccv3.language, ccv3.translated_keyword) == ("en", "Karte")
+    assert all(st_card.payload_tree(t, 0)["data"]["description"] == "edited" for t in texts)
+    # on disk: compression flag 1, method 0 (the parser's reading above is that flag)
+    raw = png.parse(out).chunks[ccv3.index].data
+    assert raw[len(b"ccv3\0") : len(b"ccv3\0") + 2] == b"\1\0"

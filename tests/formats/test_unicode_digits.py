@@ -34,8 +34,13 @@ BODIES = {
 }
 
 
+#: every codec that writes an entity it did not read (vaud-json aside); a read-only format writes only
+#: over its own twin, and its tests edit its samples with such values
+WRITERS = sorted(c.id for c in registry.all_codecs() if c.id != "vaud-json" and not c.read_only)
+
+
 @pytest.mark.parametrize("digit", ODD)
-@pytest.mark.parametrize("codec_id", sorted(c.id for c in registry.all_codecs() if c.id != "vaud-json"))
+@pytest.mark.parametrize("codec_id", WRITERS)
 def test_unicode_digit_strings_encode_and_decode(codec_id: str, digit: str) -> None:
     codec = registry.get(codec_id)
     body = BODY_TYPES[codec.kind].model_validate(BODIES[codec.kind](digit))

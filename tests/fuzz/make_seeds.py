@@ -3,7 +3,8 @@
     .venv/bin/python -m tests.fuzz.make_seeds
 
 Seeds are the project's own samples (samples/) cut down to what each container reader sees, plus a
-few wrapped-mode inputs (first byte 0x01, see check.py). Deterministic: running it again rewrites the
+few wrapped-mode inputs (first byte 0x01, see check.py), plus each sample with every id and order
+field a 39-digit number (tests/hostile/generate.py, ``bignum_cases``). Deterministic: running it again rewrites the
 same files. Crashers (crash-*) found by the harnesses live beside the seeds and are never touched.
 """
 
@@ -52,6 +53,19 @@ VOXTA_CHARACTER = orjson.dumps(
 )
 
 
+def _target_of(name: str, data: bytes) -> str:
+    """The fuzz target whose container reader a whole file of this name and content goes to."""
+    if data[:8] == png.PNG_SIGNATURE:
+        return "png"
+    if data[:4] == b"PK\x03\x04" or data[:3] == b"\xff\xd8\xff":
+        return "zip"
+    if name.endswith(".risum"):
+        return "rpack"
+    if name.endswith((".risup", ".risupreset")):
+        return "risup"
+    return "json"
+
+
 def seeds() -> dict[str, list[bytes]]:
     files = {p.name: p.read_bytes() for p in sorted(SAMPLES.rglob("*")) if p.is_file()}
     out: dict[str, list[bytes]] = {t: [] for t in ("png", "zip", "rpack", "risup", "exif", "json")}
@@ -70,8 +84,15 @@ def seeds() -> dict[str, list[bytes]]:
             out["risup"].append(data)
             opened = risup.open_preset(data, rpacked=name.endswith(".risup"))
             out["risup"].append(b"\x01" + jsformat.pack(opened.preset))
-        elif data.lstrip()[:1] in (b"{", b"[") and len(data) < 5000:
-            out["json"].append(data)
+        elif data.lstrip()[:1] in (b"{", b"[") and (len(data) < 5000 or name.endswith(".story")):
+            out["json"].append(data)  # a .story (its document never decoded) is JSON all the way
+    # issue 37: every id and order field of every sample as 39-digit text (what a public NovelAI
+    # lorebook generator writes), each file in the target that reads its container
+    from tests.hostile.generate import bignum_cases
+
+    for case in bignum_cases():
+        if case.name.endswith("39-digit text"):
+            out[_target_of(case.filename, case.data)].append(case.data)
     out["png"].append(b"\x01" + CARD)
     out["zip"].append(b"\x01" + CARD)
     out["zip"].append(b"\x02" + VOXTA_CHARACTER)

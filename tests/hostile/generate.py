@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import random
+import re
 import struct
 import zipfile
 import zlib
@@ -408,6 +410,89 @@ def shape_cases(per_file: int = 40, seed: int = 99) -> Iterator[Case]:
                     i = rnd.randrange(len(b))
                     b[i] ^= 1 << rnd.randrange(8)
                 yield Case(f"shape:{rel.split('/')[0]}", f"{rel} bit flips", f.name, bytes(b))
+
+
+# -- numbers beyond 64 bits in every id and order field -------------------------------------------
+
+#: a 39-digit id, as a public NovelAI lorebook generator writes entry ids: more than any integer an
+#: app (or orjson, 64 bits) holds. Each field replaced gets its own value (BIG, BIG + 1...), so ids
+#: stay unique.
+BIG = 123456789012345678901234567890123456789
+#: the fields an app numbers or orders rows by, in every format's spelling (``uid``, ``id``,
+#: ``insertion_order``, ``sortOrder``, ``budgetPriority``, ``displayIndex``, ``placement``...)
+_NUMBERED = re.compile(r"(?i)(id|order|index|priority|position|placement|depth)$")
+
+
+def _numbered(tree: Any, value: Callable[[int], Any], counter: Iterator[int]) -> Any:
+    """``tree`` with every scalar under a numbered key (and each scalar of a list under one)
+    replaced by ``value(next(counter))``, and an object keyed by row numbers (SillyTavern's world
+    info ``entries``) re-keyed with the counter's numbers."""
+
+    def scalar(v: Any) -> bool:
+        return isinstance(v, str | int | float) and not isinstance(v, bool)
+
+    if isinstance(tree, list):
+        return [_numbered(x, value, counter) for x in tree]
+    if not isinstance(tree, dict):
+        return tree
+    by_number = bool(tree) and all(k.isascii() and k.isdigit() for k in tree)
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        key = str(next(counter)) if by_number else k
+        if _NUMBERED.search(k) and scalar(v):
+            out[key] = value(next(counter))
+        elif _NUMBERED.search(k) and isinstance(v, list) and v and all(scalar(x) for x in v):
+            out[key] = [value(next(counter)) for _ in v]
+        else:
+            out[key] = _numbered(v, value, counter)
+    return out
+
+
+def _as_floats(tree: Any) -> Any:
+    """``tree`` with each integer beyond 64 bits as the float a JSON reader makes of it (orjson,
+    which the container writers use, writes no bigger integer)."""
+    if isinstance(tree, dict):
+        return {k: _as_floats(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_as_floats(v) for v in tree]
+    if isinstance(tree, int) and not isinstance(tree, bool) and not -(2**63) <= tree < 2**64:
+        return float(tree)
+    return tree
+
+
+#: how the big number is written: as text (what the generator wrote), negative text, a JSON number
+_BIG_FORMS: list[tuple[str, Callable[[int], Any]]] = [
+    ("text", str),
+    ("negative text", lambda n: f"-{n}"),
+    ("number", int),
+]
+
+
+def bignum_cases() -> Iterator[Case]:
+    """Every sample (and every JSON tree a binary sample carries) with each id and order field a
+    39-digit number, in each of :data:`_BIG_FORMS`. The harness writes what decodes to every
+    format of its kind (``harness.CROSS``): a number that does not fit is data, kept as text where
+    the target needs an integer it cannot hold, never an internal error."""
+    import itertools
+
+    from .containers import payloads
+
+    for f in sample_files():
+        data = f.read_bytes()
+        rel = f.relative_to(SAMPLES).as_posix()
+        try:
+            trees = [("", orjson.loads(data.removeprefix(b"\xef\xbb\xbf")), None)]
+        except orjson.JSONDecodeError:
+            trees = [(f" [{p.where}]", p.tree, p.rebuild) for p in payloads(f.name, data)]
+        for where, tree, rebuild in trees:
+            for form, value in _BIG_FORMS:
+                counter = itertools.count(BIG)
+                mutated = _numbered(tree, value, counter)
+                if next(counter) == BIG:
+                    break  # no id or order field in this tree
+                # the stdlib writes an integer of any size: a JSON file holds all 39 digits
+                built = json.dumps(mutated).encode() if rebuild is None else rebuild(_as_floats(mutated))
+                yield Case("bignum", f"{rel}{where} ids and orders as 39-digit {form}", f.name, built)
 
 
 # -- containers built with the codecs' own writers, then broken ------------------------------------
@@ -1450,6 +1535,182 @@ def preset_cases() -> Iterator[Case]:
 # -- type confusion inside containers ------------------------------------------------------------
 
 
+# -- story saves: KoboldAI saves and world info exports, NovelAI .story files -----------------------
+
+
+def _kobold_control() -> dict[str, Any]:
+    """A KoboldAI Lite save written by the codec's own writer (a fresh save of a small book)."""
+    from bunzai_codecs import write
+    from bunzai_codecs.core.entity import CanonicalEntity
+    from bunzai_codecs.entities import LorebookBody
+
+    body = LorebookBody.model_validate(
+        {
+            "categories": [{"id": "g", "name": "Places"}],
+            "entries": [
+                {"id": "memory", "title": "Memory", "content": "Hostile memory.", "constant": True},
+                {
+                    "id": "0",
+                    "title": "Gate",
+                    "content": "An iron gate.",
+                    "triggers": [{"text": "gate"}, {"text": "door"}],
+                    "secondaryTriggers": [{"text": "night"}],
+                    "selective": True,
+                    "probability": 50,
+                    "categoryId": "g",
+                },
+            ],
+        }
+    )
+    data = write(CanonicalEntity(kind="lorebook", id="lorebook-hostile", body=body), "kobold-save").data
+    tree: dict[str, Any] = orjson.loads(data)
+    tree["prompt"], tree["actions"] = "Once upon a time.", [" It rained."]
+    return tree
+
+
+def kobold_cases() -> Iterator[Case]:
+    save = _kobold_control()
+    wi = save["worldinfo"]
+
+    def with_(**kw: Any) -> bytes:
+        return orjson.dumps({**save, **kw})
+
+    def entry(**kw: Any) -> bytes:
+        return with_(worldinfo=[{**wi[0], **kw}])
+
+    yield Case("kobold", "valid save (control)", "s.json", orjson.dumps(save))
+    yield Case("kobold", "valid world info export (control)", "world_info.json", orjson.dumps(wi))
+    data = orjson.dumps(save)
+    for cut in (len(data) // 3, len(data) - 2):
+        yield Case("kobold", f"save truncated at {cut}", "s.json", data[:cut])
+    for label, case in [
+        ("worldinfo a string", with_(worldinfo="gate")),
+        ("worldinfo entry a number", with_(worldinfo=[7])),
+        ("key a list", entry(key=["gate"])),
+        ("key null, content a number", entry(key=None, content=12)),
+        ("keysecondary an object", entry(keysecondary={"a": 1})),
+        ("probability a boolean", entry(probability=True)),
+        ("probability not a number", entry(probability="often")),
+        ("probability huge", entry(probability=1e308)),
+        ("selective a string", entry(selective="yes")),
+        ("folder an object", entry(folder={"uid": 1})),
+        ("wigroup a list", entry(wigroup=["x"])),
+        ("wifolders_d a list", with_(wifolders_d=[1])),
+        ("wifolders_d entry a string", with_(wifolders_d={"1": "name"})),
+        ("wifolders_l of objects", with_(wifolders_l=[{"uid": 1}])),
+        ("memory an object", with_(memory={"text": "m"})),
+        ("gamestarted a string (not claimed)", with_(gamestarted="true")),
+        ("KoboldAI United's file_version (not claimed)", with_(file_version=2)),
+        (
+            "savedsettings nested 100k deep",
+            with_(savedsettings=None)[:-1] + b',"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        ),
+    ]:
+        yield Case("kobold", label, "s.json", case)
+    yield Case(
+        "kobold",
+        "5k world info entries",
+        "s.json",
+        with_(worldinfo=[{**wi[0], "comment": f"e{i}"} for i in range(5_000)]),
+    )
+    yield Case("kobold", "memory a 24 MiB string", "s.json", with_(memory="m" * (24 * MIB)))
+    yield Case(
+        "kobold",
+        "world info export with a keys list (AI Dungeon-like)",
+        "w.json",
+        orjson.dumps([{"keys": ["a"], "entry": "x"}]),
+    )
+
+
+def _story_control() -> dict[str, Any]:
+    cc = {
+        "prefix": "",
+        "suffix": "\n",
+        "tokenBudget": 2048,
+        "reservedTokens": 0,
+        "budgetPriority": 400,
+        "trimDirection": "trimBottom",
+        "insertionType": "newline",
+        "maximumTrimType": "sentence",
+        "insertionPosition": -1,
+    }
+    return {
+        "storyContainerVersion": 1,
+        "metadata": {
+            "storyMetadataVersion": 1,
+            "id": "x",
+            "title": "Hostile",
+            "description": "d",
+            "tags": ["t"],
+        },
+        "content": {
+            "storyContentVersion": 6,
+            "settings": {"parameters": {"temperature": 1}},
+            "document": base64.b64encode(b"\x81\xa4text\xa5hello").decode(),
+            "context": [{"text": "memory", "contextConfig": cc}, {"text": "note", "contextConfig": cc}],
+            "lorebook": {
+                "lorebookVersion": 5,
+                "entries": [
+                    {"text": "t", "displayName": "d", "keys": ["k"], "enabled": True, "contextConfig": cc}
+                ],
+                "settings": {"orderByKeyLocations": False},
+                "categories": [],
+            },
+            "ephemeralContext": [
+                {
+                    "text": "soon",
+                    "contextConfig": cc,
+                    "startingStep": 1,
+                    "delay": 0,
+                    "duration": 1,
+                    "repeat": False,
+                    "reverse": False,
+                }
+            ],
+        },
+    }
+
+
+def story_cases() -> Iterator[Case]:
+    story = _story_control()
+
+    def content(**kw: Any) -> bytes:
+        return orjson.dumps({**story, "content": {**story["content"], **kw}})
+
+    yield Case("story", "valid story (control)", "s.story", orjson.dumps(story))
+    data = orjson.dumps(story)
+    for cut in (len(data) // 2, len(data) - 1):
+        yield Case("story", f"story truncated at {cut}", "s.story", data[:cut])
+    book = story["content"]["lorebook"]
+    for label, case in [
+        ("content a string (not claimed)", orjson.dumps({**story, "content": "x"})),
+        (
+            "storyContainerVersion huge",
+            data.replace(b'"storyContainerVersion":1', b'"storyContainerVersion":' + b"9" * 400),
+        ),
+        ("metadata a list", orjson.dumps({**story, "metadata": []})),
+        ("tags a string", orjson.dumps({**story, "metadata": {**story["metadata"], "tags": "t"}})),
+        ("lorebook an array", content(lorebook=[])),
+        ("lorebook without lorebookVersion", content(lorebook={"entries": []})),
+        ("lorebook entries an object", content(lorebook={**book, "entries": {}})),
+        ("lorebook entry keys a string", content(lorebook={**book, "entries": [{"text": "t", "keys": "k"}]})),
+        ("context a string", content(context="memory")),
+        ("context entry a number", content(context=[3])),
+        ("ephemeral text a list", content(ephemeralContext=[{"text": ["a"]}])),
+        ("document an object (carried as is)", content(document={"nested": [1, 2]})),
+        ("document not base64 (never decoded)", content(document="!!! not base64 !!!")),
+    ]:
+        yield Case("story", label, "s.story", case)
+    zeros = base64.b64encode(zlib.compress(bytes(100 * MIB), 9)).decode()
+    yield Case(
+        "story",
+        "document holds 100 MiB of deflated zeros (carried, never inflated)",
+        "s.story",
+        content(document=zeros),
+    )
+    yield Case("story", "document a 24 MiB string", "s.story", content(document="A" * (24 * MIB)))
+
+
 def payload_cases(per_payload: int = 25, seed: int = 7) -> Iterator[Case]:
     """For every binary sample (PNG, charx/byaf/JPEG hybrid, risum, risup): each JSON tree its
     container carries, with fields replaced by wrong-typed values, rebuilt into a valid container."""
@@ -1498,7 +1759,10 @@ def _all_cases() -> tuple[Case, ...]:
         *exif_cases(),
         *naidata_cases(),
         *preset_cases(),
+        *kobold_cases(),
+        *story_cases(),
         *random_cases(),
         *shape_cases(),
         *payload_cases(),
+        *bignum_cases(),
     )

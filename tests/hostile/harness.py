@@ -14,10 +14,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from bunzai_codecs import BunzaiError, Codec, read
-from bunzai_codecs.core import registry
+from bunzai_codecs.core import basecache, registry
+from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.sniff import Sniff
 
 from .generate import Case
+
+#: hostile inputs run with the rules checked, not trusted (the test suite's setting, for
+#: ``python -m tests.hostile.report`` and the fuzzers too): an escrow tree mutated after decode, a
+#: body mark or an indexed detection that full validation or the full detector scan contradicts
+#: raises ``basecache.RuleBroken``, a crash here
+basecache.CHECK = True
 
 
 @dataclass
@@ -39,6 +46,27 @@ def _classify(exc: BaseException) -> str | None:
             return f"internal {type(exc).__name__}: {exc}"
         return None
     return f"{type(exc).__name__}: {exc}"
+
+
+#: the categories whose decoded entities are also written to every other format of their kind (as
+#: ``bunzai convert --to`` does): numbers that do not fit break writers, not readers
+CROSS = frozenset({"bignum", "fuzz"})
+
+
+def _cross(decoded: Decoded) -> list[str]:
+    """Each entity written to every format of its kind: the crashes, as ``write <format>: ...``."""
+    from bunzai_codecs import write
+
+    crashes = []
+    for e in decoded.entities:
+        for codec in registry.for_kind(e.kind):
+            try:
+                write(e, codec.id, linked=decoded.entities)
+            except Exception as exc:
+                crash = _classify(exc)
+                if crash:
+                    crashes.append(f"write {codec.id}: {crash}")
+    return crashes
 
 
 def run(case: Case, *, measure: bool = False) -> Outcome:
@@ -66,6 +94,9 @@ def run(case: Case, *, measure: bool = False) -> Outcome:
         else:
             out.status = "rejected"
             out.error = type(exc).__name__
+    else:
+        if case.category in CROSS:
+            out.crashes += _cross(decoded)
     for codec in registry.all_codecs():
         try:
             codec.decode(Sniff(case.data, case.filename))

@@ -41,6 +41,8 @@ def test_the_generator_covers_every_category() -> None:
         "exif",
         "naidata",
         "preset",
+        "kobold",
+        "story",
     } <= cats
     assert any(c.startswith("shape:") for c in cats)
     # wrong-shaped JSON inside every kind of container, not only in plain JSON files
@@ -65,7 +67,7 @@ def test_bombs_and_traversal_are_rejected_not_decoded() -> None:
 
 @pytest.mark.parametrize(
     "category",
-    ["risum", "risup", "charx", "byaf", "voxta", "exif", "naidata", "preset"],
+    ["risum", "risup", "charx", "byaf", "voxta", "exif", "naidata", "preset", "kobold", "story"],
     ids=lambda c: f"{c}-controls",
 )
 def test_the_controls_decode(category: str) -> None:
@@ -118,6 +120,19 @@ def test_the_controls_decode(category: str) -> None:
         ("preset", "NovelAI: order item id a number"),
         ("preset", "NovelAI: order an object"),
         ("preset", "kobold: sampler_order an object"),
+        ("kobold", "worldinfo a string"),
+        ("kobold", "key a list"),
+        ("kobold", "probability a boolean"),
+        ("kobold", "folder an object"),
+        ("kobold", "wifolders_d a list"),
+        ("kobold", "KoboldAI United's file_version (not claimed)"),
+        ("kobold", "world info export with a keys list (AI Dungeon-like)"),
+        ("kobold", "savedsettings nested 100k deep"),
+        ("story", "lorebook an array"),
+        ("story", "lorebook entry keys a string"),
+        ("story", "context a string"),
+        ("story", "ephemeral text a list"),
+        ("story", "metadata a list"),
     ],
 )
 def test_named_hostile_inputs_are_rejected(category: str, name: str) -> None:
@@ -135,3 +150,25 @@ def test_bombs_stay_within_bounded_memory() -> None:
         out = outcome(c)
         assert out.status == "rejected", (c.name, out)
         assert out.peak_bytes < 128 * 2**20, (c.name, out.peak_bytes)
+
+
+def test_a_story_document_is_carried_never_inflated() -> None:
+    """A ``.story``'s ``content.document`` (base64 of msgpack in NovelAI's files) is kept as the
+    string it is: 100 MiB of deflated zeros inside it cost their compressed size, and the story
+    round-trips; so do a huge or non-base64 document."""
+    for name in (
+        "document holds 100 MiB of deflated zeros (carried, never inflated)",
+        "document not base64 (never decoded)",
+        "document a 24 MiB string",
+    ):
+        case = BY_NAME[("story", name)]
+        out = run(case, measure=True)
+        assert (out.status, out.detected) == ("decoded", "novelai-story"), (name, out)
+        if "zeros" in name:
+            assert out.peak_bytes < 16 * 2**20, out.peak_bytes
+
+
+def test_large_kobold_saves_decode() -> None:
+    for name in ("5k world info entries", "memory a 24 MiB string"):
+        out = outcome(BY_NAME[("kobold", name)])
+        assert (out.status, out.detected) == ("decoded", "kobold-save"), (name, out)

@@ -166,6 +166,61 @@ def test_a_listing_that_fails_part_way_fails_the_run(
     assert digests(out) == before
 
 
+def _vanishing(folder: str, style: str) -> Any:
+    """A fault that deletes ``folder`` as the listing reaches it: the disk then answers as a local
+    disk does (``FileNotFoundError`` naming the folder), or as an object store may, with an error
+    that names no file (``style``)."""
+
+    def fault(op: str, path: str) -> BaseException | None:
+        if op != "list" or path != folder:
+            return None
+        shutil.rmtree(folder, ignore_errors=True)
+        return None if style == "local" else FileNotFoundError(f"{path} not found")
+
+    return fault
+
+
+@pytest.mark.parametrize("style", ["local", "no file named"])
+def test_a_folder_that_vanishes_while_listed_fails_the_run(
+    previous: tuple[Path, Path, dict[str, str]], capsys: pytest.CaptureFixture[str], style: str
+) -> None:
+    """Issue 37, behaviour 3: a sub-folder deleted while the inputs are listed is a listing that
+    failed, not a missing input: the run does not know what it missed, so it must not commit (and
+    prune the previous results of every file that folder held)."""
+    src, out, before = previous
+    nested = str(src / "cards" / "nested")
+    with faults(_vanishing(nested, style)) as seen:
+        assert job("--input", f"faulty://{src}", "--output", str(out), *ARGS) == 3
+    assert ("list", nested) in seen and not Path(nested).exists()
+    line = one_line(capsys.readouterr().err)
+    assert f"cannot list {nested}: FileNotFoundError" in line, line
+    assert digests(out) == before
+
+
+@pytest.mark.parametrize("style", ["local", "no file named"])
+def test_the_only_folder_of_an_input_vanishing_is_no_missing_input(
+    previous: tuple[Path, Path, dict[str, str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    style: str,
+) -> None:
+    """The input's one sub-folder vanishes while the pipeline lists it, so the input lists no file:
+    that is still a listing that failed (named), not an input that does not exist, which
+    --allow-empty would run with and commit, pruning every previous result. (The job's check
+    before the pipeline is skipped: the folder vanishes during the pipeline's own listing.)"""
+    src, out, before = previous
+    monkeypatch.setattr(jobs.normalize, "check_inputs", lambda cfg: None)
+    only = tmp_path / "only-in"
+    shutil.copytree(src, only / "all")
+    with faults(_vanishing(str(only / "all"), style)):
+        assert job("--input", f"faulty://{only}", "--output", str(out), *ARGS, "--allow-empty") == 3
+    line = one_line(capsys.readouterr().err)
+    assert f"cannot list {only / 'all'}: FileNotFoundError" in line, line
+    assert "does not exist" not in line
+    assert digests(out) == before
+
+
 # -- outputs that cannot be written --------------------------------------------------------------------
 
 
@@ -323,7 +378,8 @@ def test_a_commit_cut_short_leaves_no_manifest_and_a_rerun_repairs_it(
     state = {"moves": 0}
 
     def cut(op: str, path: str) -> BaseException | None:
-        if op == "move" and STAGING not in path:  # a move into place, not a staging-internal one
+        # a move into place is a copy there (a write outside the staging folder), then a delete
+        if op == "write" and STAGING not in path:
             state["moves"] += 1
             if state["moves"] > 2:
                 return OSError(5, "Input/output error", path)

@@ -1,6 +1,7 @@
 """A PNG that does not parse (here: a card chunk with a bad CRC) is a detect-stage reject of the
-pipeline, naming the chunk's problem and offset, never a failed run (the detect stage handles
-``NotRecognized``; a ``Malformed`` escaping from it once failed a whole ``normalize``)."""
+pipeline, naming the chunk's problem and offset, never a failed run. Since issue 32 it is
+``Malformed`` (clearly a PNG, but broken), as ``--from`` would say: the detect stage handles it
+like ``NotRecognized`` (a ``Malformed`` escaping from it once failed a whole ``normalize``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,6 @@ def test_a_png_card_with_a_corrupt_card_chunk_is_a_detect_reject() -> None:
     tags = [o.tag for o in out if isinstance(o, TaggedOutput)]
     assert REJECTS in tags and INVENTORY in tags and len(out) == len(tags)  # nothing detected
     rec = next(o.value for o in out if isinstance(o, TaggedOutput) and o.tag == REJECTS)
-    assert (rec["error"], rec["stage"]) == ("NotRecognized", "detect")
+    assert (rec["error"], rec["stage"]) == ("Malformed", "detect")
     assert "bad CRC in tEXt chunk" in rec["message"]
     assert rec["path"] == f"@{chunk.offset}"  # the byte offset of the bad chunk

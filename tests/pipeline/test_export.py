@@ -3,7 +3,10 @@ equal what ``convert`` of the original file writes, and round-trip wherever ``co
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,7 +136,7 @@ def test_filters_pick_entities_and_an_empty_selection_writes_nothing(
     assert books  # cards' embedded lorebooks
     out = tmp_path / "books"
     args = [*PINNED, "-q", str(ds), "--to", "sillytavern-lorebook,sillytavern", "-o", str(out)]
-    assert export_job([*args, "--kind", "lorebook", "--format", "sillytavern"]) == 0
+    assert export_job([*args, "--kind", "lorebook", "--from", "sillytavern"]) == 0
     written = sorted(p.name.split(".")[0] for p in (out / "sillytavern-lorebook").iterdir())
     assert written == books and not (out / "sillytavern").exists()
     # one id
@@ -141,17 +144,59 @@ def test_filters_pick_entities_and_an_empty_selection_writes_nothing(
     assert export_job([*PINNED, "-q", str(ds), "--to", "vaud-json", "-o", str(one), "--id", books[0]]) == 0
     assert [p.name for p in (one / VAUD).iterdir()] == [f"{books[0]}.vaud.json"]
     # a re-run into the same folder with another filter leaves only that run's files
-    assert export_job([*args, "--kind", "character", "--format", "sillytavern"]) == 0
+    assert export_job([*args, "--kind", "character", "--from", "sillytavern"]) == 0
     assert not (out / "sillytavern-lorebook").exists() and any((out / "sillytavern").iterdir())
     # nothing matches: exit 3, nothing written
     capsys.readouterr()
     empty = tmp_path / "empty"
     assert (
-        export_job([*PINNED, "-q", str(ds), "--to", "sillytavern", "-o", str(empty), "--kind", "persona"])
+        export_job(
+            [*PINNED, "-q", str(ds), "--to", "sillytavern-lorebook", "-o", str(empty), "--kind", "persona"]
+        )
         == 3
     )
     assert "no entity of the dataset matches" in capsys.readouterr().err
     assert not empty.exists()
+
+
+def _bunzai(*args: str | Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("bunzai")
+    r = subprocess.run(
+        [str(exe), "export", *PINNED, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **env},
+    )
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+@pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run
+def test_an_app_name_exports_every_kind_and_a_later_export_prunes_the_earlier_one(
+    dataset: tuple[Path, dict[Path, Path]], tmp_path: Path
+) -> None:
+    """Issue 32, as a user runs it: ``--to risu`` writes each entity in Risu's format for its kind;
+    an export into that folder with other formats removes the earlier files and says so; no line of
+    zeros while the pipeline starts; ``--format`` is ``--from``'s old name, with a note."""
+    ds, _ = dataset
+    r = _bunzai(ds, "--to", "risu", "-o", "out", cwd=tmp_path, BUNZAI_PROGRESS_INTERVAL="0")
+    assert r.returncode == 0, r.stderr
+    assert not any(" 0 lines" in ln for ln in r.stderr.splitlines()), r.stderr
+    folders = sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir())
+    assert {"risu", "risu-lorebook", "risu-persona", "risu-preset"} <= set(folders), folders
+    assert all(f == "rejects" or registry.get(f).family == "risu" for f in folders)
+    risu_files = sum(1 for f in folders if f != "rejects" for _ in (tmp_path / "out" / f).iterdir())
+    r = _bunzai(ds, "--to", "sillytavern", "--format", "sillytavern", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "bunzai export: note: --format is deprecated (it goes in the next release): use --from" in r.stderr
+    assert f"  pruned: {risu_files} files an earlier export wrote in out and this one did not" in r.stdout
+    left = sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir())
+    assert left and all(f == "rejects" or f.startswith("sillytavern") for f in left), left
+    manifest = orjson.loads((tmp_path / "out" / "manifest.json").read_bytes())
+    assert manifest["outputs"]["pruned"] == risu_files and manifest["options"]["format"] == ["sillytavern"]
+    r = _bunzai(ds, "--to", "sillytavern", "--format", "sillytavern", "-q", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == ""
 
 
 @pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run

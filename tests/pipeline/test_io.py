@@ -337,8 +337,9 @@ def test_export_all_means_every_format_bunzai_can_write() -> None:
 
 def test_an_export_id_whose_meaning_moved_still_works_with_a_note(tmp_path: Path) -> None:
     """risu-regex wrote .risum modules in bunzai 0.1.0; modules are risu-module now. The old id is
-    still a format (Risu's regex export), and naming it (in --export, or in the manifest --since
-    reads) prints the deprecation note for a release."""
+    still a format (Risu's regex export), and naming it in --export prints the deprecation note for
+    a release; nothing the user did not type does (issue 32): not --export all, not what a --since
+    run exported, and nothing under --quiet."""
     import jobs.normalize
     from pipeline.dataset.manifest import MANIFEST_VERSION
     from pipeline.normalize.since import load_previous
@@ -368,12 +369,11 @@ def test_an_export_id_whose_meaning_moved_still_works_with_a_note(tmp_path: Path
     )
     since, _ = parse(["--export", "risu-regex", "--since", str(manifest), "--output", str(tmp_path / "o")])
     prev = load_previous(since, "f")
-    assert prev is not None and prev.honoured and prev.notes == cfg.notes
-
-    class Built:
-        previous = prev
-
-    assert jobs.normalize.notes(since, Built()) == list(cfg.notes)  # type: ignore[arg-type]
+    assert prev is not None and prev.honoured
+    assert jobs.normalize.notes(since) == list(cfg.notes)
+    for argv in (["--export", "all"], ["--export", "risu-regex", "-q"]):
+        again, _ = parse([*argv, "--since", str(manifest), "--output", str(tmp_path / "o")])
+        assert load_previous(again, "f") is not None and jobs.normalize.notes(again) == []
 
 
 def test_read_lines_reads_ranges_and_never_mistakes_a_short_read_for_the_end(tmp_path: Path) -> None:
@@ -426,3 +426,34 @@ def test_the_merge_read_ahead_is_bounded_whatever_the_number_of_runs() -> None:
     for runs in (32, 56, 170, 500):
         assert runs * merge_block(runs) <= MERGE_BUDGET
     assert merge_block(100_000) == 64 << 10  # a floor: reads stay a sensible size
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_moves_and_deletes_take_done_as_done(where: str, tmp_path: Path) -> None:
+    """A move is a rename on a disk and a copy then a delete on any other store (``memory://``
+    stands for one here); asked again once done (a retried bundle), it is done, not an error; a
+    move of nothing to nowhere still fails. A delete of what is gone reports it, quietly."""
+    import uuid
+
+    import fsspec
+
+    from pipeline.runtime.storage import move_file, remove_file, remove_tree
+
+    if where == "local":
+        fs, root = fsspec.filesystem("file"), str(tmp_path)
+    else:
+        fs, root = fsspec.filesystem("memory"), f"/bunzai-move-{uuid.uuid4().hex}"
+    src, dst = f"{root}/.staging/run/out/a/b.jsonl", f"{root}/a/b.jsonl"
+    write_bytes(fs, src, b"new")
+    write_bytes(fs, dst, b"old")
+    move_file(fs, src, dst)
+    assert fs.cat_file(dst) == b"new" and not fs.exists(src)
+    move_file(fs, src, dst)  # again: the source is gone, its destination there
+    assert fs.cat_file(dst) == b"new"
+    with pytest.raises(FileNotFoundError):
+        move_file(fs, f"{root}/nothing", f"{root}/nowhere")
+    assert remove_file(fs, dst) and not fs.exists(dst)
+    assert remove_file(fs, dst) is False
+    remove_tree(fs, f"{root}/.staging")
+    remove_tree(fs, f"{root}/.staging")  # gone already: not an error
+    assert not fs.exists(f"{root}/.staging/run/out")

@@ -119,3 +119,79 @@ def test_same_size_edit_is_caught_by_the_digest(tmp_path: Path) -> None:
     )
     assert n2.manifest["inputs"]["changed"] == 1 and n2.counters["inputs_decoded"] == 1
     assert b"bbbb" in n2.files()["canonical/part-00000-of-00001.jsonl"]
+
+
+def _reprocessed(run: Run, reason: str) -> None:
+    """``run`` reused nothing of the run its ``--since`` names, and says why."""
+    assert run.manifest["since"]["honoured"] is False
+    assert run.manifest["since"]["reason"] == reason
+    assert run.counters.get("inputs_unchanged", 0) == 0
+    assert run.manifest["inputs"]["unchanged"] == 0
+    assert run.manifest["inputs"]["new"] == run.manifest["inputs"]["listed"]
+    assert run.counters["inputs_read"] == run.manifest["inputs"]["listed"]
+
+
+def test_results_of_another_codec_library_are_not_reused(shared: SharedRuns, tmp_path: Path) -> None:
+    """Issue 37, behaviour 1: a previous run made by other codec code (its manifest's fingerprint
+    differs) is not carried forward, however unchanged the inputs are."""
+    import shutil
+
+    full = shared.run()
+    prev = tmp_path / "prev"
+    shutil.copytree(full.output, prev)
+    m = orjson.loads((prev / "manifest.json").read_bytes())
+    m["bunzai"]["codecFingerprint"] = "0" * 64
+    (prev / "manifest.json").write_bytes(orjson.dumps(m))
+    again = normalize(
+        "--input", str(shared.inputs), "--output", str(tmp_path / "b"), "--since", str(prev / "manifest.json")
+    )
+    _reprocessed(again, "the codec library changed since that run")
+    same_results(again, full)
+
+
+def test_results_under_another_max_file_bytes_are_not_reused(tmp_path: Path) -> None:
+    """Issue 37, behaviour 2: the previous run rejected the files above its --max-file-bytes; a run
+    with a larger bound decodes them instead of carrying the rejects forward."""
+    src = tmp_path / "in"
+    write_inputs(src)
+    sizes = sorted(p.stat().st_size for p in src.rglob("*") if p.is_file())
+    bound = str(sizes[len(sizes) // 2])  # about half the inputs are too big for the first run
+    first = normalize("--input", str(src), "--output", str(tmp_path / "n1"), "--max-file-bytes", bound)
+    too_big = [r for r in first.lines("rejects") if "max-file-bytes" in orjson.dumps(r).decode()]
+    assert too_big, first.lines("rejects")
+    again = normalize(
+        "--input",
+        str(src),
+        "--output",
+        str(tmp_path / "n2"),
+        "--since",
+        str(tmp_path / "n1" / "manifest.json"),
+    )
+    _reprocessed(again, "--max-file-bytes differs from that run")
+    same_results(again, normalize("--input", str(src), "--output", str(tmp_path / "full")))
+
+
+def test_the_moved_id_note_only_for_an_id_the_user_typed_and_never_under_quiet(tmp_path: Path) -> None:
+    """Issue 32, as a user runs it: ``--since`` of a run that exported everything, with ``--export
+    all`` again, prints no risu-regex note (nobody named it); ``--export risu-regex`` does, and not
+    under ``-q``."""
+    import shutil
+    import subprocess
+    import sys
+
+    from .conftest import PINNED, SAMPLES
+
+    (tmp_path / "in").mkdir()
+    shutil.copyfile(SAMPLES / "vaud" / "aria.vaud.json", tmp_path / "in" / "aria.vaud.json")
+    bunzai = str(Path(sys.executable).with_name("bunzai"))
+
+    def run(out: str, *args: str) -> str:
+        argv = [bunzai, "normalize", *PINNED, "--input", "in", "--output", out, "--fidelity", "off", *args]
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        return r.stderr
+
+    run("a", "--export", "all", "-q")
+    assert "risu-regex" not in run("b", "--export", "all", "--since", "a/manifest.json")
+    assert "note: format risu-regex is RisuAI's regex export only" in run("c", "--export", "risu-regex")
+    assert run("d", "--export", "risu-regex", "-q") == ""

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, join_path
+from bunzai_codecs.core.sniff import json_integer
 
 #: a JSON path below a context, as parts: ``("entries", 3, "keys")``
 Path = tuple[str | int, ...]
@@ -280,17 +281,36 @@ def opt_bool(v: Any, path: str, ctx: MapContext) -> bool | None:
 
 def parse_number(s: str) -> int | float | None:
     """``"0.5"`` -> 0.5, ``"1"`` -> 1; ``None`` for text that is not a finite number (``""``,
-    ``"abc"``, ``"NaN"``). The one reading of numeric text every codec uses."""
+    ``"abc"``, ``"NaN"``). The one reading of numeric text every codec uses. An integer beyond 64
+    bits is a float, as the same digits written as a JSON number are (:func:`json_integer`)."""
     t = s.strip()
     if not t:
         return None
     if t.isascii() and (t.isdigit() or (t[0] in "+-" and t[1:].isdigit())):
-        return int(t)
+        return json_integer(t)
     try:
         f = float(t)
     except ValueError:
         return None
     return f if math.isfinite(f) else None
+
+
+#: JavaScript's ``Number.MAX_SAFE_INTEGER``: the apps bunzai writes for are JavaScript, and none of
+#: them holds a larger integer exactly
+MAX_SAFE_INT = 2**53 - 1
+
+
+def int_text(s: str) -> int | None:
+    """The integer ASCII decimal text spells (``"12"``, ``"-3"``, ``"007"`` is 7) when an app holds
+    it exactly (within ``MAX_SAFE_INT``); ``None`` for any other text: not a number, Unicode digits
+    (``"²"``), or more than an app can hold (a 39-digit id). The one test every writer makes before
+    it writes an id, position or placement text as a number: ``None`` means keep the text (or, where
+    only a number will do, renumber), never an integer the app would round or the JSON writer refuse."""
+    t = s[1:] if s[:1] == "-" else s
+    if not (t.isascii() and t.isdigit()) or len(t.lstrip("0")) > 16:
+        return None
+    n = int(s)
+    return n if -MAX_SAFE_INT <= n <= MAX_SAFE_INT else None
 
 
 def first_text(obj: Any, keys: Iterable[str]) -> str | None:
@@ -317,6 +337,16 @@ def file_stem(name: str, suffixes: tuple[str, ...] = ()) -> str:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def utc_from_us(us: int) -> datetime | None:
+    """The UTC date ``us`` microseconds after the epoch; ``None`` when no calendar date holds it
+    (before year 1 or after 9999: a date read from a number that does not fit). A writer then writes
+    its format's unknown date, or none: never an internal error."""
+    try:
+        return _EPOCH + timedelta(microseconds=us)
+    except OverflowError:
+        return None
 
 
 def iso_to_seconds(value: Any, *, ms: bool = False) -> int | float | None:
@@ -438,6 +468,7 @@ def get_obj(parent: Mapping[str, Any], key: str, path: str) -> dict[str, Any] | 
 
 
 __all__ = [
+    "MAX_SAFE_INT",
     "MapContext",
     "Path",
     "bool_at",
@@ -447,6 +478,7 @@ __all__ = [
     "found",
     "get_obj",
     "id_text",
+    "int_text",
     "iso_to_seconds",
     "join_path",
     "js_number_text",
@@ -466,6 +498,7 @@ __all__ = [
     "str_at",
     "strs_at",
     "type_name",
+    "utc_from_us",
     "wrong",
     "wrong_at",
 ]

@@ -221,7 +221,7 @@ def body_to_card(body: CharacterBody, *, prefill: bool = False) -> dict[str, Any
     for key in ("createdAt", "updatedAt"):
         seconds = getattr(body.attribution, key)
         if seconds is not None:
-            out[key] = seconds_to_iso(seconds)
+            put(out, key, seconds_to_iso(seconds))
     voice, disabled = voice_to_agnai(p.voice.model_dump(exclude_none=True) if p.voice is not None else None)
     put(out, "voice", voice)
     put(out, "voiceDisabled", disabled)

@@ -14,11 +14,10 @@ no Agnai code is used here).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed, json_path
-from bunzai_codecs.formats._shared.wire import MapContext, str_at, wrong_at
+from bunzai_codecs.formats._shared.wire import MapContext, str_at, utc_from_us, wrong_at
 
 #: a JSON path under construction: ``("persona", "attributes", "text", 0)``
 Path = tuple[str | int, ...]
@@ -232,11 +231,12 @@ def portrait_from_agnai(avatar: str | None) -> dict[str, Any] | None:
 # --- dates --------------------------------------------------------------------------------------
 
 
-def seconds_to_iso(value: float) -> str:
-    """Unix seconds as JavaScript's ``toISOString()`` writes them (millisecond precision, ``Z``)."""
+def seconds_to_iso(value: float) -> str | None:
+    """Unix seconds as JavaScript's ``toISOString()`` writes them (millisecond precision, ``Z``);
+    ``None`` for a number no date holds (the date is left out: the fidelity report names it)."""
     ms = round(value * 1000)
-    dt = datetime.fromtimestamp(ms // 1000, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+    dt = utc_from_us(ms // 1000 * 1_000_000)
+    return None if dt is None else dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
 
 
 # --- the Agnai block of a Tavern export (A1.1: data.extensions.agnai) -----------------------------

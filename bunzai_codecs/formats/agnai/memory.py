@@ -20,7 +20,7 @@ from typing import Any
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
-from bunzai_codecs.formats._shared.wire import MapContext, bool_at, num_at, str_at, strs_at
+from bunzai_codecs.formats._shared.wire import MapContext, bool_at, int_text, num_at, str_at, strs_at
 from bunzai_codecs.formats.agnai.detect import MEMORY
 from bunzai_codecs.formats.agnai.mapping import (
     Path,
@@ -70,10 +70,10 @@ def assign_ids(rows: list[Any], path: Path) -> list[str]:
 
 
 def id_to_agnai(cid: str) -> int | str:
-    """A canonical id as Agnai writes it: a number when it is one, else the string verbatim."""
-    if cid.isascii() and cid.isdigit() and (cid == "0" or not cid.startswith("0")):
-        return int(cid)
-    return cid
+    """A canonical id as Agnai writes it: a number when it is one Agnai holds exactly, else the
+    string verbatim (``"007"``, a UUID, a 39-digit id: Agnai reads a string id as it is)."""
+    n = int_text(cid) if cid == "0" or cid[:1] not in ("0", "-") else None
+    return cid if n is None else n
 
 
 # --- decode -------------------------------------------------------------------------------------

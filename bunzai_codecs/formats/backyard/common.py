@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from bunzai_codecs.core.codec import Codec, EmitContext
@@ -25,7 +25,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.base import Num
 from bunzai_codecs.entities.lorebook import LorebookBody
 from bunzai_codecs.formats._shared.links import KEEP, keep_or_drop
-from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, utc_from_us
 
 _BY_CHAR = re.compile(r"(?<!\{)\{(?:character|char)\}(?!\})")
 _BY_USER = re.compile(r"(?<!\{)\{user\}(?!\})")
@@ -78,9 +78,12 @@ def card_date(value: Any) -> Num | None:
 
 
 def unix_to_iso(value: Num | None) -> str:
-    """Unix seconds as the ``2025-06-12T19:03:56.873Z`` form Backyard writes (epoch when unknown)."""
+    """Unix seconds as the ``2025-06-12T19:03:56.873Z`` form Backyard writes (epoch when unknown,
+    or when no date holds the number: the field is required)."""
     ms = round(value * 1000) if value is not None else 0
-    dt = _EPOCH + timedelta(milliseconds=ms)
+    dt = utc_from_us(ms * 1000)
+    if dt is None:
+        ms, dt = 0, _EPOCH
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
 
 

@@ -26,7 +26,6 @@ The envelope around the card: ``avatar`` (a data URL) is ``media.portrait``, ``s
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -34,7 +33,7 @@ from bunzai_codecs.core import media
 from bunzai_codecs.core.codec import Container, Coverage, EmitContext
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.entities import CharacterBody, MediaAsset
-from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, iso_to_seconds, utc_from_us, wrong
 from bunzai_codecs.formats.marinara._rows import EPOCH
 from bunzai_codecs.formats.marinara.detect import CHARACTER_TYPE as TYPE
 from bunzai_codecs.formats.tavern.card import CardEnvelope, CardWriter, TavernCard
@@ -70,13 +69,14 @@ class MarinaraDialect(TavernDialect):
 
 # -- dates -------------------------------------------------------------------------------------
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
-
-def seconds_to_iso(v: int | float) -> str:
-    """Unix seconds as Marinara writes dates (``toISOString``: UTC, milliseconds, ``Z``)."""
+def seconds_to_iso(v: int | float) -> str | None:
+    """Unix seconds as Marinara writes dates (``toISOString``: UTC, milliseconds, ``Z``); ``None``
+    for a number no date holds (the date is left out: the fidelity report names it)."""
     us = round(v * 1_000_000)
-    t = _EPOCH + dt.timedelta(microseconds=us)
+    t = utc_from_us(us)
+    if t is None:
+        return None
     frac = f"{us % 1_000_000 // 1000:03d}" if us % 1000 == 0 else f"{us % 1_000_000:06d}"
     return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{frac}Z"
 
@@ -198,10 +198,11 @@ class MarinaraEnvelope(CardEnvelope):
         if not card_has_dates:
             meta = {}
             att = body.attribution
-            if att.createdAt is not None:
-                meta["createdAt"] = seconds_to_iso(att.createdAt)
-            if att.updatedAt is not None:
-                meta["updatedAt"] = seconds_to_iso(att.updatedAt)
+            for key in ("createdAt", "updatedAt"):
+                seconds = getattr(att, key)
+                iso = None if seconds is None else seconds_to_iso(seconds)
+                if iso is not None:
+                    meta[key] = iso
             if meta:
                 card["metadata"] = meta
         exported = ctx.options.get("exportedAt", EPOCH) if ctx is not None else EPOCH

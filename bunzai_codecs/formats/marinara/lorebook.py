@@ -20,7 +20,7 @@ from typing import Any
 from bunzai_codecs.core.codec import Coverage
 from bunzai_codecs.core.errors import NotRecognized
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext, wrong_at
+from bunzai_codecs.formats._shared.wire import MapContext, int_text, wrong_at
 from bunzai_codecs.formats.marinara import _rows
 from bunzai_codecs.formats.marinara._rows import EnvelopeCodec, Path, RowSpec, Style
 from bunzai_codecs.formats.marinara.detect import LOREBOOK_TYPE as TYPE
@@ -238,7 +238,8 @@ def _position_out(p: str) -> int:
         return POSITIONS_OUT[p]
     if p in POSITION_FALLBACK:
         return POSITION_FALLBACK[p]
-    return int(p) if p.isascii() and p.lstrip("-").isdigit() else 0
+    n = int_text(p)  # a position Marinara cannot hold reads back as 0 (world): a reported change
+    return 0 if n is None else n
 
 
 def entry_row(

@@ -1,5 +1,5 @@
 """Detection of NovelAI's files (a lorebook, a PNG with a ``naidata`` book, a scenario's book, a
-preset); imports no canonical model."""
+preset, a story); imports no canonical model."""
 
 from __future__ import annotations
 
@@ -19,6 +19,13 @@ def is_book(tree: Any) -> bool:
 def is_scenario(tree: Any) -> bool:
     v = tree.get("scenarioVersion") if isinstance(tree, dict) else None
     return isinstance(v, int | float) and not isinstance(v, bool) and is_book(tree.get("lorebook"))
+
+
+def is_story(tree: Any) -> bool:
+    """A ``.story``: NovelAI's story container, ``{storyContainerVersion, metadata, content}``
+    (NovelAI's own importer knows one by ``storyContainerVersion``)."""
+    v = tree.get("storyContainerVersion") if isinstance(tree, dict) else None
+    return isinstance(v, int | float) and not isinstance(v, bool) and isinstance(tree.get("content"), dict)
 
 
 def is_preset(t: Any) -> bool:
@@ -42,3 +49,5 @@ def lorebook(s: Sniff) -> float:
 
 
 preset = object_detector(is_preset, 0.95)
+
+story = object_detector(is_story, 1.0)

@@ -76,6 +76,17 @@ _BIAS_GROUP: dict[str, Any] = {
 }
 
 
+#: the canonical lorebook paths a NovelAI book holds (wherever it travels: a file, a PNG, a story)
+BOOK_PATHS: tuple[str, ...] = (
+    *BASIC_ENTRY_PATHS,
+    "entries[].triggers[].isRegex",
+    "entries[].triggers[].flags",
+    "entries[].sortOrder",
+    "categories[].name",
+    "categories[].enabled",
+)
+
+
 def nai_id(seed: str, local: str) -> str:
     """``local`` when it is a UUID already, else a UUID derived from ``seed`` and ``local``."""
     return local if _UUID.fullmatch(local) else str(uuid.uuid5(_ID_NAMESPACE, f"{seed}\0{local}"))
@@ -217,6 +228,26 @@ def fresh_book(body: LorebookBody, seed: str) -> dict[str, Any]:
     }
 
 
+def merged_book(raw: dict[str, Any], body: LorebookBody, seed: str) -> dict[str, Any]:
+    """Book ``raw`` (a twin's) with the edits ``body`` makes to what it decoded to: ``raw`` itself
+    where nothing changed; an entry or category only the edit has gets NovelAI's full shape."""
+    base = mapped_book(LorebookBody.model_validate(body_from_book(raw, MapContext("$"))), seed)
+    new = mapped_book(body, seed)
+    merged = merge3(raw, base, new, list_key=by_id)
+    if merged is raw:
+        return raw
+    fresh_entries = {id(e) for e in new["entries"]}
+    fresh_cats = {id(c) for c in new["categories"]}
+    out = dict(merged)
+    if isinstance(merged.get("entries"), list):
+        out["entries"] = [_full_entry(e) if id(e) in fresh_entries else e for e in merged["entries"]]
+    if isinstance(merged.get("categories"), list):
+        out["categories"] = [
+            _full_category(c, seed) if id(c) in fresh_cats else c for c in merged["categories"]
+        ]
+    return out
+
+
 def _dumps(tree: Any) -> bytes:
     return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
@@ -238,15 +269,10 @@ class NovelAILorebookCodec(Codec):
         Container("lorebook", (".lorebook",), "json"),
         Container("json", (".json",), "json"),
         Container("png", (".png",), "png", images=True),
-        Container("scenario", (".scenario",), "json"),
+        Container("scenario", (".scenario", ".scenario.json"), "json"),
     )
     coverage = Coverage.of(
-        *BASIC_ENTRY_PATHS,
-        "entries[].triggers[].isRegex",
-        "entries[].triggers[].flags",
-        "entries[].sortOrder",
-        "categories[].name",
-        "categories[].enabled",
+        *BOOK_PATHS,
         *media.PORTRAIT_BYTES,
         notes=[
             "no book name in the file",
@@ -260,6 +286,13 @@ class NovelAILorebookCodec(Codec):
             " one without as a .lorebook",
         ],
     )
+
+    def outside(self, entity: CanonicalEntity) -> dict[str, Any]:
+        """A scenario's every key but its book (``scenario.prompt``, ``scenario.settings``...)."""
+        twin = entity.twin(self.id)
+        if isinstance(twin, BookTwin) and twin.scenario:
+            return {f"scenario.{k}": v for k, v in twin.scenario.items()}
+        return {}
 
     def decode(self, s: Sniff) -> Decoded:
         escrow: dict[str, Any] = {}
@@ -323,11 +356,7 @@ class NovelAILorebookCodec(Codec):
             merged = fresh_book(body, seed)
         else:
             assert isinstance(raw, dict)
-            base = mapped_book(LorebookBody.model_validate(body_from_book(raw, MapContext("$"))), seed)
-            new = mapped_book(body, seed)
-            merged = merge3(raw, base, new, list_key=by_id)
-            if merged is not raw:
-                merged = self._complete(merged, new, seed)
+            merged = merged_book(raw, body, seed)
         ctx.written = want
         if want == "png":
             source = twin.blob("png") if twin.container == "png" else None
@@ -345,20 +374,6 @@ class NovelAILorebookCodec(Codec):
             items.insert(at if isinstance(at, int) else len(items), ("lorebook", merged))
             return _dumps(dict(items))
         return _dumps(merged)
-
-    @staticmethod
-    def _complete(merged: dict[str, Any], new: dict[str, Any], seed: str) -> dict[str, Any]:
-        """Entries and categories that exist only in the edit get NovelAI's full shape."""
-        fresh_entries = {id(e) for e in new["entries"]}
-        fresh_cats = {id(c) for c in new["categories"]}
-        out = dict(merged)
-        if isinstance(merged.get("entries"), list):
-            out["entries"] = [_full_entry(e) if id(e) in fresh_entries else e for e in merged["entries"]]
-        if isinstance(merged.get("categories"), list):
-            out["categories"] = [
-                _full_category(c, seed) if id(c) in fresh_cats else c for c in merged["categories"]
-            ]
-        return out
 
 
 def _with_naidata(source: bytes, book: Any) -> bytes:

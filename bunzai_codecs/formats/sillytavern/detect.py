@@ -72,7 +72,7 @@ def shape_of(t: dict[str, Any]) -> str | None:
 
 
 #: keys that say "SillyTavern chat-completion preset" (detection)
-_SIGNAL_KEYS = frozenset(
+PRESET_SIGNAL_KEYS = frozenset(
     {
         "chat_completion_source",
         "openai_max_context",
@@ -114,7 +114,37 @@ def is_preset(t: dict[str, Any]) -> bool:
     (RoleCall's preset is one, with its own keys besides)."""
     if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
         return True
-    return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
+    return sum(1 for k in PRESET_SIGNAL_KEYS if k in t) >= 3
+
+
+#: built-in marker identifiers (slots SillyTavern fills itself)
+MARKERS = frozenset(
+    {
+        "dialogueExamples",
+        "chatHistory",
+        "worldInfoBefore",
+        "worldInfoAfter",
+        "charDescription",
+        "charPersonality",
+        "scenario",
+        "personaDescription",
+    }
+)
+
+#: the identifiers of SillyTavern's own prompts: its prompt manager's defaults and the markers
+BUILTIN_PROMPTS = MARKERS | {"main", "nsfw", "jailbreak", "enhanceDefinitions"}
+
+
+def _is_prompt_list(t: dict[str, Any]) -> bool:
+    """A chat-completion preset as older SillyTavern versions saved it: its ``prompts`` and no
+    ``prompt_order`` (nor sampler keys). SillyTavern loads it, putting its default order in place:
+    every prompt an object with an ``identifier``, one of them SillyTavern's own."""
+    prompts = t.get("prompts")
+    if not isinstance(prompts, list) or not prompts or "prompt_order" in t:
+        return False
+    if not all(isinstance(p, dict) and isinstance(p.get("identifier"), str) for p in prompts):
+        return False
+    return any(p["identifier"] in BUILTIN_PROMPTS for p in prompts)
 
 
 #: keys only the Text Completion preset has (KoboldAI and NovelAI presets never do)
@@ -224,7 +254,7 @@ def preset(s: Sniff) -> float:
         return 0.0
     if is_prompt_export(t) or is_preset(t):
         return 0.9
-    return 0.0
+    return 0.8 if _is_prompt_list(t) else 0.0
 
 
 def regex(s: Sniff) -> float:

@@ -22,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bunzai_codecs.core import basecache
+from bunzai_codecs.core import basecache, seal
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.overlay import merge3, unedited
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, int_text
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
     dumps,
@@ -208,14 +208,15 @@ def world_name(tree: Any, file_name: str) -> str:
 
 
 def assign_uids(entries: list[LoreEntry], reserved: frozenset[str] = frozenset()) -> list[int]:
-    """Each entry's uid: its id when that is a free non-negative integer, else the lowest free one
-    that no entry of the twin used (a new entry never inherits a deleted entry's escrow)."""
-    taken: set[int] = {int(k) for k in reserved if k.isdecimal() and k.isascii()}
-    mine = {e.id for e in entries}
-    taken -= {int(k) for k in mine if k.isdecimal() and k.isascii()}
+    """Each entry's uid: its id when that is a free non-negative integer SillyTavern holds exactly,
+    else the lowest free one that no entry of the twin used (a new entry never inherits a deleted
+    entry's escrow). A numeric id beyond ``MAX_SAFE_INT`` (a 39-digit id) is renumbered like any
+    other id that is no uid: the fidelity report names the changed id."""
+    taken: set[int] = {n for n in map(_uid, reserved) if n is not None}
+    taken -= {n for n in (_uid(e.id) for e in entries) if n is not None}
     wanted: list[int | None] = []
     for e in entries:
-        n = int(e.id) if e.id.isdecimal() and e.id.isascii() else None
+        n = _uid(e.id)
         if n is not None and n in taken:
             n = None
         if n is not None:
@@ -231,6 +232,11 @@ def assign_uids(entries: list[LoreEntry], reserved: frozenset[str] = frozenset()
             taken.add(n)
         out.append(n)
     return out
+
+
+def _uid(key: str) -> int | None:
+    """The uid an entry key or id spells: a non-negative integer within ``MAX_SAFE_INT``."""
+    return int_text(key) if key[:1] != "-" else None
 
 
 def entry_to_native(e: LoreEntry, uid: int) -> dict[str, Any]:
@@ -326,12 +332,15 @@ def _book_of(tree: Any, shape: str) -> tuple[Any, MapContext]:
     return tree, MapContext("$")
 
 
+def _world_dict(raw: dict[str, Any], name: str, mapped: Any) -> Any:
+    """The body dict of world tree ``raw``: ``mapped`` (decode's), or when that is None mapped again."""
+    return world_to_body(raw, name, MapContext(lenient=True)) if mapped is None else mapped
+
+
 def _world_merge(raw: dict[str, Any], name: str, body: LorebookBody, mapped: Any) -> Any:
     """The twin's world tree with what ``body`` changes from the book it decodes to (``mapped``:
     decode's body dict of ``raw``, or None to map it again) merged in."""
-    old = LorebookBody.model_validate(
-        world_to_body(raw, name, MapContext(lenient=True)) if mapped is None else mapped
-    )
+    old = LorebookBody.model_validate(_world_dict(raw, name, mapped))
     keys = frozenset(raw["entries"])
     base = body_to_world(old, with_name=False, twin_keys=keys)
     fresh = body_to_world(body, with_name=False, twin_keys=keys)
@@ -356,7 +365,8 @@ class SillyTavernLorebookCodec(Codec):
             "no eviction priority, no separate entry comment, no categories",
             "scanSources: only the six SillyTavern match* sources; character_name, character_tags and "
             "persona_tags are not held",
-            "entry ids are numeric uids: a numeric id is kept, any other id is renumbered",
+            "entry ids are numeric uids: a numeric id SillyTavern holds exactly (up to 2^53 - 1) is kept,"
+            " any other id (a UUID, a 39-digit number) is renumbered",
         ],
     )
 
@@ -371,8 +381,8 @@ class SillyTavernLorebookCodec(Codec):
         r = MapContext(lenient=True)
         name = world_name(tree, s.name)
         body = world_to_body(tree, name, r)
-        basecache.remember(_world_tag(name), tree, body, input_bytes=s.size)  # for encode
-        e = self.entity(s, body, raw=tree, shape=WORLD, name=name)
+        e = self.entity(s, body, raw=tree, shape=WORLD, name=name, mark=_world_tag(name))
+        seal.keep_unless_marked(e.body, _world_tag(name), tree, body, input_bytes=s.size)  # for encode
         e.warnings.extend(r.warnings)
         return Decoded([e])
 
@@ -393,7 +403,11 @@ class SillyTavernLorebookCodec(Codec):
             raw = twin.raw
             name = twin.name or ""
             mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
-            if mapped is not None and unedited(body, mapped):
+            tag = _world_tag(name)
+            # (without the mark nor decode's dict, the merge below maps the twin once, not twice)
+            if (seal.holds(body, tag, raw) or mapped is not None) and unedited(
+                body, lambda: _world_dict(raw, name, mapped), tag=tag, raw=raw
+            ):
                 return dumps(raw)  # what the merge below gives an unedited body
             return dumps(_world_merge(raw, name, body, mapped))
         if twin is not None and twin.shape in (LOREBOOK_V3, CHARACTER_BOOK):

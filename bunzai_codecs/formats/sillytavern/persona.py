@@ -38,7 +38,7 @@ from bunzai_codecs.core.escrow import Twin, facet
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.persona import PersonaBody
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, int_text
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import Path, dumps, int_like, none_if_empty
 from bunzai_codecs.formats.sillytavern.detect import BACKUP, SETTINGS, shape_of
@@ -80,10 +80,8 @@ def _read_position(v: Any) -> str:
 def _write_position(p: str) -> int | str:
     if p in POSITION_NUMBERS:
         return POSITION_NUMBERS[p]
-    try:
-        return int(p)
-    except ValueError:
-        return p
+    n = int_text(p)
+    return p if n is None else n
 
 
 def _read_role(v: Any, r: MapContext, at: Path) -> str | None:

@@ -26,7 +26,7 @@ from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.overlay import merge3
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.entities.preset import PresetBody, PresetPrompt
-from bunzai_codecs.formats._shared.wire import MapContext, file_stem
+from bunzai_codecs.formats._shared.wire import MapContext, file_stem, int_text
 from bunzai_codecs.formats.sillytavern import _regex_link
 from bunzai_codecs.formats.sillytavern._wire import (
     Path,
@@ -34,26 +34,12 @@ from bunzai_codecs.formats.sillytavern._wire import (
     int_like,
     keyed_items,
 )
-from bunzai_codecs.formats.sillytavern.detect import is_prompt_export
+from bunzai_codecs.formats.sillytavern.detect import MARKERS, is_prompt_export
 
 #: the prompt order chat completion uses (the "global strategy" dummy character), then the legacy one
 EFFECTIVE_ORDER_IDS = (100001, 100000)
 #: the slot a fresh export writes
 FRESH_ORDER_ID = 100001
-
-#: built-in marker identifiers (slots SillyTavern fills itself)
-MARKERS = frozenset(
-    {
-        "dialogueExamples",
-        "chatHistory",
-        "worldInfoBefore",
-        "worldInfoAfter",
-        "charDescription",
-        "charPersonality",
-        "scenario",
-        "personaDescription",
-    }
-)
 
 #: injection_position number -> canonical placement
 PLACEMENTS = {0: "relative", 1: "in_chat"}
@@ -282,10 +268,8 @@ def prompt_to_native(p: PresetPrompt) -> dict[str, Any]:
 
 
 def _int_or_text(s: str) -> int | str:
-    try:
-        return int(s)
-    except ValueError:
-        return s
+    n = int_text(s)
+    return s if n is None else n
 
 
 def fresh_prompt_ids(prompts: list[PresetPrompt]) -> list[str]:

@@ -52,6 +52,7 @@ from bunzai_codecs.core.media import EXT_MIME as MEDIA_EXT_MIME
 from bunzai_codecs.core.media import MIME_EXT as MEDIA_MIME_EXT
 from bunzai_codecs.entities.base import MESSAGE_ROLES
 from bunzai_codecs.formats._shared.wire import (
+    MAX_SAFE_INT,
     MapContext,
     join_path,
     loose_num,
@@ -570,7 +571,9 @@ def v1_mirror(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _wire_date(v: int | float) -> int | float:
-    return int(v) if isinstance(v, float) and v.is_integer() else v
+    """A whole float date as an integer, when JavaScript holds it as one (a float date beyond
+    that, read from text no integer fits, stays a float: JSON cannot carry a bigger integer)."""
+    return int(v) if isinstance(v, float) and v.is_integer() and abs(v) <= MAX_SAFE_INT else v
 
 
 def _depth_prompt(body: CharacterBody) -> dict[str, Any] | None:

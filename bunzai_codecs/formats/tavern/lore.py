@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, int_text, wrong
 
 #: ST world-info ``position`` ints -> canonical names (docs/formats/sillytavern.md#world-info-entry---loreentry)
 POSITION_NAMES: dict[int, str] = {
@@ -60,13 +60,10 @@ def position_name(v: Any, ctx: MapContext | None = None) -> str:
 
 
 def position_int(name: str) -> int | None:
-    """The ST int for a canonical position; a numeric verbatim value (``"8"``) is its int; else ``None``."""
+    """The ST int for a canonical position; a numeric verbatim value (``"8"``) is its int; else
+    ``None`` (kept as text: ``"²"``, or digits beyond what the app holds, :func:`int_text`)."""
     n = POSITION_INTS.get(name)
-    if n is not None:
-        return n
-    if name.isascii() and name.lstrip("-").isdigit():  # "²" is a digit to isdigit, not to int
-        return int(name)
-    return None
+    return n if n is not None else int_text(name)
 
 
 def role_name(v: Any, ctx: MapContext, path: str) -> str:

@@ -295,8 +295,8 @@ class Placement(Keyed):
                     out.append(n)
             elif ph == "display":
                 out.extend(m for m in self.display if m not in out)
-            elif ph.isascii() and ph.isdigit():
-                out.append(int(ph))
+            elif ph.isdigit() and (k := wire.int_text(ph)) is not None:
+                out.append(k)  # digits beyond what the app holds are no placement it has
         row[self.key] = out
 
 
@@ -430,7 +430,9 @@ class SubstituteNumber(Keyed):
         sub = rule.substituteFind
         if sub is not None:
             n = self.numbers.get(sub)
-            row[self.key] = n if n is not None else int(sub) if sub.isascii() and sub.isdigit() else 0
+            if n is None and sub.isdigit():
+                n = wire.int_text(sub)
+            row[self.key] = 0 if n is None else n
 
 
 #: the flag letters ST's ``regexFromString`` accepts (JavaScript's plus the PCRE-style ones it lets through)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bunzai_codecs.core.errors import Malformed
@@ -32,6 +31,7 @@ from bunzai_codecs.formats._shared.wire import (
     num_at,
     str_at,
     strs_at,
+    utc_from_us,
     wrong,
 )
 
@@ -54,7 +54,6 @@ def has_spaced_placeholder(value: Any) -> bool:
 
 # -- dates ----------------------------------------------------------------------------------------
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: what Voxta writes for an unknown date (an imported character's ``DateCreated``)
 UNKNOWN_DATE = "0001-01-01T00:00:00+00:00"
 
@@ -75,10 +74,10 @@ def write_date(value: Num | None) -> str:
         return UNKNOWN_DATE
     try:
         ms = round(value * 1000)
-        dt = _EPOCH + timedelta(milliseconds=ms)
-    except (OverflowError, ValueError):
+    except (OverflowError, ValueError):  # not finite
         return UNKNOWN_DATE
-    if dt.year <= 1:
+    dt = utc_from_us(ms * 1000)
+    if dt is None or dt.year <= 1:
         return UNKNOWN_DATE
     frac = f".{ms % 1000:03d}" if ms % 1000 else ""
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "+00:00"

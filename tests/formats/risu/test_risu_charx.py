@@ -636,3 +636,49 @@ def test_a_png_cards_picture_becomes_the_charx_main_icon() -> None:
         "embeded://assets/icon/image/main.png",
         True,
     )
+
+
+def test_a_charx_whose_card_lists_no_assets_reads_its_files_by_folder() -> None:
+    """Issue 37: a .charx whose card.json has no ``assets`` list still holds its pictures; the
+    folder under ``assets/`` names each one's role (``background``/``backgrounds``, ``emotion``/
+    ``emotions``/``expression(s)``, any case), anything else is ``other``, and a file that is no
+    image is not a media asset. Read as ``other``, a background or an emotion would lose its place
+    in every format that has one."""
+    card = {
+        "spec": "chara_card_v3",
+        "spec_version": "3.0",
+        "data": {"name": "Unlisted", "description": "d", "first_mes": "hi", "extensions": {}},
+    }
+    members = [
+        ("card.json", orjson.dumps(card)),
+        ("assets/background/image/sky.png", _png_of((10, 20, 30))),
+        ("assets/Backgrounds/dusk.webp", WEBP),
+        ("assets/emotion/image/happy.png", _png_of((40, 50, 60))),
+        ("assets/emotions/sad.png", _png_of((70, 80, 90))),
+        ("assets/Expressions/calm.png", _png_of((100, 110, 120))),
+        ("assets/other/image/prop.png", _png_of((130, 140, 150))),
+        ("assets/loose.png", _png_of((1, 2, 3))),
+        ("assets/notes/readme.txt", b"not a picture"),
+    ]
+    d = read(fflate_zip(members), "unlisted.charx")
+    assets = _character(d).media.assets or []
+    assert {a.ref: (a.role, a.name) for a in assets} == {
+        "embeded://assets/background/image/sky.png": ("background", "sky"),
+        "embeded://assets/Backgrounds/dusk.webp": ("background", "dusk"),
+        "embeded://assets/emotion/image/happy.png": ("emotion", "happy"),
+        "embeded://assets/emotions/sad.png": ("emotion", "sad"),
+        "embeded://assets/Expressions/calm.png": ("emotion", "calm"),
+        "embeded://assets/other/image/prop.png": ("other", "prop"),
+        "embeded://assets/loose.png": ("other", "loose"),
+    }
+    # each asset's bytes are its member's
+    for a in assets:
+        assert d.primary.media[a.sha256 or ""] == dict(members)[a.ref.removeprefix("embeded://")], a.ref
+
+
+def _png_of(rgb: tuple[int, int, int]) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (2, 2), rgb).save(out, format="PNG")
+    return out.getvalue()

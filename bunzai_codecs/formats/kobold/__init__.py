@@ -1,0 +1,1 @@
+"""KoboldAI (KoboldAI Lite, KoboldCpp, the KoboldAI client): story saves and world info exports."""
