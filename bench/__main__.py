@@ -250,12 +250,7 @@ def main(argv: list[str] | None = None) -> int:
             f"python -c pass {start['python'] * 1000:.0f} ms (best of 5)"
         )
     runs: list[pipe.PipelineRun] = []
-    plan = [("multi_processing", 2, pipe_n, PIPE_FIDELITY), ("in_memory", 1, pipe_n, PIPE_FIDELITY)]
-    if full:
-        plan += [("multi_processing", 2, n, PIPE_FIDELITY) for n in corpora if n != pipe_n]
-    plan += [("multi_processing", 2, fid_n, fm) for fm, _ in COST_FIDELITY]
-    plan = list(dict.fromkeys(plan))
-    for mode_, workers, n, fm in plan:
+    for mode_, workers, n, fm in run_plan(full, sorted(corpora), pipe_n, fid_n):
         r = pipe.normalize(corpora[n], out_root, mode=mode_, workers=workers, files=n, fidelity=fm)
         runs.append(r)
         log(
@@ -324,6 +319,19 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
     log(f"done in {results['seconds']:.0f}s")
     return 0 if not res.mismatches else 1
+
+
+def run_plan(full: bool, sizes: list[int], pipe_n: int, fid_n: int) -> list[tuple[str, int, int, str]]:
+    """The normalize runs of a bench, in order, as ``(mode, workers, files, fidelity)``: `off` on
+    ``pipe_n`` files with two workers and with one (the speed-up), `off` on every other corpus
+    with two (``--full``: scaling, memory, and bench/sizing.py's CPU per file), `native` and
+    `full` on ``fid_n`` files with two (their CPU per input; sizing's too, beside `off`'s run on
+    the same files)."""
+    plan = [("multi_processing", 2, pipe_n, PIPE_FIDELITY), ("in_memory", 1, pipe_n, PIPE_FIDELITY)]
+    if full:
+        plan += [("multi_processing", 2, n, PIPE_FIDELITY) for n in sizes if n != pipe_n]
+    plan += [("multi_processing", 2, fid_n, fm) for fm, _ in COST_FIDELITY]
+    return list(dict.fromkeys(plan))
 
 
 def loop_only(a: argparse.Namespace) -> int:
