@@ -82,7 +82,7 @@ def _pair_cell(item: tuple[int, Any]) -> Iterator[Any]:
 class Paired:
     #: one ``Pending`` per distinct uri
     pending: Any
-    #: uris only the previous run had
+    #: uris only the previous run had; None without a join (no previous run to have any)
     deleted: Any
 
 
@@ -101,10 +101,7 @@ class PairWithPrevious(beam.PTransform):
 
     def expand(self, refs: Any) -> Paired:
         if not self.join and self.previous is None:
-            return Paired(
-                refs | "AsPending" >> beam.Map(Pending),
-                refs.pipeline | "NoneDeleted" >> beam.Create([]),
-            )
+            return Paired(refs | "AsPending" >> beam.Map(Pending), None)
         # both sides cross the shuffle packed per hash cell (``_PackForJoin``); each cell is
         # joined in memory where it is grouped
         now = (
