@@ -15,6 +15,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bunzai_codecs.core.entity import (
@@ -206,7 +207,7 @@ class Container:
     """One way a format's file is written: ``name`` is what ``EmitContext.options["container"]``
     asks for, ``suffixes`` the file names it is written under (the first is the one an export gets),
     ``magic`` what its bytes look like (``json``, ``png``, ``zip``, ``jpeg`` or ``binary``),
-    ``images`` whether it holds pictures."""
+    ``images`` whether it holds pictures, ``files`` whether it is several files on disk."""
 
     name: str
     suffixes: tuple[str, ...]
@@ -214,6 +215,11 @@ class Container:
     #: whether this container can hold the entity's pictures (a PNG card, a zip, data: URLs in
     #: JSON): with pictures to keep, another container of the format is preferred to one that cannot
     images: bool = False
+    #: written as several files (a card folder; a character YAML with its picture beside it): the
+    #: bytes are their file set (``core.fileset``), which ``Codec.layout`` lays out on disk. A
+    #: writer that can write files (``bunzai convert``) asks for this container; one that writes
+    #: one file per export (the pipeline) keeps the format's default, the same set as one ``.zip``
+    files: bool = False
 
 
 #: the two containers most formats offer: a plain ``.json`` file, and a ``.png`` (a picture with the
@@ -449,6 +455,23 @@ class Codec(abc.ABC):
                 if low.endswith(suf.lower()) and (best is None or len(suf) > best[0]):
                     best = (len(suf), c)
         return best[1] if best else None
+
+    def files_container(self) -> Container | None:
+        """The container this format writes as several files (``Container.files``), if any."""
+        return next((c for c in self.container_list() if c.files), None)
+
+    def layout(self, data: bytes, path: PurePath) -> list[tuple[PurePath, bytes]]:
+        """The files an export's bytes are on disk when written as ``path``: ``[(path, data)]``,
+        unless the format writes several files (``Container.files``), whose codec says where each
+        member of the file set goes (every path inside ``path``'s folder, or ``path`` itself for a
+        folder format)."""
+        return [(path, data)]
+
+    def owns(self, rel: str) -> bool:
+        """For a folder format (a container of ``files`` whose suffix is ``/``): whether a file at
+        ``rel`` inside such a folder is one the format writes, so a forced export into the folder
+        replaces it (or removes it when the new export has no such file)."""
+        return False
 
     def writable_suffixes(self) -> list[str]:
         return [suf for c in self.container_list() for suf in c.suffixes]

@@ -65,6 +65,15 @@ CARD_CLAIMS = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "name"))
 MARKED_CLAIMS = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "extensions"))
 #: an app's own JSON file, told by its ``type``
 TYPED = Claims.of(json_keys=("type",))
+#: a YAML file: text that is none of JSON, PNG and zip (``core.yamlio.looks_like_yaml``)
+YAML_CLAIMS = Claims.of(other_bytes=True)
+
+
+#: a file set holding a YAML file (``core/fileset``: a card folder, a character with its picture),
+#: at any depth (a user's zip of the folder); a zip whose listing fails within the default bounds
+#: may list within the file sets' own (``fileset.LIMITS``)
+def _yaml_in_zip(*suffixes: str) -> Claims:
+    return Claims.of(zip_suffixes=suffixes, zip_unreadable=True)
 
 
 def _st_flat(name: str, label: str, codec: str, *signal: str) -> Format:
@@ -123,6 +132,10 @@ FORMATS: tuple[Format, ...] = (
     Format("byaf", "character", "backyard", "Backyard.ai archive (.byaf)",
            "backyard.byaf:ByafCodec", "backyard.detect:byaf", (".byaf",), ".byaf",
            claims=Claims.of(zip_members=("manifest.json",), zip_unreadable=True)),
+    Format("card-folder", "character", "bunzai",
+           "a character card as a folder (card.yaml, Markdown texts, lorebook/, regex/, assets/)",
+           "folder.codec:CardFolderCodec", "folder.detect:card_folder", ("/", ".zip"), ".zip",
+           claims=YAML_CLAIMS | _yaml_in_zip(".yaml")),
     Format("chub-lorebook", "lorebook", "chub", "Chub lorebook (character_book JSON)",
            "chub.lorebook:ChubLorebook", "chub.detect:lorebook",
            claims=Claims.of(json_keys=("entries",))),
@@ -220,6 +233,17 @@ FORMATS: tuple[Format, ...] = (
            claims=Claims.of(json_keys=("findRegex",), json_array=True)),
     _st_flat("sysprompt", "system prompt template", "formatting:SillyTavernSyspromptCodec", "content"),
     _st_flat("textgen", "Text Completion preset (samplers)", "samplers:SillyTavernTextgenCodec", "temp"),
+    Format("textgen-webui", "character", "textgen",
+           "text-generation-webui character (YAML, with the picture beside it)",
+           "textgen.character:TextgenCharacterCodec", "textgen.detect:character",
+           (".yaml", ".yml", ".zip"), ".yaml",
+           claims=YAML_CLAIMS | _yaml_in_zip(".yaml", ".yml")),
+    Format("textgen-webui-instruct", "preset", "textgen", "text-generation-webui instruction template (YAML)",
+           "textgen.instruct:TextgenInstructCodec", "textgen.detect:instruct", (".yaml", ".yml"), ".yaml",
+           claims=YAML_CLAIMS),
+    Format("textgen-webui-preset", "preset", "textgen", "text-generation-webui generation preset (YAML)",
+           "textgen.preset:TextgenPresetCodec", "textgen.detect:preset", (".yaml", ".yml"), ".yaml",
+           claims=YAML_CLAIMS),
     Format("voxta", "character", "voxta", "Voxta package (.voxpkg)",
            "voxta.package:VoxtaCodec", "voxta.detect:package", (".voxpkg",), ".voxpkg",
            claims=Claims.of(zip_folders=("Characters",), zip_unreadable=True, suffixes=(".voxpkg",))),
