@@ -14,7 +14,9 @@ How the figures become the table (``sizing``):
   other (100k - 10k): the cost of one more file, without the run's fixed cost (Beam's start,
   the graph, the commit);
 - **CPU per file, ``native`` / ``full``**: ``off``'s, plus what the mode's run took beyond the
-  ``off`` run over the same files (1k), per file (the fixed costs are the same and cancel);
+  ``off`` run over the same files (the largest corpus both ran: 10k in ``make bench-full``, whose
+  ``native`` and ``full`` runs are issue 31's rows of CPU per input), per file (the fixed costs
+  are the same and cancel);
 - **bytes per file**: what the mode's run left in its output folder (every dataset, the blob
   store, the manifest; no ``--export``), over its files;
 - per N files: CPU per file x N (in vCPU-hours) and bytes per file x N.

@@ -63,6 +63,7 @@ class Claims:
         png_chunks: Iterable[bytes] = (),
         zip_members: Iterable[str] = (),
         zip_folders: Iterable[str] = (),
+        zip_suffixes: Iterable[str] = (),
         zip_unreadable: bool = False,
         other_bytes: bool = False,
         magic: Iterable[bytes] = (),
@@ -71,7 +72,8 @@ class Claims:
         """A JSON object with one of ``json_keys`` at its top level, a JSON array, JSON that does
         not parse; a PNG with a text chunk of one of ``png_texts`` (keywords, any case) or a chunk
         of one of ``png_chunks`` (types); a zip listing one of ``zip_members`` or a member below one
-        of ``zip_folders`` (first path segments), a zip whose listing does not read; any other
+        of ``zip_folders`` (first path segments) or a member named with one of ``zip_suffixes``
+        (lower case, with the dot: ``.yaml``, at any depth), a zip whose listing does not read; any other
         bytes; input starting with one of ``magic``; input named with one of ``suffixes`` (lower
         case, with the dot: a detector that reads the file name), whatever it holds."""
         feats: set[Feature] = {("key", k) for k in json_keys}
@@ -79,6 +81,7 @@ class Claims:
         feats |= {("png-chunk", t.decode("latin-1")) for t in png_chunks}
         feats |= {("zip-member", n) for n in zip_members}
         feats |= {("zip-folder", n) for n in zip_folders}
+        feats |= {("zip-suffix", x.lower()) for x in zip_suffixes}
         feats |= {("suffix", x.lower()) for x in suffixes}
         for on, feat in (
             (json_array, JSON_ARRAY),
@@ -127,6 +130,9 @@ def _held(s: Sniff) -> set[Feature]:
             slash = n.find("/")
             if slash > 0:
                 out.add(("zip-folder", n[:slash]))
+            dot = n.rfind(".")
+            if dot > n.rfind("/") + 1:
+                out.add(("zip-suffix", n[dot:].lower()))
         return out
     if s.looks_like_json:
         t = s.json

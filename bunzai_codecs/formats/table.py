@@ -65,6 +65,32 @@ CARD_CLAIMS = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "name"))
 MARKED_CLAIMS = Claims.of(png_texts=("chara", "ccv3"), json_keys=("spec", "extensions"))
 #: an app's own JSON file, told by its ``type``
 TYPED = Claims.of(json_keys=("type",))
+#: a YAML file: text that is none of JSON, PNG and zip (``core.yamlio.looks_like_yaml``)
+YAML_CLAIMS = Claims.of(other_bytes=True)
+
+
+#: a file set holding a YAML file (``core/fileset``: a card folder, a character with its picture),
+#: at any depth (a user's zip of the folder); a zip whose listing fails within the default bounds
+#: may list within the file sets' own (``fileset.LIMITS``)
+def _yaml_in_zip(*suffixes: str) -> Claims:
+    return Claims.of(zip_suffixes=suffixes, zip_unreadable=True)
+
+
+def _st_flat(name: str, label: str, codec: str, *signal: str) -> Format:
+    """A SillyTavern flat preset kind ``sillytavern-<name>``: detected by
+    ``sillytavern.detect:<name>``, asked only about JSON with one of its ``signal`` keys, and after
+    ``sillytavern-preset`` on a tie (priority -1)."""
+    return Format(
+        f"sillytavern-{name}",
+        "preset",
+        "sillytavern",
+        f"SillyTavern {label}",
+        f"sillytavern.{codec}",
+        f"sillytavern.detect:{name}",
+        priority=-1,
+        claims=Claims.of(json_keys=signal),
+    )
+
 
 # fmt: off
 FORMATS: tuple[Format, ...] = (
@@ -106,6 +132,10 @@ FORMATS: tuple[Format, ...] = (
     Format("byaf", "character", "backyard", "Backyard.ai archive (.byaf)",
            "backyard.byaf:ByafCodec", "backyard.detect:byaf", (".byaf",), ".byaf",
            claims=Claims.of(zip_members=("manifest.json",), zip_unreadable=True)),
+    Format("card-folder", "character", "bunzai",
+           "a character card as a folder (card.yaml, Markdown texts, lorebook/, regex/, assets/)",
+           "folder.codec:CardFolderCodec", "folder.detect:card_folder", ("/", ".zip"), ".zip",
+           claims=YAML_CLAIMS | _yaml_in_zip(".yaml")),
     Format("chub-lorebook", "lorebook", "chub", "Chub lorebook (character_book JSON)",
            "chub.lorebook:ChubLorebook", "chub.detect:lorebook",
            claims=Claims.of(json_keys=("entries",))),
@@ -182,42 +212,38 @@ FORMATS: tuple[Format, ...] = (
     Format("sillytavern", "character", "sillytavern", "SillyTavern / Tavern card (CCv1-v3 JSON, PNG, APNG)",
            "sillytavern.card:SillyTavernCard", TAVERN_CARD, (".png", ".json", ".apng"),
            claims=CARD_CLAIMS),
-    Format("sillytavern-context", "preset", "sillytavern", "SillyTavern context template (story string)",
-           "sillytavern.formatting:SillyTavernContextCodec", "sillytavern.detect:context", priority=-1,
-           claims=Claims.of(json_keys=("story_string",))),
-    Format("sillytavern-instruct", "preset", "sillytavern", "SillyTavern instruct template",
-           "sillytavern.formatting:SillyTavernInstructCodec", "sillytavern.detect:instruct", priority=-1,
-           claims=Claims.of(json_keys=("input_sequence",))),
-    Format("sillytavern-kobold", "preset", "sillytavern", "SillyTavern KoboldAI preset (samplers)",
-           "sillytavern.samplers:SillyTavernKoboldCodec", "sillytavern.detect:kobold", priority=-1,
-           claims=Claims.of(json_keys=("temp",))),
+    _st_flat("context", "context template (story string)", "formatting:SillyTavernContextCodec", "story_string"),
+    _st_flat("instruct", "instruct template", "formatting:SillyTavernInstructCodec", "input_sequence"),
+    _st_flat("kobold", "KoboldAI preset (samplers)", "samplers:SillyTavernKoboldCodec", "temp"),
     Format("sillytavern-lorebook", "lorebook", "sillytavern", "SillyTavern world info",
            "sillytavern.lorebook:SillyTavernLorebookCodec", "sillytavern.detect:lorebook",
            claims=Claims.of(json_keys=("entries", "spec"))),
-    Format("sillytavern-master", "preset", "sillytavern", "SillyTavern Advanced Formatting master export",
-           "sillytavern.master:SillyTavernMasterCodec", "sillytavern.detect:master", priority=-1,
-           claims=Claims.of(json_keys=("instruct", "context", "sysprompt", "preset", "reasoning", "srw"))),
-    Format("sillytavern-novel", "preset", "sillytavern", "SillyTavern NovelAI preset (samplers)",
-           "sillytavern.samplers:SillyTavernNovelCodec", "sillytavern.detect:novel", priority=-1,
-           claims=Claims.of(json_keys=("temperature",))),
+    _st_flat("master", "Advanced Formatting master export", "master:SillyTavernMasterCodec",
+             "instruct", "context", "sysprompt", "preset", "reasoning", "srw"),
+    _st_flat("novel", "NovelAI preset (samplers)", "samplers:SillyTavernNovelCodec", "temperature"),
     Format("sillytavern-persona", "persona", "sillytavern", "SillyTavern personas (backup or settings.json)",
            "sillytavern.persona:SillyTavernPersonaCodec", "sillytavern.detect:persona",
            claims=Claims.of(json_keys=("personas", "power_user"))),
     Format("sillytavern-preset", "preset", "sillytavern", "SillyTavern chat-completion preset",
            "sillytavern.preset:SillyTavernPresetCodec", "sillytavern.detect:preset",
            claims=Claims.of(json_keys=("version", "prompts", *PRESET_SIGNAL_KEYS))),
-    Format("sillytavern-reasoning", "preset", "sillytavern", "SillyTavern reasoning template",
-           "sillytavern.formatting:SillyTavernReasoningCodec", "sillytavern.detect:reasoning", priority=-1,
-           claims=Claims.of(json_keys=("separator",))),
+    _st_flat("reasoning", "reasoning template", "formatting:SillyTavernReasoningCodec", "separator"),
     Format("sillytavern-regex", "regex", "sillytavern", "SillyTavern regex scripts",
            "sillytavern.regex:SillyTavernRegex", "sillytavern.detect:regex",
            claims=Claims.of(json_keys=("findRegex",), json_array=True)),
-    Format("sillytavern-sysprompt", "preset", "sillytavern", "SillyTavern system prompt template",
-           "sillytavern.formatting:SillyTavernSyspromptCodec", "sillytavern.detect:sysprompt", priority=-1,
-           claims=Claims.of(json_keys=("content",))),
-    Format("sillytavern-textgen", "preset", "sillytavern", "SillyTavern Text Completion preset (samplers)",
-           "sillytavern.samplers:SillyTavernTextgenCodec", "sillytavern.detect:textgen", priority=-1,
-           claims=Claims.of(json_keys=("temp",))),
+    _st_flat("sysprompt", "system prompt template", "formatting:SillyTavernSyspromptCodec", "content"),
+    _st_flat("textgen", "Text Completion preset (samplers)", "samplers:SillyTavernTextgenCodec", "temp"),
+    Format("textgen-webui", "character", "textgen",
+           "text-generation-webui character (YAML, with the picture beside it)",
+           "textgen.character:TextgenCharacterCodec", "textgen.detect:character",
+           (".yaml", ".yml", ".zip"), ".yaml",
+           claims=YAML_CLAIMS | _yaml_in_zip(".yaml", ".yml")),
+    Format("textgen-webui-instruct", "preset", "textgen", "text-generation-webui instruction template (YAML)",
+           "textgen.instruct:TextgenInstructCodec", "textgen.detect:instruct", (".yaml", ".yml"), ".yaml",
+           claims=YAML_CLAIMS),
+    Format("textgen-webui-preset", "preset", "textgen", "text-generation-webui generation preset (YAML)",
+           "textgen.preset:TextgenPresetCodec", "textgen.detect:preset", (".yaml", ".yml"), ".yaml",
+           claims=YAML_CLAIMS),
     Format("voxta", "character", "voxta", "Voxta package (.voxpkg)",
            "voxta.package:VoxtaCodec", "voxta.detect:package", (".voxpkg",), ".voxpkg",
            claims=Claims.of(zip_folders=("Characters",), zip_unreadable=True, suffixes=(".voxpkg",))),

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 
 from pipeline.dataset.blobs import StoreBlobs
-from pipeline.dataset.datasets import canonical_records
+from pipeline.dataset.datasets import canonical_lines
 from pipeline.dataset.index.rows import INDEX, unchecked_rows
 from pipeline.export.files import WRITTEN, Export
 from pipeline.normalize.counts import export_attempt
@@ -110,7 +110,7 @@ class Normalize(beam.PTransform):
             attempts = {"candidates": made.candidates, "written": made[WRITTEN]}
             counts.update(each("ExportAttempts", attempts, beam.Map, export_attempt))
         made_results = results(
-            canonical={"fresh": valid | "CanonicalRecords" >> beam.FlatMap(canonical_records)},
+            canonical={"fresh": valid | "CanonicalLines" >> beam.FlatMap(canonical_lines)},
             inventory={name: out[INVENTORY] for name, out in stages.items()},
             rejects=rejects,
             fidelity=fidelity,

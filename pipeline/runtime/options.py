@@ -123,7 +123,8 @@ class NormalizeOptions:
             type=int,
             default=DEFAULT_SHARD_BYTES,
             metavar="N",
-            help=f"target size of each JSONL shard (default {DEFAULT_SHARD_BYTES})",
+            help=f"target size of each shard (default {DEFAULT_SHARD_BYTES}); a canonical shard holds one "
+            "unit of inputs, about this many bytes of input but at most 32 MiB",
         )
         parser.add_argument(
             "--fidelity",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.pipe import output_bytes
+from bench.__main__ import _run, run_plan
+from bench.pipe import PipelineRun, output_bytes
 from bench.sizing import END, RECORDED, START, Figures, from_results, render, rewrite, sizing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,3 +106,30 @@ def test_figures_of_a_bench_run(tmp_path: Path) -> None:
         "full": (1_000, 150_000),
     }
     assert [round(r.cpu_ms_per_file, 3) for r in sizing(fig)] == [6.0, 10.0, 66.0]
+
+
+def test_figures_of_the_runs_bench_full_makes() -> None:
+    """The runs ``python -m bench --full`` plans (``run_plan``: `native` and `full` on the 10k corpus
+    since issue 31's rows of CPU per input), recorded as it records them (``_run``), give sizing
+    every mode: `off` from its 100k and 10k runs, `native` and `full` beside `off`'s 10k run."""
+    cpu = {("off", 1_000): 20.0, ("off", 10_000): 60.0, ("off", 100_000): 600.0}
+    cpu |= {("native", 10_000): 100.0, ("full", 10_000): 500.0}
+    runs = []
+    for mode, workers, files, fidelity in run_plan(True, [1_000, 10_000, 100_000], 10_000, 10_000):
+        r = PipelineRun(mode, workers, files, fidelity, wall_s=1.0, cpu_s=0.0, peak_rss=0, exit_code=0)
+        if mode == "multi_processing":
+            r.cpu_s = cpu.pop((fidelity, files))
+        else:  # the speed-up's one-process run: not a sizing figure
+            r.cpu_s = 1.0
+        r.out_bytes = {"canonical": files * 100, "manifest.json": 10}
+        runs.append(_run(r))
+    assert not cpu  # every multi_processing run above is one the plan makes
+    results = {"mode": "full", "machine": {"date": "2027-01-01 00:00 UTC"}, "pipeline": {"runs": runs}}
+    fig = from_results(results)
+    assert fig.out_bytes == {
+        "off": (100_000, 10_000_010),
+        "native": (10_000, 1_000_010),
+        "full": (10_000, 1_000_010),
+    }
+    # off: (600 - 60) s / 90k files = 6 ms; native: 6 + (100 - 60) s / 10k = 10 ms; full: 6 + 44 ms
+    assert [round(r.cpu_ms_per_file, 3) for r in sizing(fig)] == [6.0, 10.0, 50.0]
