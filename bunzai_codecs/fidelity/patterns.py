@@ -326,6 +326,9 @@ def _walk(
     def unit(path: str, full: str, weight: int, cls: str, value: Any) -> None:
         if full[-2:] == "[]":  # a value of a list: a target that holds one keeps the first
             cls += "@0" if path[-3:] == "[0]" else "@n"
+        elif "[]" in full and (at := path.rfind("[")) >= 0:
+            # a field of a list's element: a target may keep the first element only
+            cls += "@0" if path.startswith("[0]", at) else "@n"
         units[path] = weight
         index = next(counter)
         key = (full, cls)
