@@ -45,7 +45,6 @@ from bunzai_codecs.fidelity.checks import (
     cross_format,
     cross_targets,
     decode_row,
-    entity_name,
     export_row,
     learn_patterns,
     native_round_trip,
@@ -54,7 +53,15 @@ from bunzai_codecs.fidelity.checks import (
 from bunzai_codecs.fidelity.media import media_changes
 from bunzai_codecs.fidelity.native import compare_native
 from bunzai_codecs.fidelity.patterns import DEFAULT_SAMPLE, Broken, PatternBook, Patterns, sample_of, sampled
-from bunzai_codecs.fidelity.rows import BASES, CHECKS, ROW_SCHEMA, FidelityRow, PathLoss, RowError
+from bunzai_codecs.fidelity.rows import (
+    BASES,
+    CHECKS,
+    ROW_SCHEMA,
+    FidelityRow,
+    PathLoss,
+    RowError,
+    entity_name,
+)
 from bunzai_codecs.fidelity.semantic import example_blocks
 from bunzai_codecs.fidelity.weights import content_units, content_weight
 

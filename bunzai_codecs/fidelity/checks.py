@@ -8,7 +8,6 @@ the package's docstring (``bunzai_codecs/fidelity/__init__.py``) and docs/fideli
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Required, TypedDict, Unpack
@@ -26,27 +25,18 @@ from bunzai_codecs.fidelity.paths import _by_kind, _canonical_losses, _group, _l
 from bunzai_codecs.fidelity.patterns import PatternBook, Patterns, Shape, Template, pattern_key
 from bunzai_codecs.fidelity.rows import (
     DIFF_LIMIT,
-    NAME_MAX,
     Check,
     FidelityRow,
     LossClass,
     PathLoss,
     RowError,
+    _file_stem,
+    entity_name,
 )
 from bunzai_codecs.fidelity.semantic import _semantic
 from bunzai_codecs.fidelity.weights import _copy, _Dumps, _Units, _weigh
 
 # -- the checks -----------------------------------------------------------------------------------
-
-
-def entity_name(e: CanonicalEntity) -> str:
-    """A display name for reports: the character's or the book's name, else ""."""
-    body = e.body
-    name: Any = getattr(getattr(body, "identity", None), "name", None) or getattr(body, "name", None)
-    if not isinstance(name, str):
-        return ""
-    name = " ".join(name.split())
-    return name if len(name) <= NAME_MAX else name[: NAME_MAX - 1] + "…"
 
 
 @dataclass(slots=True)
@@ -97,15 +87,6 @@ class _Back:
     primary: CanonicalEntity
     #: (entity read back, codec that carried it)
     linked: list[tuple[CanonicalEntity, Codec]]
-
-
-_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
-
-
-def _file_stem(e: CanonicalEntity) -> str:
-    """The file name an app gives an export of ``e``: its name, made safe (SillyTavern saves a world
-    as ``<name>.json`` and names the world after the file when it reads it back)."""
-    return _UNSAFE.sub("_", entity_name(e)).strip(" .")[:100]
 
 
 def _there_and_back(

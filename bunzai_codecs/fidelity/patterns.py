@@ -53,7 +53,7 @@ from bunzai_codecs.core.codec import Codec, Reshape
 from bunzai_codecs.core.diff import join
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.fidelity.paths import _by_kind, _linked_of, _Part, _pattern_of, _status
-from bunzai_codecs.fidelity.rows import DIFF_LIMIT, FidelityRow, PathLoss
+from bunzai_codecs.fidelity.rows import DIFF_LIMIT, FidelityRow, PathLoss, _file_stem, entity_name
 from bunzai_codecs.fidelity.weights import MEDIA_UNITS, _Dumps, _Units, content_weight
 
 # -- value classes ----------------------------------------------------------------------------------
@@ -426,7 +426,6 @@ def _entity_classes(e: CanonicalEntity) -> list[str]:
     own export's file name (a format that names an entity after its file, a SillyTavern world,
     gives the name back only then), whether a nickname repeats the name (``SEMANTIC_BODY``), and
     the suffix of the file it came from (a target with several containers keeps the source's)."""
-    from bunzai_codecs.fidelity.checks import _file_stem, entity_name
 
     name = entity_name(e)
     uri = e.source.uri if e.source is not None else ""

@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from bunzai_codecs.core.errors import BunzaiError
+
+if TYPE_CHECKING:
+    from bunzai_codecs.core.entity import CanonicalEntity
 
 Check = Literal["decode", "native", "stability", "cross"]
 CHECKS: tuple[Check, ...] = ("decode", "native", "stability", "cross")
@@ -336,3 +339,22 @@ ROW_SCHEMA: dict[str, Any] = {
     "dependentRequired": {"weight": ["lost_weight"], "lost_weight": ["weight"]},
     "$defs": {"loss": _LOSS_SCHEMA},
 }
+
+
+def entity_name(e: CanonicalEntity) -> str:
+    """A display name for reports: the character's or the book's name, else ""."""
+    body = e.body
+    name: Any = getattr(getattr(body, "identity", None), "name", None) or getattr(body, "name", None)
+    if not isinstance(name, str):
+        return ""
+    name = " ".join(name.split())
+    return name if len(name) <= NAME_MAX else name[: NAME_MAX - 1] + "…"
+
+
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
+
+
+def _file_stem(e: CanonicalEntity) -> str:
+    """The file name an app gives an export of ``e``: its name, made safe (SillyTavern saves a world
+    as ``<name>.json`` and names the world after the file when it reads it back)."""
+    return _UNSAFE.sub("_", entity_name(e)).strip(" .")[:100]

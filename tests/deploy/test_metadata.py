@@ -44,6 +44,7 @@ SAMPLES: dict[str, tuple[str, str, Any]] = {
     ),
     "shard_bytes": ("67108864", "shard_bytes", 67108864),
     "fidelity": ("native", "fidelity", "native"),
+    "fidelity_sample": ("1/4", "fidelity_sample", 4),
     "allow_empty": ("true", "allow_empty", True),
     "bigquery_table": ("my-project:bunzai.entities", "bigquery_table", "my-project:bunzai.entities"),
     "sdk_container_image": (IMAGE, None, None),
@@ -58,6 +59,7 @@ REFUSED = {
     "since": ["gs://b/run/other.json", "manifest.json"],
     "shard_bytes": ["0", "x"],
     "fidelity": ["", "Full", "cross", "off,native"],
+    "fidelity_sample": ["", "4", "1/0", "2/3", "1/x", "1/08"],
     "allow_empty": ["", "yes", "True", "1"],
     "bigquery_table": ["bunzai.entities", "my-project.bunzai.entities", "my-project:bunzai", "P:d.t"],
     "sdk_container_image": [
