@@ -244,6 +244,36 @@ EXPLAINED: tuple[Explained, ...] = (
         "when a codec source file's name or bytes change (test_the_fingerprint_is_the_codec_sources)",
     ),
     Explained(
+        "bunzai_codecs/fidelity/paths.py",
+        "_canonical_losses",
+        r"pp = _pattern_of\(prefix\) if prefix else",
+        r"or True",
+        'equivalent: the pattern of "" is "" (the short-cut skips the call)',
+    ),
+    Explained(
+        "bunzai_codecs/fidelity/paths.py",
+        "_classer",
+        r"c = memo\.get\(pattern\)",
+        "",
+        "equivalent: the memo missed, the pattern is classed again by coverage.covers (the same class)",
+    ),
+    Explained(
+        "bunzai_codecs/fidelity/paths.py",
+        "_classer",
+        r"coverage\.body is not None and coverage\.reshapes",
+        r"coverage\.body is not None or coverage\.reshapes",
+        "equivalent: more coverages take the branch that asks covers for every path instead of once "
+        "per pattern (the same class, slower; tests/fidelity/test_shared_work.py holds the memo to covers)",
+    ),
+    Explained(
+        "bunzai_codecs/fidelity/paths.py",
+        "_leaf_paths",
+        r"v is None or v\.__class__ is str|k\.isidentifier\(\)",
+        r"v is None and v\.__class__ is str|and False",
+        "equivalent: an inlined short-cut undone, the general branch gives the same paths "
+        "(tests/fidelity/test_walk_shortcuts.py holds _leaf_paths to the plain rule)",
+    ),
+    Explained(
         "bunzai_codecs/core/escrow.py",
         "_what",
         "",
