@@ -274,6 +274,52 @@ EXPLAINED: tuple[Explained, ...] = (
         "(tests/fidelity/test_walk_shortcuts.py holds _leaf_paths to the plain rule)",
     ),
     Explained(
+        "bunzai_codecs/fidelity/media.py",
+        "_media_items",
+        r"isinstance\((v, dict|sha, str)\)",
+        r"or True",
+        "equivalent: item() is only given objects, and a canonical sha256 is a string or None (the store "
+        "holds nothing under None)",
+    ),
+    Explained(
+        "bunzai_codecs/fidelity/media.py",
+        "_same_picture",
+        r"pixels_key\(a\.data, a\.sha\), pixels_key\(b\.data, b\.sha\)",
+        r"pixels_key\([ab]\.data, (None)?\)",
+        "equivalent: the memo key left out is computed from the bytes, and is their sha256",
+    ),
+    Explained(
+        "bunzai_codecs/fidelity/media.py",
+        "_same_picture",
+        r"if a\.data is None or b\.data is None:",
+        r"if a\.data is None and b\.data is None:",
+        "equivalent: the pixel key of missing bytes is None (no picture), or the memoised key of that "
+        "digest, which is the pixels of the very bytes",
+    ),
+    Explained(
+        "bunzai_codecs/fidelity/media.py",
+        "_pair_media",
+        r"if o is not po and o\.sha is None:",
+        r"if o is not po or o\.sha is None:",
+        "harmless: a picture left unpaired then pairs by its ref with an item without bytes, and is "
+        "reported lost either way (its fate); only whether that item is listed as added or as changed "
+        "fields differs",
+    ),
+    Explained(
+        "bunzai_codecs/fidelity/media.py",
+        "media_changes",
+        r'Change\(a\.path, "removed", a\.value, None\)',
+        r'Change\(a\.path, "removed", a\.value, \)',
+        "equivalent: a Change's after defaults to None",
+    ),
+    Explained(
+        "bunzai_codecs/audit.py",
+        "compare",
+        r'"(lossy|kept|unexpected|round trip|reject|detect)"',
+        r'"(LOSSY|KEPT|UNEXPECTED|ROUND TRIP|REJECT|DETECT)"',
+        "equivalent: a regression's category is only ever printed upper-cased (Audit.render)",
+    ),
+    Explained(
         "bunzai_codecs/core/escrow.py",
         "_what",
         "",
