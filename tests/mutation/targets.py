@@ -320,6 +320,14 @@ EXPLAINED: tuple[Explained, ...] = (
         "equivalent: a regression's category is only ever printed upper-cased (Audit.render)",
     ),
     Explained(
+        "bunzai_codecs/core/media.py",
+        "_pixels",
+        r"rgba\.size\[0\]\}x\{rgba\.size\[1\]\}",
+        r"rgba\.size\[1\]\}x\{rgba\.size\[1\]\}",
+        "equivalent: the width follows from the height and the number of pixel bytes hashed after it "
+        "(test_the_picture_key_covers_the_shape_not_only_the_pixels pins the shape)",
+    ),
+    Explained(
         "bunzai_codecs/core/escrow.py",
         "_what",
         "",
