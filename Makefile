@@ -116,12 +116,15 @@ $(BENCH_STAMP): $(STAMP)
 	@touch $(BENCH_STAMP)
 
 # quick figures (codec loop on 1k files, pipeline on 300, under 3 minutes); bench-full: 1k/10k/100k,
-# memory and scaling (hours), rewriting the results block of BENCHMARKS.md
+# memory and scaling (hours), rewriting the results block of BENCHMARKS.md and, from its raw
+# figures, the sizing table of deploy/README.md (bench/sizing.py)
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench --quick
 
 bench-full: $(BENCH_STAMP)
-	$(BIN)/python -m bench --full --report BENCHMARKS.md
+	@mkdir -p .bench
+	$(BIN)/python -m bench --full --report BENCHMARKS.md --json .bench/results-full.json
+	$(BIN)/python -m bench.sizing --results .bench/results-full.json --write deploy/README.md
 
 reliability: $(STAMP)
 	$(BIN)/python -m tests.hostile.report

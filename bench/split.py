@@ -34,23 +34,30 @@ IDLE = (
 
 #: (a frame's text, the category) for a worker's sample: the first that matches wins
 WORKER = (
-    ("index.py", "index rows (text_chars, the row, its record)"),
+    ("index/rows.py", "index rows (text_chars, the row)"),
+    ("index.py", "index rows (text_chars, the row)"),
     ("_Detect.process", "detect"),
     ("_Decode.process", "decode"),
     ("lean_line", "validate: lint, stamp, canonical line"),
     ("_Validate.process", "validate: lint, stamp, canonical line"),
+    ("_RoundTrip.process", "fidelity rows (round trips)"),
     ("read_bounded", "read bytes (fsspec)"),
     ("_ReadBytes", "read bytes (fsspec)"),
     ("blobs.py", "blobs"),
-    ("shards.py", "shards: records, sorted runs, merge"),
-    ("datasets.py", "shards: records, sorted runs, merge"),
-    ("pipeline/runtime/storage.py", "shards: records, sorted runs, merge"),
+    ("parquet.py", "shards: sort, write, merge"),
+    ("shards.py", "shards: sort, write, merge"),
+    ("datasets.py", "shards: sort, write, merge"),
+    ("pipeline/runtime/storage.py", "shards: sort, write, merge"),
     ("progress.py", "progress tallies, counters"),
     ("counters.py", "progress tallies, counters"),
     ("commit.py", "commit, prune, manifest"),
     ("prune.py", "commit, prune, manifest"),
+    ("balance.py", "counts, balance"),
+    ("counts.py", "counts, balance"),
+    ("bundles.py", "counts, balance"),
     ("listing.py", "listing, pack, spread"),
     ("pairing.py", "listing, pack, spread"),
+    ("packed.py", "listing, pack, spread"),
 )
 
 

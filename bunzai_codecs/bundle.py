@@ -56,6 +56,9 @@ class Export:
     #: the linked entities the file itself holds (a card's lorebook, a Voxta package's other
     #: characters): a caller writing every entity of an input skips these
     embedded: frozenset[str] = frozenset()
+    #: the container the bytes are, when the encoder says (``EmitContext.written``): a container
+    #: of several files (``Container.files``) is laid out by ``Codec.layout``
+    container: str | None = None
 
 
 def codec_for_export(entity: CanonicalEntity, format: str) -> Codec:
@@ -146,7 +149,7 @@ def write(
     data = codec.encode(entity, ctx)
     written = codec.container_named(ctx.written) if ctx.written else None
     ext = written.suffixes[0] if written is not None else codec.extension_for(data)
-    out = Export(entity, codec.id, data, ext, embedded=frozenset(ctx.embedded))
+    out = Export(entity, codec.id, data, ext, embedded=frozenset(ctx.embedded), container=ctx.written)
     for ref in ctx.refs(entity):
         if ref.id in ctx.embedded:
             continue

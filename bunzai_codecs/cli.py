@@ -15,14 +15,17 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, NoReturn
 
 import orjson
 
 from bunzai_codecs import audit
 from bunzai_codecs.exitcodes import Exit
+
+if TYPE_CHECKING:
+    from bunzai_codecs.inputs import Input
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,22 +35,14 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(Exit.USAGE)
 
 
-def _files(paths: Sequence[str], empty: list[Path] | None = None) -> Iterator[Path]:
-    """Files named on the command line; a directory stands for every file below it (sorted; names
-    starting with ``.`` are skipped). A directory with no such file is added to ``empty``."""
-    for p in map(Path, paths):
-        if p.is_dir():
-            n = 0
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for f in sorted(files):
-                    if not f.startswith("."):
-                        n += 1
-                        yield Path(root) / f
-            if not n and empty is not None:
-                empty.append(p)
-        else:
-            yield p
+def _files(paths: Sequence[str], empty: list[Path] | None = None) -> Iterator[Input]:
+    """The inputs named on the command line (``bunzai_codecs.inputs``): a file; a folder stands for
+    every input below it (sorted; names starting with ``.`` are skipped), a card folder and a
+    character YAML with its picture being one input each. A folder with no input is added to
+    ``empty``."""
+    from bunzai_codecs.inputs import inputs
+
+    return inputs(paths, empty)
 
 
 def _no_files(path: Path) -> str:
@@ -69,6 +64,16 @@ def _read(path: Path) -> bytes:
         raise
     except OSError as exc:
         raise _InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_input(inp: Input) -> bytes:
+    """An input's bytes (a file set's, for several files), bounded; ``_InputError`` when a file
+    cannot be read."""
+    try:
+        return inp.read()
+    except OSError as exc:
+        where = exc.filename or inp.path
+        raise _InputError(f"{where}: cannot read: {exc.strerror or exc}") from None
 
 
 class _InputError(Exception):
@@ -103,28 +108,44 @@ def cmd_formats(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def _entries(
-    paths: Sequence[str], empty: list[Path]
-) -> Iterator[tuple[str, str, bytes | None, Exception | None]]:
-    """``(label, name, bytes, error)`` for every input below ``paths`` (:func:`_files`): a file,
-    or each file inside a zip of files (``bunzai_codecs.inputs``), labelled by its chain URL. A
-    file that cannot be read, or a zip member that does not inflate, comes with its error."""
+class _Entry(NamedTuple):
+    """One input as detect and inspect read it (:func:`_entries`)."""
+
+    #: how a table names it (``mycard/``, ``Name.yaml (+ Name.png)``, ``zip://a.png::dump.zip``)
+    shown: str
+    #: how messages and ``--json`` name it: its path, or its chain URL inside a zip
+    uri: str
+    #: the name it is detected and decoded under
+    name: str
+    data: bytes | None
+    error: Exception | None = None
+    #: the picture read with a character YAML
+    picture: Path | None = None
+
+
+def _entries(found: Iterable[Input]) -> Iterator[_Entry]:
+    """Every input of ``found`` (:func:`_files`: a file, a card folder, a character YAML with its
+    picture), or each input inside a zip of files (``bunzai_codecs.inputs``), named by its chain
+    URL. An input that cannot be read, or a zip member that does not inflate, comes with its
+    error."""
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.inputs import no_members, zip_members
 
-    for path in _files(paths, empty):
+    for inp in found:
+        uri = str(inp.path)
         try:
-            data = _read(path)
+            data = _read_input(inp)
         except (BunzaiError, _InputError) as exc:
-            yield str(path), path.name, None, exc
+            yield _Entry(str(inp), uri, inp.name, None, exc)
             continue
-        members = zip_members(data, str(path))
+        several = inp.folder or inp.picture is not None  # a file set: never a zip of files
+        members = None if several else zip_members(data, uri)
         if members is None:
-            yield str(path), path.name, data, None
+            yield _Entry(str(inp), uri, inp.name, data, picture=inp.picture)
         elif not members:
-            yield str(path), path.name, None, _InputError(no_members(str(path)))
+            yield _Entry(str(inp), uri, inp.name, None, _InputError(no_members(uri)))
         for m in members or ():
-            yield m.label, m.basename, m.data, m.error
+            yield _Entry(m.label, m.label, m.basename, m.data, m.error)
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
@@ -135,12 +156,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
     status = Exit.OK
     rows = [("FILE", "FORMAT", "KIND", "SCORE", "RUNNER-UP")]
     empty: list[Path] = []
-    for label, name, data, error in _entries(args.files, empty):
+    for e in _entries(_files(args.files, empty)):
         try:
-            if error is not None:
-                raise error
-            assert data is not None
-            s = Sniff(data, name, uri=label)
+            if e.error is not None:
+                raise e.error
+            assert e.data is not None
+            s = Sniff(e.data, e.name, uri=e.uri)
         except (BunzaiError, _InputError) as exc:
             print(str(exc), file=sys.stderr)
             status = Exit.INPUT
@@ -149,19 +170,21 @@ def cmd_detect(args: argparse.Namespace) -> int:
         best = d.best
         if args.json:
             kind = registry.kind_of(best.id, s) if best else None
-            line = {
-                "file": label,
+            line: dict[str, object] = {
+                "file": e.uri,
                 "format": best.id if best else None,
                 "kind": kind,
                 "score": best.score if best else 0.0,
                 "candidates": [[c.id, c.score] for c in d.candidates],
             }
+            if e.picture is not None:
+                line["picture"] = str(e.picture)
             sys.stdout.write(orjson.dumps(line).decode() + "\n")
         else:
             ru = d.runner_up
             rows.append(
                 (
-                    label,
+                    e.shown,
                     best.id if best else "-",
                     registry.kind_of(best.id, s) if best else "-",
                     f"{best.score:.2f}" if best else "0.00",
@@ -184,17 +207,21 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from bunzai_codecs.core.errors import BunzaiError
     from bunzai_codecs.formats.vaud.codec import dumps
 
+    found = list(_files(args.file))
+    if len(found) != 1:
+        what = ", ".join(str(x) for x in found[:3]) + (" ..." if len(found) > 3 else "")
+        args._parser.error(f"inspect reads one input; these paths are {len(found)}: {what or 'none'}")
     source_format = _source_format(args)
     _moved_notes(source_format)
     status = Exit.OK
-    for label, name, data, error in _entries([args.file], []):
+    for entry in _entries(found):
         try:
-            if error is not None:
-                raise error
-            assert data is not None
-            decoded = read(data, name, uri=label, format=source_format)
+            if entry.error is not None:
+                raise entry.error
+            assert entry.data is not None
+            decoded = read(entry.data, entry.name, uri=entry.uri, format=source_format)
         except (BunzaiError, _InputError) as exc:
-            if not label.startswith("zip://"):  # the file itself: main() says it, as before
+            if not entry.uri.startswith("zip://"):  # the input itself: main() says it, as before
                 raise
             print(str(exc), file=sys.stderr)  # one member of a zip of files: the others go on
             status = Exit.INPUT
@@ -255,7 +282,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     if is_batch(args.input):
         return cmd_convert_batch(args)
-    src = Path(args.input[0])
+    from bunzai_codecs.inputs import one_input
+
+    inp = one_input(args.input)
+    assert inp is not None  # not a batch
+    src = inp.path
     _moved_notes(args.source_format, args.to)
     image = _image_option(args)
     if image is False:
@@ -269,15 +300,22 @@ def cmd_convert(args: argparse.Namespace) -> int:
         image=image,
     )
     try:
-        planned = plan(src, _read(src), opts)
-        written = write_planned(planned, force=args.force)
+        planned = plan(src, _read_input(inp), opts)
+        write_planned(planned, force=args.force)
     except ConvertUsageError as exc:
         print(f"bunzai: error: {exc}", file=sys.stderr)
         return Exit.USAGE
     rows = losses(planned)
     if not args.quiet:
-        for f, path in zip(planned.files, written, strict=True):
-            print(f"wrote {path} ({f.export.format}, {f.export.entity.kind})", file=sys.stderr)
+        for f in planned.files:
+            laid = f.laid_out()
+            if f.tree:
+                where = f"{f.path}{os.sep} ({len(laid)} files)"
+            elif len(laid) > 1:
+                where = f"{f.path} (+ {', '.join(p.name for p, _ in laid[1:])})"
+            else:
+                where = str(f.path)
+            print(f"wrote {where} ({f.export.format}, {f.export.entity.kind})", file=sys.stderr)
         for line in render_losses(rows):
             print(line, file=sys.stderr)
     if args.strict and unexpected(rows):
@@ -322,7 +360,7 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     workers = args.jobs or os.cpu_count() or 1
     with staging_folder(out) as staging:
         jobs = [
-            Job(i.path, i.folder, staging / str(n), args.to, args.source_format, args.kind, image, i.member)
+            Job(i.source, i.folder, staging / str(n), args.to, args.source_format, args.kind, image, i.member)
             for n, i in enumerate(inputs)
         ]
         with Progress("bunzai convert", unit="files", total=len(jobs), quiet=args.quiet) as progress:
@@ -340,9 +378,8 @@ def cmd_convert_batch(args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.error is not None]
     if not args.quiet:
         for o in outcomes:
-            finals = dict(zip(o.files, o.finals, strict=True))
             for rel, summary in o.summaries:
-                print(f"{o.source} -> {out / finals[rel]}: {summary}", file=sys.stderr)
+                print(f"{o.source} -> {out / o.final(rel)}: {summary}", file=sys.stderr)
         for r in renamed:
             print(
                 f"renamed: {r.source} -> {out / r.final} ({out / r.wanted} is {r.owner}'s)",
@@ -404,19 +441,22 @@ def _labelled(arg: str) -> tuple[str, Path]:
     return (p.name if p.is_dir() else p.as_posix()), p
 
 
-def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[tuple[str, Path]]:
-    """``(input key, file)`` for every file below the given roots: ``LABEL/relative/path``; files
-    whose name or key matches an ``exclude`` glob are left out."""
+def fidelity_inputs(args: Sequence[str], exclude: Sequence[str] = ()) -> Iterator[tuple[str, Input]]:
+    """``(input key, input)`` for every input below the given roots: ``LABEL/relative/path`` (a
+    card folder's path, a character YAML's for it and its picture); inputs whose name or key
+    matches an ``exclude`` glob are left out."""
     from fnmatch import fnmatchcase
+
+    from bunzai_codecs.inputs import inputs
 
     for arg in args:
         label, root = _labelled(arg)
         if not root.exists():
             raise _InputError(f"{root}: no such file or directory")
         found = (
-            ((f"{label}/{f.relative_to(root).as_posix()}", f) for f in _files([str(root)]))
-            if root.is_dir()
-            else iter([(label, root)])
+            ((f"{label}/{f.path.relative_to(root).as_posix()}", f) for f in inputs([str(root)]))
+            if root.is_dir() and not (root / "card.yaml").is_file()
+            else ((label, f) for f in inputs([str(root)]))
         )
         n = 0
         for key, f in found:
@@ -454,7 +494,7 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
 def _fidelity(
     args: argparse.Namespace,
     out: Path,
-    inputs: list[tuple[str, Path]],
+    inputs: list[tuple[str, Input]],
     labels: list[str],
     builder: Any,
     chunks: list[bytes],
@@ -465,9 +505,9 @@ def _fidelity(
     from bunzai_codecs.progress import Progress
 
     with Progress("bunzai fidelity", unit="files", total=len(inputs), quiet=args.quiet) as progress:
-        for key, path in inputs:
+        for key, inp in inputs:
             try:
-                rows = check_file(_read(path), path.name, input=key, uri=key, targets=args.to)
+                rows = check_file(_read_input(inp), inp.name, input=key, uri=key, targets=args.to)
             except BunzaiError as exc:  # too big to read: a reject like any other
                 rows = [reject_row(exc, input=key, uri=key)]
             builder.add_all(rows)
@@ -546,7 +586,12 @@ def _detect_args(d: argparse.ArgumentParser) -> None:
 
 
 def _inspect_args(i: argparse.ArgumentParser) -> None:
-    i.add_argument("file", metavar="FILE")
+    i.add_argument(
+        "file",
+        nargs="+",
+        metavar="FILE",
+        help="a file, a zip of files, a card folder, or a character YAML and its picture (one input)",
+    )
     i.add_argument(
         "--from", dest="source_format", metavar="FORMAT", help="decode as this format instead of detecting"
     )
@@ -608,8 +653,14 @@ def _schema_args(s: argparse.ArgumentParser) -> None:
 #: name of the function that runs it (looked up when the parser is built)
 _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
     ("formats", "list the formats bunzai reads and writes", None, _formats_args, "cmd_formats"),
-    ("detect", "name the format of each file (directories are walked)", None, _detect_args, "cmd_detect"),
-    ("inspect", "print a file's canonical entities as vaud-json lines", None, _inspect_args, "cmd_inspect"),
+    (
+        "detect",
+        "name the format of each input (folders are walked; a card folder is one input)",
+        None,
+        _detect_args,
+        "cmd_detect",
+    ),
+    ("inspect", "print an input's canonical entities as vaud-json lines", None, _inspect_args, "cmd_inspect"),
     (
         "convert",
         "export a file (or every file below folders and globs) to another format",
@@ -617,6 +668,9 @@ _COMMANDS: tuple[tuple[str, str, str | None, Any, Any], ...] = (
         "it), then reads the files back and says on stderr what was lost or changed, expected (the "
         "format has no place for it) or unexpected. OUT's suffix picks the container (card.png, "
         "card.json); OUT/ or no -o names each file after its entity, keeping the input's container. "
+        "A format of several files is written as files (textgen-webui: -o Name.yaml and its picture "
+        "beside it; card-folder: -o DIR/ is the folder). A card folder, or a character YAML named "
+        "with its picture, is one IN. "
         "Several INs, a folder or a glob: a batch into -o OUTDIR, each file named after its input "
         "(sub-folders kept), on -j processes, with a failure line per bad input (exit 3).",
         _convert_args,

@@ -37,7 +37,6 @@ input is used as a path but its cleaned-up name (no separators, no leading dots)
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,9 +48,8 @@ from bunzai_codecs.core.codec import Codec, Container, read_only_refusal
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import EditedExportBlocked, Unsupported
 from bunzai_codecs.core.files import OutputError, write_atomic
+from bunzai_codecs.core.fileset import safe_stem
 from bunzai_codecs.fidelity import FidelityRow, PathLoss, entity_name, export_row
-
-_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
 
 
 class ConvertUsageError(ValueError):
@@ -73,12 +71,20 @@ class Options:
 
 @dataclass
 class Planned:
-    """One file to write: its path and the export it holds."""
+    """One file to write: its path and the export it holds. An export in a format's several-files
+    container (``Container.files``: a card folder, a character YAML with its picture) is the files
+    ``layout`` lists; ``tree`` marks a folder format's export, whose ``path`` is the folder."""
 
     path: Path
     export: Export
     #: the entity the file's row of the loss report is about (the export's own entity)
     main: bool = True
+    #: the files this export is on disk (``Codec.layout``): ``[(path, bytes)]`` for one file
+    layout: list[tuple[Path, bytes]] = field(default_factory=list)
+    tree: bool = False
+
+    def laid_out(self) -> list[tuple[Path, bytes]]:
+        return self.layout or [(self.path, self.export.data)]
 
 
 @dataclass
@@ -94,11 +100,9 @@ class Plan:
     def paths(self) -> list[Path]:
         return [f.path for f in self.files]
 
-
-def safe_stem(name: str) -> str:
-    """A file name stem from card text: separators, control and reserved characters replaced,
-    leading dots and spaces dropped, at most 100 characters."""
-    return _UNSAFE.sub("_", " ".join(name.split())).strip(" .")[:100]
+    def written(self) -> list[Path]:
+        """Every file the plan writes (the files of a several-files export too)."""
+        return [p for f in self.files for p, _ in f.laid_out()]
 
 
 def _suffixes(name: str) -> str:
@@ -333,6 +337,15 @@ def plan(
     names = _Names(taken)
     out = opts.output
     folder_mode = out is None or out.endswith(("/", os.sep)) or Path(out).is_dir()
+    files_container = targets[0][1].files_container()
+    if (
+        files_container is not None
+        and is_folder_container(files_container)
+        and out is not None
+        and not named_as_source
+        and not _suffixes(Path(out).name)
+    ):
+        folder_mode = False  # a folder format: -o names the folder it writes (mycard/), not one to fill
     folder = (cwd or Path.cwd()) if out is None else Path(out) if folder_mode else Path(out).parent
     named: str | None = None  # the container -o FILE's suffix asks of the first file's format
     if not folder_mode and out is not None:
@@ -344,9 +357,11 @@ def plan(
         if e.id in inside:
             continue  # the file of an earlier entity holds it (a Voxta package's other characters)
         container = named if i == 0 or codec is targets[0][1] else None
+        image = opts.image
+        if container is None:  # files on disk, where the format has them (unless a picture asks its PNG)
+            container = _files_default(codec, image)
         # the file an encoder's refusal is about: -o FILE, else the input (a batch names it itself)
         shown = out if not folder_mode and i == 0 else None if named_as_source else uri or str(source)
-        image = opts.image
         if image is not None and named_as_source and opts.to not in registry.CODECS:
             # a batch to an app: the picture goes to each entity whose format holds one
             image = image if holds_picture(codec, e.kind) else None
@@ -370,7 +385,7 @@ def plan(
         else:
             path = names.unique(folder, stem, _kept_suffix(source, codec, export.extension))
             first_stem = first_stem or path.name[: len(path.name) - len(_suffixes(path.name))]
-        result.files.append(Planned(path, export))
+        result.files.append(_laid_out(codec, path, export))
         own_stem = path.name[: len(path.name) - len(_suffixes(path.name))] or stem
         for side in _beside(export):
             # a linked entity of another kind is <stem>.<kind> (card.lorebook.json); one of the same
@@ -378,9 +393,41 @@ def plan(
             sub: str = side.entity.kind
             if side.entity.kind == e.kind:
                 sub = safe_stem(entity_name(side.entity)) or sub
-            p = names.unique(folder, f"{own_stem}.{sub}", side.extension)
+            p = names.unique(
+                path.parent if result.files[-1].tree else folder, f"{own_stem}.{sub}", side.extension
+            )
             result.files.append(Planned(p, side, main=False))
     return result
+
+
+def _files_default(codec: Codec, image: bytes | None) -> str | None:
+    """The container an export is written in when the output name does not say: the format's
+    several-files one (``Container.files``: a card folder, a character YAML with its picture),
+    unless a picture is given and the format has a PNG (which then carries it); else the codec's
+    choice (None)."""
+    files = codec.files_container()
+    if files is None or (image is not None and any(c.magic == "png" for c in codec.container_list())):
+        return None
+    return files.name
+
+
+def is_folder_container(c: Container) -> bool:
+    """A container that is a folder (its suffix ``/``: a card folder), not files named by a suffix."""
+    return c.files and all(suf.endswith("/") for suf in c.suffixes)
+
+
+def _laid_out(codec: Codec, path: Path, export: Export) -> Planned:
+    """The planned file(s) of a main export: the files a several-files container is on disk."""
+    c = codec.container_named(export.container) if export.container else None
+    if c is None or not c.files:
+        return Planned(path, export)
+    laid = [(Path(p), data) for p, data in codec.layout(export.data, path)]
+    for p, _ in laid:  # the codec's layout stays inside the export's folder (the folder itself for a tree)
+        inside = p.parent if not is_folder_container(c) else p
+        base = path.parent if not is_folder_container(c) else path
+        if not (inside == base or base in inside.parents):
+            raise ValueError(f"{codec.id} laid out {p} outside {base}")
+    return Planned(path, export, layout=laid, tree=is_folder_container(c))
 
 
 def source_stem(source: Path, decoded: Decoded) -> str:
@@ -413,13 +460,32 @@ def _split_source(source: Path, decoded: Decoded) -> tuple[str, str]:
 
 def existing(p: Plan) -> list[Path]:
     """The planned paths that already exist (``write_planned`` refuses them without ``force``)."""
-    return [f.path for f in p.files if f.path.exists()]
+    return [path for path in p.written() if path.exists()]
+
+
+def stale_files(folder: Path, format_id: str, keep: set[Path]) -> list[Path]:
+    """The files of an existing folder of a folder format (a card folder) that the format writes
+    (``Codec.owns``) but a new export into it does not: a forced write removes them, so the folder
+    reads back as what was written. Other files (a README, ``.git/``) are left alone."""
+    if not folder.is_dir():
+        return []
+    codec = registry.get(format_id)
+    out = []
+    for q in sorted(folder.rglob("*")):
+        if q in keep or q.is_dir() or q.is_symlink():
+            continue
+        rel = q.relative_to(folder).as_posix()
+        if codec.owns(rel):
+            out.append(q)
+    return out
 
 
 def write_planned(p: Plan, *, force: bool = False) -> list[Path]:
-    """Write every planned file; raises ``ConvertUsageError`` (writing nothing) when one of them
-    exists and ``force`` is not set."""
-    folders = [f.path for f in p.files if f.path.is_dir()]
+    """Write every planned file (every file of a several-files export); raises
+    ``ConvertUsageError`` (writing nothing) when one of them exists and ``force`` is not set. A
+    forced write into a folder format's existing folder also removes the files of the format the
+    new export does not have (:func:`stale_files`). Returns every file written."""
+    folders = [path for path in p.written() if path.is_dir()]
     if folders:
         raise OutputError(f"{folders[0]}: is a folder; give a file name (or a folder ending in /)")
     if not force:
@@ -427,9 +493,16 @@ def write_planned(p: Plan, *, force: bool = False) -> list[Path]:
         if there:
             more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
             raise ConvertUsageError(f"{there[0]} exists{more}: pass --force to overwrite")
+    keep = set(p.written())
+    stale = (
+        [q for f in p.files if f.tree for q in stale_files(f.path, f.export.format, keep)] if force else []
+    )
     for f in p.files:
-        write_atomic(f.path, f.export.data)
-    return p.paths
+        for path, data in f.laid_out():
+            write_atomic(path, data)
+    for q in stale:
+        q.unlink(missing_ok=True)
+    return p.written()
 
 
 def losses(p: Plan) -> list[FidelityRow]:

@@ -4,9 +4,10 @@ on several processes, with the same files and bytes whatever their number.
 
 1. :func:`list_inputs` names the inputs and the sub-folder of OUTDIR each one goes to: below a
    folder its relative folder, below a glob the folder before the first wildcard, a file named
-   alone the top. A path that does not exist, a folder with no input file (names starting with
-   ``.`` are skipped), a glob matching none and a zip of files holding none end the batch before
-   anything is converted.
+   alone the top. A card folder, and a character YAML with its picture, are one input each
+   (``bunzai_codecs.inputs``). A path that does not exist, a folder with no input file (names
+   starting with ``.`` are skipped), a glob matching none and a zip of files holding none end the
+   batch before anything is converted.
 2. :func:`convert_one` (in a worker process, or in-process with ``-j 1``) converts one input into
    its own staging folder (in a hidden one inside OUTDIR), names the first file after the input
    (:func:`bunzai_codecs.convert.source_stem`) and the rest as a single convert does, reads them
@@ -14,13 +15,16 @@ on several processes, with the same files and bytes whatever their number.
    typed error. One input failing never stops the others.
 3. :func:`name_outputs` gives every input's files names no earlier input's have (an input that
    would write an earlier one's name gets its source's suffix after its stem,
-   ``quill.lumiverse-zip.png``), the same whatever the number of processes; :func:`commit` then
+   ``quill.lumiverse-zip.png``; a card folder's folder, ``quill-zip/``), the same whatever the
+   number of processes; :func:`commit` then
    moves the staged files into OUTDIR, only once every input is done and nothing is in the way: an
    existing file (without ``force``) or a file where a folder is needed refuse the whole batch, and
-   OUTDIR is left as it was.
+   OUTDIR is left as it was. With ``force``, a card folder written over an existing one replaces
+   its card files whole (``convert.stale_files``).
 
 A zip of files (``bunzai_codecs.inputs``) given or found is its members: each an input going to its
-folder inside the zip, below the zip's own folder.
+folder inside the zip, below the zip's own folder (a card folder inside it, a character YAML with
+its picture, one input each).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from pathlib import Path
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.files import OutputError, ensure_folder
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES, ZIP_MAGIC
-from bunzai_codecs.inputs import Member
+from bunzai_codecs.inputs import Input, Member, inputs, is_card_folder, one_input, walk
 
 
 class InputsError(Exception):
@@ -50,10 +54,10 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Job:
-    """One input to convert: the file, the sub-folder of the output it goes to (``a/b``, or ``""``)
-    and what to convert it to."""
+    """One input to convert: the file (or the files of one input), the sub-folder of the output it
+    goes to (``a/b``, or ``""``) and what to convert it to."""
 
-    source: Path
+    source: Input
     folder: str
     staging: Path
     to: str
@@ -69,7 +73,8 @@ class Outcome:
     """What one input gave: its files (paths relative to the output folder, in the order a single
     convert writes them) and a loss summary per written entity, or its error."""
 
-    source: Path | str
+    #: how the input is named to the user (a file, ``mycard/``, ``zip://a.png::dump.zip``)
+    source: str
     #: the input's own staging folder (its files are relative to it)
     staging: Path
     #: the files as staged (relative to ``staging``); ``commit`` may give them other names in the
@@ -81,12 +86,23 @@ class Outcome:
     tag: str = ""
     #: each file's name in the output folder (``files`` unless renamed)
     finals: list[str] = field(default_factory=list)
+    #: the card folders among ``files``' folders (as staged) and their format: ``--force``
+    #: replaces such a folder's card files whole (``convert.stale_files``)
+    trees: list[tuple[str, str]] = field(default_factory=list)
     #: (file, one-line loss summary) per written entity
     summaries: list[tuple[str, str]] = field(default_factory=list)
     unexpected: bool = False
     error: str | None = None
     #: the error is a bug in bunzai, not a property of the input
     internal: bool = False
+
+    def final(self, rel: str) -> str:
+        """The name in the output folder of staged file ``rel``, or of a card folder among
+        ``trees`` (then a folder)."""
+        finals = self.finals or self.files
+        if rel in self.files:
+            return finals[self.files.index(rel)]
+        return next((final for tree, final, _fmt in _final_trees(self) if tree == rel), rel)
 
 
 def _glob_root(pattern: str) -> Path:
@@ -98,69 +114,75 @@ def _glob_root(pattern: str) -> Path:
     return Path(*parts) if parts else Path(".")
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for f in sorted(files):
-            if not f.startswith("."):
-                yield Path(root) / f
-
-
 def is_batch(paths: Sequence[str]) -> bool:
-    """Whether the command line asks for a batch: several paths, a folder, a glob, or a zip of
-    files."""
+    """Whether the command line asks for a batch: several paths (but a character YAML with its
+    picture), a folder (but a card folder), a glob, or a zip of files."""
     if len(paths) != 1:
-        return True
+        return one_input(paths) is None
     p = Path(paths[0])
+    if is_card_folder(p):
+        return False
     return p.is_dir() or (glob.has_magic(paths[0]) and not p.exists()) or is_zip_of_files(paths[0])
 
 
 @dataclass(frozen=True)
-class Input:
-    """One input of a batch: a file, or a member of a zip of files (``bunzai_codecs.inputs``), and
-    the sub-folder of the output folder it goes to."""
+class Item:
+    """One input of a batch: a file or several that are one (``bunzai_codecs.inputs.Input``), or a
+    member of a zip of files, and the sub-folder of the output folder it goes to."""
 
-    path: Path
+    source: Input
     folder: str
     member: Member | None = None
 
     @property
     def label(self) -> str:
-        return self.member.label if self.member is not None else str(self.path)
+        return self.member.label if self.member is not None else str(self.source.path)
 
 
-def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[Input]:
+def list_inputs(paths: Sequence[str], *, skip: Path | None = None) -> list[Item]:
     """Every input, in command-line order then sorted; files below ``skip`` (the output folder) are
-    never inputs. A zip of files is read as the files inside it (each goes to its folder inside the
-    zip, below the zip's own folder). Raises ``InputsError``."""
-    out: list[Input] = []
-    for f, rel in _files(paths, skip):
-        out.extend(_expand(f, rel))
+    never inputs. A card folder, and a character YAML with its picture (found together, or both
+    named), are one input each. A zip of files is read as the inputs inside it (each goes to its
+    folder inside the zip, below the zip's own folder). Raises ``InputsError``."""
+    out: list[Item] = []
+    for inp, rel in _named(paths, skip):
+        out.extend(_expand(inp, rel))
     return out
 
 
-def _files(paths: Sequence[str], skip: Path | None) -> list[tuple[Path, str]]:
-    out: list[tuple[Path, str]] = []
+def _named(paths: Sequence[str], skip: Path | None) -> list[tuple[Input, str]]:
+    out: list[tuple[Input, str]] = []
     skipped = skip.resolve() if skip is not None else None
 
-    def keep(f: Path) -> bool:
-        return skipped is None or not f.resolve().is_relative_to(skipped)
+    def keep(f: Input) -> bool:
+        return skipped is None or not f.path.resolve().is_relative_to(skipped)
 
+    def rel(f: Input, root: Path) -> str:
+        return f.path.parent.relative_to(root).as_posix()
+
+    named = [Path(a) for a in paths if not Path(a).is_dir() and Path(a).exists()]
+    together = {x.path: x for x in inputs([str(p) for p in named])}  # a YAML named with its picture
     for arg in paths:
         p = Path(arg)
         if p.is_dir() and skipped is not None and p.resolve().is_relative_to(skipped):
             raise InputsError(f"{p}: is inside the output folder {skip}: give another -o")
-        if p.is_dir():
-            found = [(f, f.parent.relative_to(p).as_posix()) for f in _walk(p) if keep(f)]
+        if is_card_folder(p):
+            found = [(Input(p, folder=True), "")]
+        elif p.is_dir():
+            found = [(f, rel(f, p)) for f in walk(p) if keep(f)]
             if not found:
                 raise InputsError(f"{p}: no input files under this folder")
         elif p.exists():
-            found = [(p, "")]
+            if p not in together:
+                continue  # the picture of a YAML named beside it
+            found = [(together[p], "")]
         elif glob.has_magic(arg):
             root = _glob_root(arg)
             hits = sorted(Path(f) for f in glob.glob(arg, recursive=True))
             found = [
-                (f, os.path.normpath(f.parent.relative_to(root))) for f in hits if f.is_file() and keep(f)
+                (Input(f), os.path.normpath(f.parent.relative_to(root)))
+                for f in hits
+                if f.is_file() and keep(Input(f))
             ]
             if not found:
                 raise InputsError(f"{arg}: no input files match")
@@ -174,26 +196,29 @@ def _files(paths: Sequence[str], skip: Path | None) -> list[tuple[Path, str]]:
     return out
 
 
-def _expand(f: Path, rel: str) -> list[Input]:
-    """``f`` itself, or the files inside it when it is a zip of files."""
+def _expand(inp: Input, rel: str) -> list[Item]:
+    """``inp`` itself, or the inputs inside it when it is a zip of files."""
     from bunzai_codecs.inputs import no_members, zip_members
 
+    if inp.folder or inp.picture is not None:
+        return [Item(inp, rel)]
+    f = inp.path
     try:
         with f.open("rb") as fh:
             if fh.read(4) != ZIP_MAGIC:
-                return [Input(f, rel)]
+                return [Item(inp, rel)]
         if f.stat().st_size > MAX_INPUT_BYTES:
-            return [Input(f, rel)]  # too big to be read: its own failure line says so
+            return [Item(inp, rel)]  # too big to be read: its own failure line says so
         members = zip_members(f.read_bytes(), str(f))
     except OSError:
-        return [Input(f, rel)]  # its own failure line says why it cannot be read
+        return [Item(inp, rel)]  # its own failure line says why it cannot be read
     except BunzaiError:
         members = None
     if members is None:
-        return [Input(f, rel)]
+        return [Item(inp, rel)]
     if not members:
         raise InputsError(no_members(str(f)))
-    return [Input(f, "/".join(x for x in (rel, m.folder) if x), m) for m in members]
+    return [Item(inp, "/".join(x for x in (rel, m.folder) if x), m) for m in members]
 
 
 def is_zip_of_files(path: str) -> bool:
@@ -202,7 +227,7 @@ def is_zip_of_files(path: str) -> bool:
     if not p.is_file():
         return False
     try:
-        return any(i.member is not None for i in _expand(p, ""))
+        return any(i.member is not None for i in _expand(Input(p), ""))
     except InputsError:
         return True  # an empty one: the batch says so
 
@@ -234,12 +259,11 @@ def convert_one(job: Job) -> Outcome:
         unexpected,
         write_planned,
     )
-    from bunzai_codecs.core.errors import LimitExceeded
 
-    src = job.source
+    inp = job.source
     m = job.member
-    label = m.label if m is not None else str(src)
-    result = Outcome(label, job.staging)
+    label = m.label if m is not None else str(inp.path)
+    result = Outcome(m.label if m is not None else str(inp), job.staging)
     folder = job.staging / job.folder if job.folder else job.staging
     try:
         if m is not None:
@@ -248,15 +272,12 @@ def convert_one(job: Job) -> Outcome:
             assert m.data is not None
             data, name = m.data, Path(m.basename)
         else:
-            size = src.stat().st_size
-            if size > MAX_INPUT_BYTES:
-                raise LimitExceeded(f"input is {size} bytes; the limit is {MAX_INPUT_BYTES}", uri=str(src))
-            data, name = src.read_bytes(), src
+            data, name = inp.read(), inp.path  # bounded (MAX_INPUT_BYTES)
         opts = Options(
             to=job.to, output=f"{folder}/", source_format=job.source_format, kind=job.kind, image=job.image
         )
         planned = plan(name, data, opts, named_as_source=True, uri=label)
-        write_planned(planned, force=False)
+        written = write_planned(planned, force=False)
         rows = losses(planned)
     except BunzaiError as exc:
         result.error = str(exc.with_uri(label))
@@ -274,8 +295,11 @@ def convert_one(job: Job) -> Outcome:
         result.error = f"{label}: internal error (a bug: please report it): {type(exc).__name__}: {why}"
         result.internal = True
         return result
-    result.files = [f.path.relative_to(job.staging).as_posix() for f in planned.files]
+    result.files = [p.relative_to(job.staging).as_posix() for p in written]
     result.finals = list(result.files)
+    result.trees = [
+        (f.path.relative_to(job.staging).as_posix(), f.export.format) for f in planned.files if f.tree
+    ]
     result.stem = source_stem(name, planned.decoded)
     result.tag = source_tag(name, planned.decoded)
     mains = [f.path.relative_to(job.staging).as_posix() for f in planned.files if f.main]
@@ -327,9 +351,13 @@ class Renamed:
     owner: Path | str
 
 
-def _renamed(rel: str, stem: str, tag: str) -> str:
+def _renamed(rel: str, stem: str, tag: str, trees: Sequence[str] = ()) -> str:
     """``rel`` with ``tag`` after the input's ``stem`` (``lumiverse/quill.lumiverse.png`` ->
-    ``lumiverse/quill.lumiverse-zip.png``)."""
+    ``lumiverse/quill.lumiverse-zip.png``); a file of a card folder among ``trees`` is renamed by
+    its folder's name (``quill/card.yaml`` -> ``quill-zip/card.yaml``)."""
+    tree = next((t for t in trees if rel.startswith(f"{t}/")), None)
+    if tree is not None:
+        return _renamed(tree, stem, tag) + rel[len(tree) :]
     folder, _, base = rel.rpartition("/")
     if not base.startswith(stem):  # not planned so: before the first suffix instead
         dot = base.find(".", 1)
@@ -363,12 +391,15 @@ def name_outputs(outcomes: Sequence[Outcome]) -> list[Renamed]:
         finals = list(o.files)
         clash = next((owner[f.lower()] for f in finals if f.lower() in owner), None)
         if clash is not None:
+            trees = [t for t, _fmt in o.trees]
             for tag in _tags(o):
-                finals = [_renamed(rel, o.stem, tag) for rel in o.files]
+                finals = [_renamed(rel, o.stem, tag, trees) for rel in o.files]
                 if not any(f.lower() in owner for f in finals):
                     break
-            renamed.append(Renamed(o.source, o.files[0], finals[0], clash.source))
         o.finals = finals
+        if clash is not None:  # named by its first file, or its card folder (then a folder)
+            first = o.trees[0][0] if o.trees else o.files[0]
+            renamed.append(Renamed(o.source, first, o.final(first), clash.source))
         for f in finals:
             owner[f.lower()] = o
     return renamed
@@ -396,6 +427,14 @@ def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]
         if there:
             more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
             raise Refused(f"{there[0]} exists{more}: pass --force to overwrite")
+    from bunzai_codecs.convert import stale_files
+
+    finals = {final for _s, final in targets}
+    stale = (
+        [q for o in outcomes for _t, rel, fmt in _final_trees(o) for q in stale_files(out / rel, fmt, finals)]
+        if force
+        else []
+    )
     written: list[Path] = []
     for staged, final in targets:
         ensure_folder(final.parent)
@@ -404,7 +443,19 @@ def commit(outcomes: Sequence[Outcome], out: Path, *, force: bool) -> list[Path]
         except OSError as exc:
             raise OutputError(f"{final}: cannot write: {exc.strerror or exc}") from exc
         written.append(final)
+    for q in stale:  # only reached with force: a card folder's own files the new one does not have
+        q.unlink(missing_ok=True)
     return written
+
+
+def _final_trees(o: Outcome) -> Iterator[tuple[str, str, str]]:
+    """``o``'s card folders (``Outcome.trees``) as staged and as named in the output folder
+    (renamed with their files, :func:`name_outputs`), with their format."""
+    for tree, fmt in o.trees:
+        for rel, final in zip(o.files, o.finals or o.files, strict=True):
+            if rel.startswith(f"{tree}/"):
+                yield tree, final[: len(final) - len(rel) + len(tree)], fmt
+                break
 
 
 @contextlib.contextmanager
@@ -427,8 +478,8 @@ def staging_folder(out: Path) -> Iterator[Path]:
 
 
 __all__ = [
-    "Input",
     "InputsError",
+    "Item",
     "Job",
     "Outcome",
     "Refused",

@@ -17,7 +17,7 @@ Every rule has a stable id (``lorebook.entry-no-trigger``) and a path into the e
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -64,36 +64,45 @@ class Finding:
         )
 
 
+def _rules(level: Level, descriptions: Mapping[str, str]) -> dict[str, Rule]:
+    return {rid: Rule(rid, level, text) for rid, text in descriptions.items()}
+
+
 RULES: dict[str, Rule] = {
-    r.id: r
-    for r in (
-        Rule("entity.id", "error", "the id is not `<kind>-<letters, digits, _ or ->` for the entity's kind"),
-        Rule("links.self", "error", "the entity lists itself among its linked entities"),
-        Rule("links.dangling", "error", "a linked id names no entity decoded from the same file"),
-        Rule("character.name-empty", "warning", "the character has no name"),
-        Rule("persona.name-empty", "warning", "the persona has no name"),
-        Rule("lorebook.no-entries", "warning", "the lorebook has no entries"),
-        Rule(
-            "lorebook.entry-id-duplicate", "error", "two entries share an id (ids must be unique in a book)"
-        ),
-        Rule("lorebook.category-id-duplicate", "error", "two categories share an id"),
-        Rule("lorebook.category-unknown", "warning", "an entry names a category the book does not have"),
-        Rule(
-            "lorebook.entry-no-trigger",
-            "warning",
-            "an enabled entry that is neither constant nor vectorized has no trigger: it never fires",
-        ),
-        Rule("lorebook.entry-empty-content", "warning", "an enabled entry inserts no text"),
-        Rule("lorebook.trigger-blank", "warning", "a trigger is empty or only whitespace"),
-        Rule("lorebook.probability-range", "warning", "a probability is outside 0..100"),
-        Rule("lorebook.depth-negative", "warning", "a depth or scan depth is negative"),
-        Rule("regex.rule-id-duplicate", "error", "two rules share an id (ids must be unique in a set)"),
-        Rule("regex.find-empty", "warning", "an enabled rule has no pattern: it never matches"),
-        Rule("regex.no-phase", "warning", "an enabled rule has no phase: it never runs"),
-        Rule("regex.flags-unknown", "warning", "the flags hold characters a JavaScript RegExp refuses"),
-        Rule("regex.depth-range", "warning", "minDepth is greater than maxDepth: the rule never runs"),
-        Rule("preset.prompt-id-duplicate", "error", "two prompts share an id"),
-    )
+    # broken invariants: the entity is rejected
+    **_rules(
+        "error",
+        {
+            "entity.id": "the id is not `<kind>-<letters, digits, _ or ->` for the entity's kind",
+            "links.self": "the entity lists itself among its linked entities",
+            "links.dangling": "a linked id names no entity decoded from the same file",
+            "lorebook.entry-id-duplicate": "two entries share an id (ids must be unique in a book)",
+            "lorebook.category-id-duplicate": "two categories share an id",
+            "regex.rule-id-duplicate": "two rules share an id (ids must be unique in a set)",
+            "preset.prompt-id-duplicate": "two prompts share an id",
+        },
+    ),
+    # usable, with a note on ``entity.warnings``
+    **_rules(
+        "warning",
+        {
+            "character.name-empty": "the character has no name",
+            "persona.name-empty": "the persona has no name",
+            "lorebook.no-entries": "the lorebook has no entries",
+            "lorebook.category-unknown": "an entry names a category the book does not have",
+            "lorebook.entry-no-trigger": (
+                "an enabled entry that is neither constant nor vectorized has no trigger: it never fires"
+            ),
+            "lorebook.entry-empty-content": "an enabled entry inserts no text",
+            "lorebook.trigger-blank": "a trigger is empty or only whitespace",
+            "lorebook.probability-range": "a probability is outside 0..100",
+            "lorebook.depth-negative": "a depth or scan depth is negative",
+            "regex.find-empty": "an enabled rule has no pattern: it never matches",
+            "regex.no-phase": "an enabled rule has no phase: it never runs",
+            "regex.flags-unknown": "the flags hold characters a JavaScript RegExp refuses",
+            "regex.depth-range": "minDepth is greater than maxDepth: the rule never runs",
+        },
+    ),
 }
 
 
@@ -103,6 +112,14 @@ class _Collector:
 
     def add(self, rule: str, message: str, *path: str | int) -> None:
         self.findings.append(Finding(rule, RULES[rule].level, message, json_path(path)))
+
+    def duplicate_ids(self, rule: str, what: str, field: str, items: list[Any]) -> None:
+        """A ``rule`` finding for each item of ``body.<field>`` whose ``id`` an earlier item has."""
+        seen: set[str] = set()
+        for i, item in enumerate(items):
+            if item.id in seen:
+                self.add(rule, f"{what} id {item.id!r} repeats", "body", field, i, "id")
+            seen.add(item.id)
 
 
 def lint(entity: CanonicalEntity, bundle: Mapping[str, CanonicalEntity] | None = None) -> list[Finding]:
@@ -147,14 +164,6 @@ def _blank(s: str | None) -> bool:
     return s is None or not s.strip()
 
 
-def _duplicates(ids: list[str]) -> Iterator[tuple[int, str]]:
-    seen: set[str] = set()
-    for i, x in enumerate(ids):
-        if x in seen:
-            yield i, x
-        seen.add(x)
-
-
 def _out_of_range(p: Any) -> bool:
     return p is not None and not (0 <= p <= 100)
 
@@ -172,13 +181,9 @@ def _persona(body: Any, out: _Collector) -> None:
 def _lorebook(body: Any, out: _Collector) -> None:
     if not body.entries:
         out.add("lorebook.no-entries", "the lorebook has no entries", "body", "entries")
-    for i, cid in _duplicates([c.id for c in body.categories]):
-        out.add(
-            "lorebook.category-id-duplicate", f"category id {cid!r} repeats", "body", "categories", i, "id"
-        )
+    out.duplicate_ids("lorebook.category-id-duplicate", "category", "categories", body.categories)
     categories = {c.id for c in body.categories}
-    for i, eid in _duplicates([e.id for e in body.entries]):
-        out.add("lorebook.entry-id-duplicate", f"entry id {eid!r} repeats", "body", "entries", i, "id")
+    out.duplicate_ids("lorebook.entry-id-duplicate", "entry", "entries", body.entries)
     for i, e in enumerate(body.entries):
         at = ("body", "entries", i)
         if e.categoryId is not None and e.categoryId not in categories:
@@ -214,8 +219,7 @@ def _lorebook(body: Any, out: _Collector) -> None:
 
 
 def _regex(body: Any, out: _Collector) -> None:
-    for i, rid in _duplicates([r.id for r in body.rules]):
-        out.add("regex.rule-id-duplicate", f"rule id {rid!r} repeats", "body", "rules", i, "id")
+    out.duplicate_ids("regex.rule-id-duplicate", "rule", "rules", body.rules)
     for i, r in enumerate(body.rules):
         at = ("body", "rules", i)
         if r.enabled and r.find == "":
@@ -231,8 +235,7 @@ def _regex(body: Any, out: _Collector) -> None:
 
 
 def _preset(body: Any, out: _Collector) -> None:
-    for i, pid in _duplicates([p.id for p in body.prompts]):
-        out.add("preset.prompt-id-duplicate", f"prompt id {pid!r} repeats", "body", "prompts", i, "id")
+    out.duplicate_ids("preset.prompt-id-duplicate", "prompt", "prompts", body.prompts)
 
 
 _BY_KIND: dict[str, Callable[[Any, _Collector], None]] = {

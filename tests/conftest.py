@@ -14,8 +14,10 @@ from pipeline.runtime import fixed_cost
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: every test checks core.basecache's rule: an escrow tree (and the dict mapped from it) is never
-#: mutated after decode; a recall of a changed one raises basecache.RuleBroken
+#: every test checks the rules the fast paths trust, and a broken one raises basecache.RuleBroken:
+#: core.basecache's (an escrow tree, and the dict mapped from it, is never mutated after decode) and
+#: core.seal's (a body marked unedited since decode is its twin's fully validated mapping: compared
+#: field by field and by its JSON dump on every write that trusts the mark)
 basecache.CHECK = True
 
 #: Beam's fixed cost per run (pipeline/runtime/fixed_cost.py), as a job installs it when it starts: every

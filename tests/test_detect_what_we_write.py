@@ -18,7 +18,6 @@ different reading.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, corpus_root
@@ -30,28 +29,31 @@ from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.core.errors import BunzaiError, Unsupported
 from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.formats.tavern.card import TavernCard
+from tests.formats.helpers import inputs_below
 
 _SKIP_NAMES = ("EXPECT.tsv",)
 
 
-def _inputs() -> Iterator[tuple[str, Path]]:
+def _inputs() -> Iterator[tuple[str, str, bytes]]:
+    """``(key, name, bytes)`` of every input, grouped as bunzai reads a folder (a card folder, a
+    character YAML with its picture)."""
     roots = [("samples", ROOT / "samples")]
     corpus = corpus_root()
     if corpus is not None:
         roots.append(("corpus", corpus))
     for label, root in roots:
-        for f in sorted(root.rglob("*")):
-            if f.is_file() and f.suffix != ".md" and f.name not in _SKIP_NAMES and not f.name.startswith("."):
-                yield f"{label}/{f.relative_to(root).as_posix()}", f
+        for f, name, data in inputs_below(root):
+            if f.name not in _SKIP_NAMES:
+                yield f"{label}/{f.relative_to(root).as_posix()}", name, data
 
 
 def _decoded() -> list[tuple[str, CanonicalEntity, list[CanonicalEntity]]]:
     """(input key, entity, the entities decoded beside it) for every entity of every input that
     decodes; inputs that do not (the corpus keeps a few on purpose) are not samples of any kind."""
     out = []
-    for key, f in _inputs():
+    for key, name, data in _inputs():
         try:
-            d = read(f.read_bytes(), f.name)
+            d = read(data, name)
         except BunzaiError:
             continue
         out += [(key, e, d.entities) for e in d.entities]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from pathlib import Path
 
 import pytest
 
@@ -84,15 +83,20 @@ def test_a_webp_portrait_becomes_the_png_of_a_png_card_with_the_same_pixels() ->
 # -- every card with a picture, to every character format and back --------------------------------
 
 
-def _files() -> list[tuple[str, Path]]:
+def _files() -> list[tuple[str, str, bytes]]:
+    """``(key, name, bytes)`` of every input of the samples and the corpus."""
+    from tests.formats.helpers import inputs_below
+
     out = [
-        (f"samples/{p.relative_to(ROOT / 'samples').as_posix()}", p)
-        for p in sorted((ROOT / "samples").rglob("*"))
+        (f"samples/{p.relative_to(ROOT / 'samples').as_posix()}", name, data)
+        for p, name, data in inputs_below(ROOT / "samples")
     ]
     root = corpus_root()
     if root is not None:
-        out += [(f"corpus/{p.relative_to(root).as_posix()}", p) for p in sorted(root.rglob("*"))]
-    return [(k, p) for k, p in out if p.is_file() and p.suffix not in (".md", ".tsv")]
+        out += [
+            (f"corpus/{p.relative_to(root).as_posix()}", name, data) for p, name, data in inputs_below(root)
+        ]
+    return out
 
 
 def _pictures(e: CanonicalEntity) -> dict[str, list[str]]:
@@ -106,15 +110,15 @@ def _pictures(e: CanonicalEntity) -> dict[str, list[str]]:
     return out
 
 
-def _cards_with_pictures() -> list[tuple[str, Path]]:
+def _cards_with_pictures() -> list[tuple[str, tuple[str, bytes]]]:
     found = []
-    for key, p in _files():
+    for key, name, data in _files():
         try:
-            d = read(p.read_bytes(), p.name)
+            d = read(data, name)
         except Exception:
             continue
         if any(e.kind == "character" and any(_pictures(e).values()) for e in d.entities):
-            found.append((key, p))
+            found.append((key, (name, data)))
     return found
 
 
@@ -143,6 +147,8 @@ def test_the_sample_set_has_cards_with_pictures_of_every_kind() -> None:
         "samples/lumiverse/quill.lumiverse.zip",
         "samples/pygmalion/ines.pygmalion.png",
         "samples/rolecall/wren.rolecall-flat.png",
+        "samples/textgen-webui/characters/Wren.yaml",
+        "samples/card-folder/marlow",
     ):
         assert must in names, must
 
@@ -150,11 +156,12 @@ def test_the_sample_set_has_cards_with_pictures_of_every_kind() -> None:
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(("key", "path"), CARDS, ids=[k for k, _ in CARDS])
 def test_every_card_with_a_picture_to_every_character_format_and_back(
-    key: str, path: Path, target: str
+    key: str, path: tuple[str, bytes], target: str
 ) -> None:
     """Every format that can hold the picture keeps it (the same bytes, or the same pixels where a
     PNG card re-encodes a JPEG/WebP portrait); a format that cannot reports the loss as expected."""
-    d = read(path.read_bytes(), path.name)
+    name, data = path
+    d = read(data, name)
     source = d.primary.source.format  # type: ignore[union-attr]
     codec = registry.get(target)
     for e in [x for x in d.entities if x.kind == "character"]:
@@ -173,7 +180,7 @@ def test_every_card_with_a_picture_to_every_character_format_and_back(
                     assert _kept(want, there), f"{key} -> {target}: {part} {sha[:12]} lost"
                     if holds_back.covers(f"{item}.sha256") or _kept(want, back):
                         assert _kept(want, back), f"{key} -> {target} -> {source}: {part} {sha[:12]} lost"
-        row = cross_format(e, codec, pool=d.entities, input=key, source=source, name=path.name)
+        row = cross_format(e, codec, pool=d.entities, input=key, source=source, name=name)
         assert row.status != "error", row.error
         media_losses = [x for _, x in row.losses() if x.path.startswith("media.") and x.cls != "info"]
         assert [x for x in media_losses if x.cls == "unexpected"] == [], (key, target)

@@ -465,6 +465,17 @@ LOSSY: dict[str, list[Lossy]] = {
         ),
     ],
     "voxta": [],
+    "textgen-webui": [],
+    "textgen-webui-preset": [Lossy("samplers", ADDED, NEUTRAL)],
+    "textgen-webui-instruct": [
+        Lossy(
+            "instruct",
+            ADDED,
+            "the older keys hold the four turn sequences in one turn_template: one the body lacks reads "
+            "back as empty (and the Jinja template key is written empty when the body has neither)",
+        )
+    ],
+    "card-folder": [],
 }
 
 
@@ -882,11 +893,11 @@ def _entities_for_determinism() -> list[CanonicalEntity]:
 
     from bunzai_codecs import read
     from bunzai_codecs.entities import BODY_TYPES
+    from tests.formats.helpers import inputs_below
 
     out: list[CanonicalEntity] = []
-    for f in sorted((ROOT / "samples").rglob("*")):
-        if f.is_file():
-            out += read(f.read_bytes(), f.name).entities
+    for _path, name, data in inputs_below(ROOT / "samples", skip=()):
+        out += read(data, name).entities
     for kind in ENTITY_KINDS:
         body = BODY_TYPES[kind].model_validate(FULL[kind])
         out.append(CanonicalEntity(kind=kind, id=f"{kind}-full", body=body))

@@ -14,8 +14,12 @@ or changed. Decoders call ``remember`` only where nothing edits the dict after t
 it, and with a ``tag`` naming the mapper and whatever else the mapping depends on (a codec's
 dialects).
 
-It earns its place: a same-format round trip of a card with a book, an ST world or a Risu lorebook
-costs ~10 % less (docs/perf-notes/2026-11-30-codec-optimisations.md). Its rule — an escrow tree and the dict
+It earned its place when every same-format write compared its body with the dict: a round trip of a
+card with a book, an ST world or a Risu lorebook cost ~10 % less
+(docs/perf-notes/2026-11-30-codec-optimisations.md). A body marked unedited since decode
+(``core.seal``) needs no dict, and keeping every decoded tree alive for a while costs the reads
+more than it saves (docs/perf-notes/2026-12-03-read-path.md): decoders keep only the dicts of the
+bodies left without a mark (``seal.keep_unless_marked``). Its rule — an escrow tree and the dict
 mapped from it are never mutated after decode — is checked, not trusted: with :data:`CHECK` on (the
 test suite turns it on in ``tests/conftest.py``) ``remember`` keeps a serialised copy of both and
 ``recall`` raises :class:`RuleBroken` when either changed since.
@@ -30,7 +34,10 @@ SIZE = 8
 #: inputs above this many bytes are not kept (a few big trees must not outlive their entities)
 MAX_INPUT = 1024 * 1024
 
-#: check the rule on every ``recall`` (slower: a serialisation of each tree and mapped dict)
+#: check, not trust, the rules the fast paths rest on (the test suite, the hostile and fuzz runs):
+#: this cache's on every ``recall`` (a serialisation of each tree and mapped dict), a body's
+#: "unedited since decode" mark against full validation (``core.seal``, ``overlay.unedited``), and
+#: detection by the formats' claims against asking every format (``core.claims``, ``registry``)
 CHECK = False
 
 _kept: dict[tuple[str, int], tuple[Any, Any]] = {}

@@ -15,6 +15,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from bunzai_codecs.core.entity import (
@@ -28,6 +29,7 @@ from bunzai_codecs.core.entity import (
 from bunzai_codecs.core.errors import BunzaiError, Malformed, Unsupported, ValidationFailed
 from bunzai_codecs.core.escrow import Twin
 from bunzai_codecs.core.format import DECLARED, DETECT_ERRORS, Format, guarded
+from bunzai_codecs.core.media import sniff_mime
 
 if TYPE_CHECKING:
     from bunzai_codecs.core.media import Resolver
@@ -205,7 +207,7 @@ class Container:
     """One way a format's file is written: ``name`` is what ``EmitContext.options["container"]``
     asks for, ``suffixes`` the file names it is written under (the first is the one an export gets),
     ``magic`` what its bytes look like (``json``, ``png``, ``zip``, ``jpeg`` or ``binary``),
-    ``images`` whether it holds pictures."""
+    ``images`` whether it holds pictures, ``files`` whether it is several files on disk."""
 
     name: str
     suffixes: tuple[str, ...]
@@ -213,15 +215,28 @@ class Container:
     #: whether this container can hold the entity's pictures (a PNG card, a zip, data: URLs in
     #: JSON): with pictures to keep, another container of the format is preferred to one that cannot
     images: bool = False
+    #: written as several files (a card folder; a character YAML with its picture beside it): the
+    #: bytes are their file set (``core.fileset``), which ``Codec.layout`` lays out on disk. A
+    #: writer that can write files (``bunzai convert``) asks for this container; one that writes
+    #: one file per export (the pipeline) keeps the format's default, the same set as one ``.zip``
+    files: bool = False
+
+
+#: the two containers most formats offer: a plain ``.json`` file, and a ``.png`` (a picture with the
+#: entity in its text chunks)
+JSON_FILE = Container("json", (".json",), "json")
+PNG_FILE = Container("png", (".png",), "png", images=True)
+
+#: the picture containers a format writes, by the media type ``core.media.sniff_mime`` finds
+_IMAGE_MAGIC: dict[str, Magic] = {"image/png": "png", "image/jpeg": "jpeg"}
 
 
 def sniff_kind(data: bytes) -> Magic:
     """What ``data`` looks like, for naming it: ``png``, ``jpeg`` (also a JPEG with a zip after it),
     ``zip``, ``json`` or ``binary``."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
-        return "png"
-    if data[:3] == b"\xff\xd8\xff":
-        return "jpeg"
+    image = _IMAGE_MAGIC.get(sniff_mime(data) or "")
+    if image is not None:
+        return image
     if data[:4] == b"PK\x03\x04":
         return "zip"
     head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -378,6 +393,7 @@ class Codec(abc.ABC):
         kind: EntityKind | None = None,
         media: Resolver | None = None,
         warnings: Iterable[str] = (),
+        mark: str | None = None,
         **facets: Any,
     ) -> CanonicalEntity:
         """Build one decoded entity: validate ``body`` (a dict or a model) for ``kind`` (default:
@@ -385,15 +401,22 @@ class Codec(abc.ABC):
         the twin ``twin_type.of(raw, **facets)`` under this codec's id. Media items get their digests and
         the entity its media store (``core.media.bind``): the bytes ``media`` resolves for an item
         (a zip member, the card's own image), else those of an inline ``data:`` URL. ``warnings`` are
-        the notes its reader made."""
+        the notes its reader made.
+
+        ``mark``: the tag of the mapper whose dict of ``raw`` ``body`` is, exactly as this codec's
+        encoder maps the twin again: the validated body is marked unedited since decode
+        (``core.seal``), unless binding its media made another body of it."""
+        from bunzai_codecs.core import seal
         from bunzai_codecs.core.media import bind
         from bunzai_codecs.entities import BODY_TYPES
         from bunzai_codecs.entities.base import Body
 
         k = kind or self.kind
-        model = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
+        validated = body if isinstance(body, Body) else BODY_TYPES[k].model_validate(body)
         store: dict[str, bytes] = {}
-        model = bind(model, store, media)
+        model = bind(validated, store, media, hasher=s.digest_of)
+        if mark is not None and model is validated and validated is not body:
+            seal.mark(model, mark, raw)
         return CanonicalEntity(
             kind=k,
             id=canonical_id(k, s.sha256, *part),
@@ -432,6 +455,23 @@ class Codec(abc.ABC):
                 if low.endswith(suf.lower()) and (best is None or len(suf) > best[0]):
                     best = (len(suf), c)
         return best[1] if best else None
+
+    def files_container(self) -> Container | None:
+        """The container this format writes as several files (``Container.files``), if any."""
+        return next((c for c in self.container_list() if c.files), None)
+
+    def layout(self, data: bytes, path: PurePath) -> list[tuple[PurePath, bytes]]:
+        """The files an export's bytes are on disk when written as ``path``: ``[(path, data)]``,
+        unless the format writes several files (``Container.files``), whose codec says where each
+        member of the file set goes (every path inside ``path``'s folder, or ``path`` itself for a
+        folder format)."""
+        return [(path, data)]
+
+    def owns(self, rel: str) -> bool:
+        """For a folder format (a container of ``files`` whose suffix is ``/``): whether a file at
+        ``rel`` inside such a folder is one the format writes, so a forced export into the folder
+        replaces it (or removes it when the new export has no such file)."""
+        return False
 
     def writable_suffixes(self) -> list[str]:
         return [suf for c in self.container_list() for suf in c.suffixes]

@@ -8,14 +8,21 @@ escaping a codec is a bug in bunzai, not a property of the input.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
 class BunzaiError(Exception):
     """Base class: something about one input (or one export) cannot be handled."""
 
-    #: short stable name used in reject records and exit messages
+    #: short stable name used in reject records and exit messages: a subclass's is its class name in
+    #: kebab case (``LimitExceeded`` -> ``limit-exceeded``) unless it sets its own
     code = "error"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in cls.__dict__:
+            cls.code = re.sub(r"(?<!^)(?=[A-Z])", "-", cls.__name__).lower()
 
     def __init__(
         self,
@@ -71,37 +78,25 @@ class BunzaiError(Exception):
 class NotRecognized(BunzaiError):
     """No codec scored the input above the accept threshold (or a named codec does not fit it)."""
 
-    code = "not-recognized"
-
 
 class Malformed(BunzaiError):
     """The input claims a format but breaks it: bad JSON, bad base64, a wrong type at a path, bad CRC."""
-
-    code = "malformed"
 
 
 class LimitExceeded(Malformed):
     """A safety bound was hit before any work was done: archive size, entry count, inflate ratio, depth."""
 
-    code = "limit-exceeded"
-
 
 class Unsupported(BunzaiError):
     """Well-formed, but asks for something bunzai does not do (an export of a kind to a format of another)."""
-
-    code = "unsupported"
 
 
 class EditedExportBlocked(BunzaiError):
     """An edited export is gated off for this format until its round trip is proven byte-exact."""
 
-    code = "edited-export-blocked"
-
 
 class ValidationFailed(BunzaiError):
     """The decoded entity breaks the canonical model (pydantic) or an error-level lint rule."""
-
-    code = "validation-failed"
 
 
 ERRORS: tuple[type[BunzaiError], ...] = (

@@ -11,8 +11,8 @@ twice.
 Detectors are plain functions ``(Sniff) -> float`` in modules that import no canonical model
 (``formats/<app>/detect.py``), or a detector object a row builds from its format's data (the Tavern
 card lineage's): ``bunzai detect`` and ``bunzai formats`` run on declarations and detectors alone
-and never import pydantic or the codecs. This module imports nothing but
-``core.entity`` (kind names) and ``core.errors``.
+and never import pydantic or the codecs. This module imports nothing but ``core.entity`` (kind
+names), ``core.errors`` and ``core.claims`` (what a detector can claim).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from bunzai_codecs.core.claims import Claims
 from bunzai_codecs.core.entity import ENTITY_KINDS, EntityKind
 
 if TYPE_CHECKING:
@@ -125,6 +126,9 @@ class Format:
     #: read from one (its escrow twin holds what the canonical model does not, the story of a
     #: NovelAI ``.story``), never one converted from another format. ``bunzai formats`` says so
     read_only: bool = False
+    #: the inputs the detector can score above 0, by cheap features (``core.claims``): only those
+    #: inputs ask it; ``None``, every input does
+    claims: Claims | None = None
 
     def __post_init__(self) -> None:
         if not self.kinds:

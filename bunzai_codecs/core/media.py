@@ -31,11 +31,14 @@ import base64
 import binascii
 import hashlib
 import io
+import re
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from bunzai_codecs.core.seal import TrackedList
 
 if TYPE_CHECKING:
     from bunzai_codecs.entities.base import Body
@@ -104,39 +107,37 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: what a file's first bytes say it is: (media type, pattern matched at the start), the first row
+#: that matches winning (``.`` is any byte)
+_SIGNATURES: tuple[tuple[str, re.Pattern[bytes]], ...] = tuple(
+    (mime, re.compile(pattern, re.DOTALL))
+    for mime, pattern in (
+        ("image/png", rb"\x89PNG\r\n\x1a\n"),
+        ("image/jpeg", rb"\xff\xd8\xff"),
+        ("image/gif", rb"GIF8[79]a"),
+        ("image/webp", rb"RIFF.{4}WEBP"),
+        ("audio/wav", rb"RIFF.{4}WAVE"),
+        ("image/avif", rb".{4}ftypavi[fs]"),
+        ("video/mp4", rb".{4}ftyp"),
+        ("image/bmp", rb"BM"),
+        # an ID3 tag, or an MPEG audio frame's 11 sync bits
+        ("audio/mpeg", rb"ID3|\xff[\xe0-\xff]"),
+        ("audio/ogg", rb"OggS"),
+        ("audio/flac", rb"fLaC"),
+        ("video/webm", rb"\x1a\x45\xdf\xa3"),
+        ("font/ttf", rb"\x00\x01\x00\x00|true"),
+        ("font/otf", rb"OTTO"),
+        ("font/woff", rb"wOFF"),
+        ("font/woff2", rb"wOF2"),
+    )
+)
+
+
 def sniff_mime(b: bytes) -> str | None:
     """The media type the bytes really are (never the file name)."""
-    if b[:8] == b"\x89PNG\r\n\x1a\n":
-        return "image/png"
-    if b[:3] == b"\xff\xd8\xff":
-        return "image/jpeg"
-    if b[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if b[:4] == b"RIFF" and b[8:12] == b"WEBP":
-        return "image/webp"
-    if b[:4] == b"RIFF" and b[8:12] == b"WAVE":
-        return "audio/wav"
-    if b[4:8] == b"ftyp":
-        brand = b[8:12]
-        return "image/avif" if brand in (b"avif", b"avis") else "video/mp4"
-    if b[:2] == b"BM":
-        return "image/bmp"
-    if b[:3] == b"ID3" or (len(b) > 1 and b[0] == 0xFF and b[1] & 0xE0 == 0xE0):
-        return "audio/mpeg"
-    if b[:4] == b"OggS":
-        return "audio/ogg"
-    if b[:4] == b"fLaC":
-        return "audio/flac"
-    if b[:4] == b"\x1a\x45\xdf\xa3":
-        return "video/webm"
-    if b[:4] in (b"\x00\x01\x00\x00", b"true"):
-        return "font/ttf"
-    if b[:4] == b"OTTO":
-        return "font/otf"
-    if b[:4] == b"wOFF":
-        return "font/woff"
-    if b[:4] == b"wOF2":
-        return "font/woff2"
+    for mime, signature in _SIGNATURES:
+        if signature.match(b):
+            return mime
     return None
 
 
@@ -215,7 +216,8 @@ def _replace(body: Body, fn: Callable[[str, MediaAsset], MediaAsset | None]) -> 
     if assets:
         out = [fn(f"media.assets[{i}]", a) for i, a in enumerate(assets)]
         if any(n is not a for n, a in zip(out, assets, strict=True)):
-            update["assets"] = [a for a in out if a is not None] or None
+            # a list whose in-place edits count, as validation builds them (``core.seal``)
+            update["assets"] = TrackedList(a for a in out if a is not None) or None
     if not update:
         return body
     return body.model_copy(update={"media": media.model_copy(update=update)})
@@ -226,12 +228,19 @@ def _replace(body: Body, fn: Callable[[str, MediaAsset], MediaAsset | None]) -> 
 Resolver = Callable[[str, "MediaAsset"], bytes | None]
 
 
-def bind(body: Body, store: MutableMapping[str, bytes], resolve: Resolver | None = None) -> Body:
+def bind(
+    body: Body,
+    store: MutableMapping[str, bytes],
+    resolve: Resolver | None = None,
+    *,
+    hasher: Callable[[bytes], str] = digest,
+) -> Body:
     """Give every media item whose bytes the file carried its digest and size, and put the bytes in
     ``store``: the bytes ``resolve`` finds for the item (a zip member, the PNG itself), else those of
     an inline ``data:`` URL, whose ``ref`` then keeps only its header (see the module docstring).
-    A ``mime`` the source states is kept; a missing one is sniffed. Returns a new body (or ``body``
-    when it has no such item); nothing is mutated."""
+    A ``mime`` the source states is kept; a missing one is sniffed. ``hasher`` computes a digest
+    (a decoder's ``Sniff.digest_of``: a PNG card's picture shares its hashing with the file's).
+    Returns a new body (or ``body`` when it has no such item); nothing is mutated."""
 
     def one(path: str, a: MediaAsset) -> MediaAsset:
         if a.sha256 is not None:
@@ -247,7 +256,7 @@ def bind(body: Body, store: MutableMapping[str, bytes], resolve: Resolver | None
                 return a  # an empty URL (or a bare header): nothing to keep
             if canonical:
                 ref = header
-        key = digest(data)
+        key = hasher(data)
         store[key] = data
         return a.model_copy(
             update={"ref": ref, "sha256": key, "size": len(data), "mime": a.mime or sniff_mime(data)}

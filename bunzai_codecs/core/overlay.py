@@ -23,37 +23,89 @@ import typing
 from collections.abc import Callable, Hashable
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from bunzai_codecs.core import basecache
+from bunzai_codecs.core import basecache, seal
 
 ListKey = Callable[[Any], Hashable | None]
 
+#: a body dict, or a function that makes it (called only when it is needed)
+Mapped = Any
+
 
 def overlay_twin(
-    raw: Any, body: Any, mapped: Any, to_native: Callable[[Any], Any], *, list_key: ListKey | None = None
+    raw: Any,
+    body: Any,
+    mapped: Mapped,
+    to_native: Callable[[Any], Any],
+    *,
+    list_key: ListKey | None = None,
+    tag: str | None = None,
 ) -> Any:
     """A same-format export through an escrow twin: ``raw`` itself when the body the twin decodes to
-    (``mapped``: the codec's body dict for ``raw``, validated here as ``body``'s model) equals
-    ``body``; else ``merge3`` over ``raw`` of the codec's writer (``to_native``) applied to both."""
-    if unedited(body, mapped):
+    (``mapped``: the codec's body dict for ``raw``, or a function that makes it, validated here as
+    ``body``'s model) equals ``body``; else ``merge3`` over ``raw`` of the codec's writer
+    (``to_native``) applied to both. ``tag``: the mapper's tag a decoder marked the body with
+    (``core.seal``)."""
+    mapped = _once(mapped)
+    if unedited(body, mapped, tag=tag, raw=raw):
         return raw
-    base = type(body).model_validate(mapped)
+    base = type(body).model_validate(_dict(mapped))
     if base == body:
         return raw
     return merge3(raw, to_native(base), to_native(body), list_key=list_key)
 
 
-def unedited(body: Any, mapped: Any) -> bool:
-    """``holds_mapped(body, mapped)``, the short-cut a same-format write takes for an unedited
-    entity; with ``basecache.CHECK`` on (the test suite) a True is checked against validation, and
-    a disagreement raises ``RuleBroken``. False means "validate and compare", not "edited"."""
-    if not holds_mapped(body, mapped):
+def unedited(body: Any, mapped: Mapped, *, tag: str | None = None, raw: Any = None) -> bool:
+    """Whether ``body`` is what validating ``mapped`` (the codec's body dict for the twin tree
+    ``raw``, or a function that makes it) gives, found without validating: the decoder's mark
+    (``core.seal.holds(body, tag, raw)``: the body as decoded from this very tree, nothing edited
+    since), else ``holds_mapped``. False means "validate and compare", not "edited". With
+    ``basecache.CHECK`` on (the test suite) a True is checked against the full validation of
+    ``mapped`` (equal, and the same JSON dump), and a disagreement raises ``RuleBroken``."""
+    if tag is not None and seal.holds(body, tag, raw):
+        if basecache.CHECK:
+            check_base(body, _dict(mapped), f"the {tag} mark")
+        return True
+    m = _dict(mapped)
+    if m is None or not holds_mapped(body, m):
         return False
-    if basecache.CHECK and type(body).model_validate(mapped) != body:
-        raise basecache.RuleBroken(f"holds_mapped: a {type(body).__name__} differs from its validated base")
+    if basecache.CHECK:
+        check_base(body, m, "holds_mapped")
     return True
+
+
+def check_base(body: Any, mapped: Any, who: str) -> None:
+    """Raise ``basecache.RuleBroken`` unless ``body`` equals the full validation of ``mapped`` as its
+    model, field by field and by the JSON dump (an ``int`` where validation gives a ``float`` dumps
+    otherwise)."""
+    base = type(body).model_validate(mapped)
+    if base != body or _dump(base) != _dump(body):
+        raise basecache.RuleBroken(f"{who}: a {type(body).__name__} differs from its validated base")
+
+
+def _dump(body: Any) -> bytes:
+    return orjson.dumps(body.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+
+
+def _dict(mapped: Mapped) -> Any:
+    return mapped() if callable(mapped) else mapped
+
+
+def _once(mapped: Mapped) -> Mapped:
+    """``mapped``, a function made to run at most once."""
+    if not callable(mapped):
+        return mapped
+    kept: list[Any] = []
+
+    def once() -> Any:
+        if not kept:
+            kept.append(mapped())
+        return kept[0]
+
+    return once
 
 
 def holds_mapped(body: Any, mapped: Any) -> bool:
@@ -87,7 +139,7 @@ def holds_mapped(body: Any, mapped: Any) -> bool:
             if v is not m:
                 return False
         elif many:
-            if v.__class__ is not list or m.__class__ is not list or len(v) != len(m):
+            if not isinstance(v, list) or m.__class__ is not list or len(v) != len(m):
                 return False
             for x, y in zip(v, m, strict=True):
                 if not holds_mapped(x, y):

@@ -11,7 +11,9 @@ Detection (Pygments' and chardet's habits): every format scores the same ``Sniff
 above ``ACCEPT`` (0.5) are matches; a score of ``CERTAIN`` (1.0) ends detection at once. Formats are
 asked in a fixed order (priority descending, then id), and ranked by score, then priority, then id,
 so the winner never depends on import order and the certainty short-cut picks the same format the
-full ranking would.
+full ranking would. Only the formats whose row's claims the input's features meet are asked
+(``core.claims``: the others would score it 0), and those that state no claims; with
+``basecache.CHECK`` on, every detection is held to the one asking every format gives.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
+from bunzai_codecs.core import basecache
+from bunzai_codecs.core.claims import Index
 from bunzai_codecs.core.codec import ACCEPT, CERTAIN, Codec
 from bunzai_codecs.core.entity import EntityKind
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.escrow import Twin
-from bunzai_codecs.core.format import PACKAGE, Format
+from bunzai_codecs.core.format import DETECT_ERRORS, PACKAGE, Format
 from bunzai_codecs.core.sniff import ZIP_MAGIC, Sniff
 from bunzai_codecs.formats.table import BY_ID, FORMATS
 
@@ -150,12 +155,34 @@ def _clear() -> None:
     _load.cache_clear()
     all_codecs.cache_clear()
     declarations.cache_clear()
+    _index.cache_clear()
+    _for_kind.cache_clear()
     apps.cache_clear()
+
+
+@cache
+def _index() -> Index:
+    """The detection index over :func:`declarations` (``core.claims``): a format put in the table
+    as a class states no claims and is asked always."""
+    decls = declarations()
+    return Index.build(decls, [d.claims if isinstance(d, Format) else None for d in decls])
+
+
+def candidates(s: Sniff) -> tuple[Format | Codec, ...]:
+    """The formats that may score ``s`` above 0, in asking order: those whose claims its features
+    meet and those that state none (``core.claims``)."""
+    return _index().pick(s)  # type: ignore[return-value]
 
 
 def for_kind(kind: EntityKind) -> list[Codec]:
     """Every codec that holds entities of ``kind``, in asking order."""
-    return [c for c in all_codecs() if c.holds(kind)]
+    return list(_for_kind(kind))
+
+
+@cache
+def _for_kind(kind: EntityKind) -> tuple[Codec, ...]:
+    # asked for every input a fidelity check converts (its targets): the table does not change
+    return tuple(c for c in all_codecs() if c.holds(kind))
 
 
 def family_codec(family: str, kind: EntityKind) -> Codec | None:
@@ -223,8 +250,17 @@ def _rank_key(c: Candidate) -> tuple[float, int, str]:
 
 
 def detect_all(s: Sniff) -> Detection:
-    """Ask every format; rank all non-zero scores. For reports and ``bunzai detect``."""
-    cands = [Candidate(d.id, sc) for d in declarations() if (sc := d.detect(s)) > 0.0]
+    """Rank every non-zero score of ``s`` (the formats that may claim it are asked: the others
+    score 0). For reports and ``bunzai detect``."""
+    asked = candidates(s)
+    found = _detect_all(s, asked)
+    if basecache.CHECK:
+        _held_to_every_format(s, asked, found, _detect_all, "detect_all")
+    return found
+
+
+def _detect_all(s: Sniff, asked: tuple[Format | Codec, ...]) -> Detection:
+    cands = [Candidate(d.id, sc) for d in asked if (sc := d.detect(s)) > 0.0]
     cands.sort(key=_rank_key)
     best = cands[0] if cands and cands[0].score >= ACCEPT else None
     return Detection(best, tuple(cands))
@@ -232,14 +268,44 @@ def detect_all(s: Sniff) -> Detection:
 
 def detect(s: Sniff) -> Candidate | None:
     """The winning format for ``s`` (short-cut at certainty), or ``None`` below ``ACCEPT``."""
+    asked = candidates(s)
+    best = _detect(s, asked)
+    if basecache.CHECK:
+        _held_to_every_format(s, asked, best, _detect, "detect")
+    return best
+
+
+def _detect(s: Sniff, asked: tuple[Format | Codec, ...]) -> Candidate | None:
     best: Candidate | None = None
-    for c in declarations():
+    for c in asked:
         sc = c.detect(s)
         if sc >= CERTAIN:
             return Candidate(c.id, sc)
         if sc >= ACCEPT and (best is None or sc > best.score):
             best = Candidate(c.id, sc)  # asking order already breaks ties
     return best
+
+
+def _held_to_every_format(
+    s: Sniff, asked: tuple[Format | Codec, ...], found: Any, how: Any, what: str
+) -> None:
+    """``basecache.CHECK``: raise ``RuleBroken`` unless asking every format gives ``found`` too. A
+    detector crash is recorded once (``DETECT_ERRORS``): the formats asked already recorded theirs."""
+    every = declarations()
+    if len(asked) == len(every):
+        return
+    seen = len(DETECT_ERRORS)
+    full = how(s, every)
+    ids = {d.id for d in asked}
+    rest = [e for e in DETECT_ERRORS[seen:] if e[0] not in ids]
+    del DETECT_ERRORS[seen:]
+    DETECT_ERRORS.extend(rest)
+    if full != found:
+        skipped = {d.id for d in every} - ids
+        raise basecache.RuleBroken(
+            f"{what} of {s!r} asked by its features gives {found}, asking every format gives {full} "
+            f"(a row's claims leave out an input its detector claims; not asked: {sorted(skipped)})"
+        )
 
 
 def require(s: Sniff, format_id: str | None = None) -> Candidate:
@@ -271,6 +337,8 @@ def unrecognized(s: Sniff, detection: Detection | None = None) -> BunzaiError:
     else is ``NotRecognized`` naming the nearest formats and their scores."""
     if s.looks_like_json and s.json_error is not None:
         return s.json_error
+    if s.is_png:
+        _ = s.png_texts  # (whichever detectors were asked: a text chunk over the bounds says so)
     if s.is_png and s.png_error is not None:
         bad = s.png_error
         return Malformed(f"not a readable PNG: {bad.message}", uri=s.uri, offset=bad.offset, path=bad.path)

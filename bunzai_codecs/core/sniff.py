@@ -4,6 +4,11 @@ Every codec scores the same ``Sniff``. Parsing is lazy and cached: the JSON tree
 chunk list and text chunks, the zip listing. However many detectors look, a 20 KB JSON card is
 parsed once; a PNG's chunks are walked once; a zip's central directory is read once. A parse error
 is cached too, so a detector sees "not JSON" cheaply and a decoder can raise the real error.
+
+The input's bytes are hashed once (``sha256``: entity ids, provenance). A PNG card's picture is the
+file less its card chunks (``core.media.png_image``), the same bytes up to the first chunk it leaves
+out: :meth:`Sniff.digest_of` hashes only the picture's own tail, from the hasher state the file's
+digest kept where that chunk starts, so a card's file and portrait cost one pass over their bytes.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 _WS = b" \t\r\n"
 
+#: the PNG chunks a picture of a card may leave out (its text payloads, Backyard's EXIF card)
+_PAYLOAD_CHUNKS = frozenset({b"tEXt", b"zTXt", b"iTXt", b"eXIf"})
+
 
 class _Unset:
     __slots__ = ()
@@ -57,6 +65,7 @@ class Sniff:
         "_png_text_errors",
         "_png_texts",
         "_sha256",
+        "_states",
         "_zip",
         "_zip_error",
         "data",
@@ -81,6 +90,7 @@ class Sniff:
         self._zip: Any = _UNSET
         self._zip_error: BunzaiError | None = None
         self._sha256: str | None = None
+        self._states: list[tuple[int, Any]] = []
         self._memo: dict[Hashable, tuple[bool, Any]] | None = None
 
     # -- cheap facts -------------------------------------------------------------------------
@@ -98,9 +108,48 @@ class Sniff:
 
     @property
     def sha256(self) -> str:
+        """The input's digest (lowercase hex SHA-256), computed once. For a PNG already parsed the
+        hasher's state is kept where each chunk a picture may leave out starts (:meth:`digest_of`)."""
         if self._sha256 is None:
-            self._sha256 = hashlib.sha256(self.data).hexdigest()
+            h = hashlib.sha256()
+            cuts = self._cuts()
+            if cuts:
+                view = memoryview(self.data)
+                pos = 0
+                for k in cuts:
+                    h.update(view[pos:k])
+                    pos = k
+                    self._states.append((k, h.copy()))
+                h.update(view[pos:])
+            else:
+                h.update(self.data)
+            self._sha256 = h.hexdigest()
         return self._sha256
+
+    def _cuts(self) -> list[int]:
+        """Where a picture of this PNG (the file less some chunks, ``core.media.png_image``) may part
+        from it: the offset of every text or ``eXIf`` chunk (what pictures leave out), for a PNG
+        parsed already (the hash never parses); none for any other input."""
+        pf = self._png
+        if pf is _UNSET or pf is None:
+            return []
+        return [c.offset for c in pf.chunks if c.type in _PAYLOAD_CHUNKS and c.offset > 0]
+
+    def digest_of(self, data: bytes) -> str:
+        """The SHA-256 (lowercase hex) of ``data``, bytes made from this input: the input itself
+        (``sha256``), or a picture of its PNG that starts with the same bytes up to one of the
+        chunks it leaves out (only its tail is hashed, from the state ``sha256`` kept there; the
+        shared part is compared first, byte for byte); any other bytes are hashed whole."""
+        if data is self.data:
+            return self.sha256
+        _ = self.sha256
+        view = memoryview(self.data)
+        for k, h in reversed(self._states):
+            if len(data) >= k and data.startswith(view[:k]):
+                tail = h.copy()
+                tail.update(memoryview(data)[k:])
+                return str(tail.hexdigest())
+        return hashlib.sha256(data).hexdigest()
 
     @property
     def is_png(self) -> bool:

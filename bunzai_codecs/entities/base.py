@@ -25,6 +25,8 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
+from bunzai_codecs.core import seal
+
 
 class Body(BaseModel):
     """Base of every canonical model: unknown keys are a bug in the codec that built the body."""
@@ -46,6 +48,22 @@ class Body(BaseModel):
         return super().__eq__(other)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as BaseModel's: unhashable
+
+    # -- edits are counted (``core.seal``: a decoded body's "unedited since decode" mark) --------------
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        seal.edited()
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        seal.edited()
+        super().__delattr__(name)
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        # every list and dict validation builds counts its in-place changes too (``seal.TrackedList``)
+        super().__pydantic_on_complete__()
+        cls.__pydantic_validator__ = seal.tracking_validator(cls)
 
     def dump(self) -> dict[str, Any]:
         """The JSON-ready dict of this body (absent optional fields left out)."""

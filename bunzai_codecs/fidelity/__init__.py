@@ -47,20 +47,27 @@ from bunzai_codecs.fidelity.checks import (
     decode_row,
     entity_name,
     export_row,
+    learn_patterns,
     native_round_trip,
     reject_row,
 )
 from bunzai_codecs.fidelity.media import media_changes
 from bunzai_codecs.fidelity.native import compare_native
-from bunzai_codecs.fidelity.rows import CHECKS, ROW_SCHEMA, FidelityRow, PathLoss, RowError
+from bunzai_codecs.fidelity.patterns import DEFAULT_SAMPLE, Broken, PatternBook, Patterns, sample_of, sampled
+from bunzai_codecs.fidelity.rows import BASES, CHECKS, ROW_SCHEMA, FidelityRow, PathLoss, RowError
 from bunzai_codecs.fidelity.semantic import example_blocks
 from bunzai_codecs.fidelity.weights import content_units, content_weight
 
 __all__ = [
+    "BASES",
     "CHECKS",
+    "DEFAULT_SAMPLE",
     "ROW_SCHEMA",
+    "Broken",
     "FidelityRow",
     "PathLoss",
+    "PatternBook",
+    "Patterns",
     "RowError",
     "body_losses",
     "canonical_stability",
@@ -75,7 +82,10 @@ __all__ = [
     "entity_name",
     "example_blocks",
     "export_row",
+    "learn_patterns",
     "media_changes",
     "native_round_trip",
     "reject_row",
+    "sample_of",
+    "sampled",
 ]

@@ -15,7 +15,7 @@ from typing import Any, Required, TypedDict, Unpack
 
 from bunzai_codecs.bundle import Export, read_sniff, write
 from bunzai_codecs.core import basecache, registry
-from bunzai_codecs.core.codec import Codec, Coverage
+from bunzai_codecs.core.codec import Codec, Coverage, sniff_kind
 from bunzai_codecs.core.diff import Change, diff
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError
@@ -23,6 +23,7 @@ from bunzai_codecs.core.sniff import Sniff
 from bunzai_codecs.fidelity.media import media_changes
 from bunzai_codecs.fidelity.native import compare_native
 from bunzai_codecs.fidelity.paths import _by_kind, _canonical_losses, _group, _linked_of, _Part, _status
+from bunzai_codecs.fidelity.patterns import PatternBook, Patterns, Shape, Template, pattern_key
 from bunzai_codecs.fidelity.rows import (
     DIFF_LIMIT,
     NAME_MAX,
@@ -158,6 +159,11 @@ def _compare_bodies(
     prefix: str = "",
     dumps: _Dumps | None = None,
 ) -> _Part:
+    same = after is before and coverage is None
+    if same and not basecache.CHECK:
+        # the same entity on both sides (a same-format write that gave the input's own bytes back,
+        # so its decode is the input's): the walk below finds no difference in one tree and itself
+        return _Part([], None, prefix)
     old = dumps.fresh(before) if dumps is not None else before.body.dump()
     new = _copy(old) if after is before else after.body.dump()
     if coverage is not None:  # across formats: a value spelled differently but read the same is kept
@@ -165,6 +171,8 @@ def _compare_bodies(
         coverage = coverage.for_body(old)  # a value the target holds only reshaped: expected
     media_diff, fates = media_changes(old, new, before.media, after.media, coverage)
     changes = diff(old, new, empty_is_absent=coverage is not None, limit=DIFF_LIMIT)
+    if same and (changes or media_diff or fates):
+        raise basecache.RuleBroken("fidelity: an entity differs from itself")
     return _Part(changes + media_diff, coverage, prefix, fates)
 
 
@@ -389,16 +397,29 @@ def cross_format(
     entities (from ``pool``) are compared under ``<kind>[i].`` by the coverage of their carrier.
     ``units``: ``e``'s units of content when the caller weighed them already (for several targets);
     ``dumps``: the source bodies' dumps, shared by the caller's rows."""
-    fmt = source or _source_of(e)
     inp = _Input(input, sha256, uri, name)
+    return _cross(e, target, pool, inp, source or _source_of(e), units, dumps)[0]
+
+
+def _cross(
+    e: CanonicalEntity,
+    target: Codec,
+    pool: Sequence[CanonicalEntity],
+    inp: _Input,
+    fmt: str,
+    units: _Units | None,
+    dumps: _Dumps | None,
+) -> tuple[FidelityRow, list[_Part]]:
+    """``cross_format``'s row, with the comparisons it was made from (``fidelity.patterns`` learns
+    from them)."""
     units = units.fresh() if units is not None else _Units.of(e, pool, dumps)
     try:
         back = _there_and_back(e, pool or [e], target, inp)
     except Exception as exc:
-        return _weigh(_error_row(inp, e, fmt, target.id, "cross", exc), units, [])
+        return _weigh(_error_row(inp, e, fmt, target.id, "cross", exc), units, []), []
     parts = [_compare_bodies(e, back.primary, target.coverage, dumps=dumps)]
     parts += list(_linked_changes(_linked_of(e, pool), back.linked, cross=True, dumps=dumps))
-    return _weigh(_losses_row(inp, e, fmt, target.id, "cross", parts), units, parts)
+    return _weigh(_losses_row(inp, e, fmt, target.id, "cross", parts), units, parts), parts
 
 
 def export_row(
@@ -456,10 +477,14 @@ def check_decoded(
     uri: str = "",
     name: str = "",
     targets: Sequence[str] | None = None,
+    patterns: Patterns | None = None,
 ) -> list[FidelityRow]:
     """All three checks on an input ``data`` (file name ``name``) that ``source`` decoded to
     ``decoded`` (the pipeline's RoundTrip stage calls this): one native row, a stability row per
-    entity, a cross row per entity and target. ``targets`` limits the cross-format targets."""
+    entity, a cross row per entity and target. ``targets`` limits the cross-format targets.
+    ``patterns``: a run's sample and book (``fidelity.patterns``): a cross row of an input outside
+    the sample is predicted where the book knows its pattern, and every cross row names its
+    pattern; without it (or with a sample of 1) every row is observed, as ``bunzai fidelity`` does."""
     kw: dict[str, Any] = {"input": input, "sha256": sha256, "uri": uri, "source": source, "name": name}
     fmt = source or _source_of(decoded.primary)
     inp = _Input(input, sha256, uri, name)
@@ -467,16 +492,111 @@ def check_decoded(
     rows = [_native_row(data, decoded, inp, fmt, made)]
     rows += _stability_rows(decoded, inp, fmt, made, data)
     dumps = _Dumps(keep=True)  # every cross row compares with the same source bodies
-    for e in decoded.entities:
-        units: _Units | None = None
-        for t in cross_targets(e.kind, source):
-            if targets is None or t.id in targets:
-                if units is None:
-                    units = _Units.of(e, decoded.entities, dumps)
-                rows.append(cross_format(e, t, pool=decoded.entities, units=units, dumps=dumps, **kw))
+    plan = patterns if patterns is not None and patterns.sample > 1 else None
+    if plan is not None:
+        rows += _cross_by_pattern(data, decoded, inp, source, targets, plan, dumps)
+    else:
+        for e in decoded.entities:
+            units: _Units | None = None
+            for t in cross_targets(e.kind, source):
+                if targets is None or t.id in targets:
+                    if units is None:
+                        units = _Units.of(e, decoded.entities, dumps)
+                    rows.append(cross_format(e, t, pool=decoded.entities, units=units, dumps=dumps, **kw))
     if basecache.CHECK:
         dumps.verify()
     return rows
+
+
+def _cross_by_pattern(
+    data: bytes,
+    decoded: Decoded,
+    inp: _Input,
+    source: str,
+    targets: Sequence[str] | None,
+    plan: Patterns,
+    dumps: _Dumps,
+) -> Iterator[FidelityRow]:
+    """``check_decoded``'s cross rows under ``plan``: each named by its pattern, predicted from the
+    plan's book where it knows the source's shape and the input is outside the sample, observed
+    otherwise."""
+    observe = plan.observes(inp.key)
+    container = sniff_kind(data)
+    for e, shape, t in _cross_work(decoded, source, targets, dumps, container):
+        fmt = source or _source_of(e)
+        key = pattern_key(shape, fmt, t)
+        # an input of the sample: observed; the sample's pass observed it already when the book
+        # was made from it (its template gives that very row back: under basecache.CHECK, held to
+        # a second observation)
+        template = plan.template(key) if not observe or plan.taught(key, inp.key) else None
+        row = None
+        if template is not None:
+            row = template.predict(shape, _row(inp, e, fmt, t.id, "cross", status="lossless"))
+        if row is not None and observe and basecache.CHECK:
+            again = _cross(e, t, decoded.entities, inp, fmt, shape.units, dumps)[0]
+            if again.to_json() != row.to_json():
+                raise basecache.RuleBroken(f"fidelity: the book does not give {inp.key} -> {t.id} back")
+        if row is None:
+            row = _cross(e, t, decoded.entities, inp, fmt, shape.units, dumps)[0]
+            row.disagreed = plan.disagreed(key)
+        elif not observe:
+            row.basis = "predicted"
+        row.pattern = key
+        yield row
+
+
+def _cross_work(
+    decoded: Decoded,
+    source: str,
+    targets: Sequence[str] | None,
+    dumps: _Dumps,
+    container: str,
+    *,
+    order: bool = False,
+) -> Iterator[tuple[CanonicalEntity, Shape, Codec]]:
+    """``(entity, its shape, target)`` of every cross row of ``decoded``, a shape made once per
+    entity (under ``basecache.CHECK``, its units held to ``_Units.of``)."""
+    for e in decoded.entities:
+        shape: Shape | None = None
+        for t in cross_targets(e.kind, source):
+            if targets is not None and t.id not in targets:
+                continue
+            if shape is None:
+                shape = Shape(e, decoded.entities, dumps, container, order=order)
+                if basecache.CHECK:
+                    want = _Units.of(e, decoded.entities, dumps)
+                    if shape.units.units != want.units or shape.units.order != want.order:
+                        raise basecache.RuleBroken("fidelity: a shape's units differ from _Units.of")
+            yield e, shape, t
+
+
+def learn_patterns(
+    data: bytes,
+    decoded: Decoded,
+    book: PatternBook,
+    *,
+    source: str,
+    input: str,
+    name: str = "",
+    targets: Sequence[str] | None = None,
+) -> int:
+    """Observe every cross row of an input (as ``check_decoded`` would) and fold what each teaches
+    into ``book`` (``PatternBook.add``): the sample's half of a run by pattern. Returns the rows."""
+    inp = _Input(input, "", "", name)
+    dumps = _Dumps(keep=True)
+    n = 0
+    for e, shape, t in _cross_work(decoded, source, targets, dumps, sniff_kind(data), order=True):
+        fmt = source or _source_of(e)
+        row, parts = _cross(e, t, decoded.entities, inp, fmt, shape.units, dumps)
+        book.add(
+            pattern_key(shape, fmt, t),
+            Template.learn(row, parts, shape),
+            input=input,
+            source=fmt,
+            target=t.id,
+        )
+        n += 1
+    return n
 
 
 def decode_row(decoded: Decoded, *, source: str, input: str, sha256: str = "", uri: str = "") -> FidelityRow:

@@ -233,6 +233,49 @@ def _bars(report: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _basis_line(basis: dict[str, Any] | None) -> str:
+    """How the rows were obtained, when some were predicted (``normalize --fidelity-sample``)."""
+    if not basis or not (basis.get("predicted") or basis.get("disagreed")):
+        return ""
+    observed, predicted = basis.get("observed", 0), basis.get("predicted", 0)
+    bad = len(basis.get("disagreements") or ())
+    return (
+        f"<p>{observed:,} rows observed (written, read back and compared), {predicted:,} cross-format "
+        "rows <b>predicted</b> from the observed rows of their pattern: the same source format, "
+        "target and filled paths (normalize's <code>--fidelity-sample</code>; "
+        "<code>--fidelity-sample 1/1</code> observes every row)."
+        + (
+            f" <span class=unexp>{bad} pattern{'s' if bad != 1 else ''} disagreed</span>: "
+            '<a href="#disagreed">below</a>.'
+            if bad
+            else ""
+        )
+        + "</p>"
+    )
+
+
+def _disagreements(basis: dict[str, Any] | None) -> str:
+    """The patterns whose sampled rows disagreed (their rows were observed for every input)."""
+    items = (basis or {}).get("disagreements") or []
+    if not items:
+        return ""
+    out = [
+        f'<h2 id="disagreed" class="unexp">Predictions that disagreed ({len(items)} patterns)</h2>',
+        "<p>The sampled rows of these patterns are not all what one prediction gives: a codec bug, or "
+        "a loss that depends on the values themselves. Every row of them was observed; the inputs "
+        "below show it.</p><table><tr><th>kind</th><th>source → target</th><th>rows</th>"
+        "<th>pattern</th><th>inputs</th></tr>",
+    ]
+    for d in items:
+        inputs = "<br>".join(f"<code>{_e(i)}</code>" for i in d.get("inputs", []))
+        out.append(
+            f"<tr><td>{_e(d.get('kind', ''))}</td><td>{_e(d.get('source', ''))} → {_e(d.get('target', ''))}</td>"
+            f"<td>{_e(d.get('rows', 0))}</td><td><code>{_e(d.get('pattern', ''))}</code></td><td>{inputs}</td></tr>"
+        )
+    out.append("</table>")
+    return "\n".join(out)
+
+
 def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -> str:
     names = report.get("entities", {})
     inp = report["inputs"]
@@ -253,6 +296,7 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
         _stat(inp["rejected"], "rejected"),
         _stat(sum(k["entities"] for k in report["kinds"].values()), "entities"),
         "</div>",
+        *filter(None, [_basis_line(report.get("basis"))]),  # nothing, not a blank line, when all observed
         "<p>Each cell: entities of the row's format written as the column's format and read back. "
         "The number and the colour are the share of the content <b>kept</b>: every populated value "
         "of the source entities (and of the lorebooks or scripts linked to them) is weighed by its "
@@ -325,6 +369,9 @@ def render_html(report: dict[str, Any], title: str = "bunzai fidelity report") -
                 + (_paths_table(paths, names) if paths else "")
                 + "</section>"
             )
+    disagreed = _disagreements(report.get("basis"))
+    if disagreed:
+        out.append(disagreed)
     if report["rejects"]:
         out.append(f'<h2 id="rejects">Rejected inputs ({inp["rejected"]})</h2><table>')
         out.append("<tr><th>input</th><th>error</th><th>message</th></tr>")

@@ -42,6 +42,8 @@ TOP_PATHS = 25
 MAX_NAMES = 50_000
 #: rejected inputs listed by name in the report
 MAX_REJECTS = 500
+#: patterns whose predictions disagreed, listed in the report (the first by key)
+MAX_DISAGREEMENTS = 500
 
 
 def _pct(n: int, d: int) -> float:
@@ -161,9 +163,13 @@ class _Cell:
     weighed: int = 0
     weight: int = 0
     lost_weight: int = 0
+    #: rows predicted from their pattern rather than observed (``FidelityRow.basis``)
+    predicted: int = 0
 
     def add(self, row: FidelityRow) -> None:
         self.entities += 1
+        if row.basis == "predicted":
+            self.predicted += 1
         if row.weight is not None:
             self.weighed += 1
             self.weight += row.weight
@@ -184,6 +190,7 @@ class _Cell:
 
     def merge(self, o: _Cell) -> None:
         self.entities += o.entities
+        self.predicted += o.predicted
         self.weighed += o.weighed
         self.weight += o.weight
         self.lost_weight += o.lost_weight
@@ -210,6 +217,7 @@ class _Cell:
             "weight": self.weight,
             "lost_weight": self.lost_weight,
             "kept_pct": self.kept_pct,
+            "predicted": self.predicted,
         }
 
     @property
@@ -254,10 +262,23 @@ class ReportBuilder:
         self.reject_types: dict[str, int] = {}
         self.names: dict[str, dict[str, str]] = {}
         self.rows = 0
+        #: rows by how they were obtained (``FidelityRow.basis``), and the observed rows of
+        #: patterns whose sampled rows disagreed
+        self.basis: dict[str, int] = {}
+        self.disagreed = 0
+        #: pattern -> what the report lists of a pattern whose predictions disagreed
+        self.disagreements: dict[str, dict[str, Any]] = {}
 
     def add(self, row: FidelityRow | dict[str, Any]) -> None:
         r = row if isinstance(row, FidelityRow) else FidelityRow.from_json(row)
         self.rows += 1
+        self.basis[r.basis] = self.basis.get(r.basis, 0) + 1
+        if r.disagreed:
+            self.disagreed += 1
+            self._disagreement(
+                r.pattern,
+                {"source": r.source, "target": r.target, "kind": r.kind, "rows": 1, "inputs": [r.input]},
+            )
         if r.check == "decode":
             self.files += 1
             if r.status == "rejected":
@@ -301,6 +322,19 @@ class ReportBuilder:
         elif info["input"] < old["input"]:
             self.names[entity] = info
 
+    def _disagreement(self, pattern: str, d: dict[str, Any]) -> None:
+        """One more row (or a partial builder's rows) of a pattern whose predictions disagreed;
+        the first ``MAX_DISAGREEMENTS`` patterns by key and three inputs of each by key are kept,
+        whatever the order rows came in."""
+        have = self.disagreements.get(pattern)
+        if have is None:
+            self.disagreements[pattern] = {**d, "inputs": sorted(set(d["inputs"]))[:3]}
+            if len(self.disagreements) > MAX_DISAGREEMENTS:
+                del self.disagreements[max(self.disagreements)]
+            return
+        have["rows"] += d["rows"]
+        have["inputs"] = sorted(set(have["inputs"]) | set(d["inputs"]))[:3]
+
     def _trim_rejects(self) -> None:
         """Keep the first ``MAX_REJECTS`` by input key, whatever the order rows came in."""
         self.rejects = sorted(self.rejects, key=lambda r: (r["input"], r["error"], r["message"]))[
@@ -325,6 +359,11 @@ class ReportBuilder:
         for i, v in o.names.items():
             self._name(i, v)
         self.rows += o.rows
+        for b, n in o.basis.items():
+            self.basis[b] = self.basis.get(b, 0) + n
+        self.disagreed += o.disagreed
+        for pattern, d in o.disagreements.items():
+            self._disagreement(pattern, d)
         return self
 
     def report(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -387,6 +426,14 @@ class ReportBuilder:
                 "rejected": self.rejected,
                 "reject_types": dict(sorted(self.reject_types.items())),
                 "rows": self.rows,
+            },
+            "basis": {
+                "observed": self.basis.get("observed", 0),
+                "predicted": self.basis.get("predicted", 0),
+                "disagreed": self.disagreed,
+                "disagreements": [
+                    {"pattern": k, **self.disagreements[k]} for k in sorted(self.disagreements)
+                ],
             },
             "kinds": kinds,
             "rejects": sorted(self.rejects, key=lambda r: (r["input"], r["error"], r["message"]))[

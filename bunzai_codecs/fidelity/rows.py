@@ -15,6 +15,8 @@ Check = Literal["decode", "native", "stability", "cross"]
 CHECKS: tuple[Check, ...] = ("decode", "native", "stability", "cross")
 Status = Literal["decoded", "rejected", "lossless", "expected", "unexpected", "error"]
 LossClass = Literal["expected", "unexpected", "info"]
+Basis = Literal["observed", "predicted"]
+BASES: tuple[Basis, ...] = ("observed", "predicted")
 
 #: differences looked at per comparison: past this a row says "and more" through its counts
 DIFF_LIMIT = 5000
@@ -116,6 +118,16 @@ class FidelityRow:
     lost_weight: int | None = None
     """Cross rows: how much of ``weight`` did not come back unchanged (lost or changed values; all
     of it when the conversion failed). The row keeps ``weight - lost_weight``."""
+    basis: Basis = "observed"
+    """How the row was obtained: ``observed`` (written, read back and compared for this input) or
+    ``predicted`` (a cross row given by its pattern's template: ``fidelity.patterns``)."""
+    disagreed: bool = False
+    """An observed cross row of a pattern whose sampled rows disagree (``fidelity.patterns``):
+    observed because no prediction could be trusted for it."""
+    pattern: str = ""
+    """Cross rows made under a sample (``normalize --fidelity-sample 1/K``, K > 1): the pattern
+    (source format, target, fill signature) whose observed rows a predicted row follows, and
+    that an observed row taught; "" otherwise."""
 
     @property
     def lossy(self) -> bool:
@@ -144,11 +156,21 @@ class FidelityRow:
             "added": [x.to_json() for x in self.added],
             "error": self.error.to_json() if self.error else None,
             **({} if self.weight is None else {"weight": self.weight, "lost_weight": self.lost_weight}),
+            "basis": self._basis_json(),
         }
+
+    def _basis_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"how": self.basis}
+        if self.pattern:
+            out["pattern"] = self.pattern
+        if self.disagreed:
+            out["disagreed"] = True
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> FidelityRow:
         w, lw = d.get("weight"), d.get("lost_weight")
+        basis = d.get("basis") or {}
         return cls(
             input=str(d["input"]),
             sha256=str(d.get("sha256", "")),
@@ -166,6 +188,9 @@ class FidelityRow:
             error=RowError.from_json(d["error"]) if d.get("error") else None,
             weight=None if w is None else int(w),
             lost_weight=None if lw is None else int(lw),
+            basis=cast(Basis, basis.get("how", "observed")),
+            pattern=str(basis.get("pattern", "")),
+            disagreed=bool(basis.get("disagreed", False)),
         )
 
 
@@ -282,6 +307,30 @@ ROW_SCHEMA: dict[str, Any] = {
             "minimum": 0,
             "description": "Cross rows only: the part of weight lost or changed by the conversion (all "
             "of it on an error); the row keeps weight - lost_weight",
+        },
+        "basis": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["how"],
+            "properties": {
+                "how": {
+                    "enum": list(BASES),
+                    "description": "observed: written, read back and compared for this input; "
+                    "predicted: a cross row given by its pattern's template (normalize "
+                    "--fidelity-sample), learned from the observed rows of that pattern",
+                },
+                "pattern": {
+                    "type": "string",
+                    "description": "Cross rows under a sample: the pattern (source format, target, fill "
+                    "signature) a predicted row follows and an observed row taught",
+                },
+                "disagreed": {
+                    "const": True,
+                    "description": "An observed row of a pattern whose sampled rows disagree: no "
+                    "prediction is trusted for it, so every input's row of it is observed",
+                },
+            },
+            "description": "How the row was obtained (rows of an older bunzai have none: observed)",
         },
     },
     "dependentRequired": {"weight": ["lost_weight"], "lost_weight": ["weight"]},

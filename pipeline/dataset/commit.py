@@ -27,6 +27,8 @@ says why in one line, and removes the staging folder (an unbalanced run's is kep
 What is left: a run killed between the removal of the previous manifest and the writing of its
 own leaves a folder without ``manifest.json`` (incomplete, and saying so) with some files moved
 and the rest still staged. A re-run into the folder rewrites it whole; ``--since`` cannot use it.
+On S3 and GCS a move is a copy then a delete (``storage.move_file``); docs/architecture.md, "The
+commit on object stores", says what a reader sees and what a kill leaves at each step.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ import orjson
 
 from pipeline.dataset.manifest import MANIFEST, build_manifest, now
 from pipeline.dataset.prune import Prune
-from pipeline.runtime.storage import Output, move_file, staged_path, write_bytes
+from pipeline.runtime.bundles import counted
+from pipeline.runtime.storage import Output, move_file, remove_file, remove_tree, staged_path, write_bytes
 
 #: the parent of every run's staging folder, inside the output
 STAGING = ".bunzai-staging"
@@ -113,14 +116,37 @@ def verdict_of(
     return {"ok": True}
 
 
-class _Draft(beam.DoFn):
-    """The manifest, but for the commit's own fields (``finished``, ``pruned``, ``commit``)."""
+#: ``_Decide``'s tagged output: the verdict
+VERDICT = "verdict"
 
-    def __init__(self, header: dict[str, Any]) -> None:
+
+class _Decide(beam.DoFn):
+    """The manifest but for the commit's own fields (``finished``, ``pruned``, ``commit``; main)
+    and the verdict (``VERDICT``), once every file is staged; on ``ok`` removes the previous
+    manifest first."""
+
+    def __init__(
+        self, header: dict[str, Any], output: Output, inputs: Sequence[str], allow_empty: bool
+    ) -> None:
         self.header = header
+        self.output = output
+        self.inputs = list(inputs)
+        self.allow_empty = allow_empty
 
-    def process(self, _: Any, counts: Any, patterns: Any, shards: Any, balance: Any, examples: Any) -> Any:
-        yield build_manifest(
+    def process(
+        self,
+        _: Any,
+        counts: Any,
+        patterns: Any,
+        shards: Any,
+        balance: Any,
+        examples: Any,
+        list_rejects: Any,
+        staged: Any,
+    ) -> Any:
+        # ``staged`` (partial counts of the staged files) is only a barrier: every file of the
+        # run is staged when this runs
+        draft = build_manifest(
             **self.header,
             finished="",
             counts=counts,
@@ -130,24 +156,12 @@ class _Draft(beam.DoFn):
             pruned=0,
             reject_examples=examples,
         )
-
-
-class _Verdict(beam.DoFn):
-    """Decides, once every file is staged; on ``ok`` removes the previous manifest first."""
-
-    def __init__(self, output: Output, inputs: Sequence[str], allow_empty: bool) -> None:
-        self.output = output
-        self.inputs = list(inputs)
-        self.allow_empty = allow_empty
-
-    def process(self, _: Any, draft: dict[str, Any], list_rejects: Any, staged: int) -> Any:
-        # ``staged`` is only a barrier: every file of the run is staged when this runs
         verdict = verdict_of(draft, list_rejects, self.inputs, self.allow_empty)
         if verdict["ok"]:
             fs, root = self.output.open()
-            if fs.exists(f"{root}/{MANIFEST}"):
-                fs.rm_file(f"{root}/{MANIFEST}")
-        yield verdict
+            remove_file(fs, f"{root}/{MANIFEST}")
+        yield draft
+        yield beam.pvalue.TaggedOutput(VERDICT, verdict)
 
 
 class _Publish(beam.DoFn):
@@ -179,9 +193,9 @@ class _WriteManifest(beam.DoFn):
             "fidelity": str(self.options.get("fidelity", "")),
         }
 
-    def process(self, _: Any, draft: dict[str, Any], verdict: dict[str, Any], pruned: int) -> Iterator[str]:
+    def process(self, _: Any, draft: dict[str, Any], verdict: dict[str, Any], pruned: Any) -> Iterator[str]:
         manifest = dict(draft, finished=now(), commit=verdict)
-        manifest["outputs"] = dict(manifest["outputs"], pruned=pruned)
+        manifest["outputs"] = dict(manifest["outputs"], pruned=sum(pruned))
         data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n"
         fs, root = self.output.open()
         if not verdict["ok"]:  # beside the staged files: a folder to inspect, as it would have been
@@ -189,9 +203,7 @@ class _WriteManifest(beam.DoFn):
             raise RunRefused(verdict["message"])
         # the whole staging folder: this run's, and whatever a run that was interrupted (or
         # refused) left there: a re-run must leave exactly what an uninterrupted run leaves
-        parent = f"{root}/{staging_parent(self.staging)}"
-        if fs.exists(parent):
-            fs.rm(parent, recursive=True)
+        remove_tree(fs, f"{root}/{staging_parent(self.staging)}")
         write_bytes(fs, f"{root}/{MANIFEST}", data)
         yield self.output.display(MANIFEST)
 
@@ -201,7 +213,11 @@ class Commit(beam.PTransform):
     """The run's numbers and files -> the verdict, then (when ok) the commit; yields the manifest's
     URL. Takes a dict: ``counts``, ``patterns``, ``shards``, ``balance`` and ``reject_examples``
     (the manifest's parts), ``list_rejects`` (the listing's rejects), ``staged`` (paths of staged
-    files, relative to the output) and ``kept`` (paths left in place)."""
+    files, relative to the output) and ``kept`` (paths left in place; None: none).
+
+    Barriers (everything staged before the verdict, everything in place before the prune, the
+    prune done before the manifest) are side inputs of partial counts made per bundle
+    (pipeline/runtime/bundles.py): no step of their own."""
 
     output: Output
     staging: str
@@ -211,37 +227,35 @@ class Commit(beam.PTransform):
 
     def expand(self, parts: dict[str, Any]) -> Any:
         p = parts["counts"].pipeline
+        staged, kept = parts["staged"], parts.get("kept")
         once = p | "Once" >> beam.Create([None])
-        draft = once | "Draft" >> beam.ParDo(
-            _Draft(self.header),
+        files = [counted(staged, "CountStaged")]
+        if kept is not None:
+            files.append(counted(kept, "CountKept"))
+        decided = once | "Verdict" >> beam.ParDo(
+            _Decide(self.header, self.output, tuple(self.inputs), self.allow_empty),
             beam.pvalue.AsList(parts["counts"]),
             beam.pvalue.AsList(parts["patterns"]),
             beam.pvalue.AsList(parts["shards"]),
             beam.pvalue.AsList(parts["balance"]),
             beam.pvalue.AsList(parts["reject_examples"]),
-        )
-        files = (parts["staged"], parts["kept"]) | "AllFiles" >> beam.Flatten()
-        staged_count = files | "CountStaged" >> beam.combiners.Count.Globally()
-        verdict = once | "Verdict" >> beam.ParDo(
-            _Verdict(self.output, tuple(self.inputs), self.allow_empty),
-            beam.pvalue.AsSingleton(draft),
             beam.pvalue.AsList(parts["list_rejects"]),
-            beam.pvalue.AsSingleton(staged_count),
-        )
+            beam.pvalue.AsList(tuple(files) | "Staged" >> beam.Flatten()),
+        ).with_outputs(VERDICT, main="draft")
+        verdict = decided[VERDICT]
         gate = beam.pvalue.AsSingleton(verdict)
-        published = parts["staged"] | "Publish" >> beam.ParDo(_Publish(self.output, self.staging), gate)
-        kept = parts["kept"] | "Keep" >> beam.Filter(lambda _rel, v: v["ok"], gate)
-        pruned = (
-            (published, kept)
-            | "Placed" >> beam.Flatten()
-            | "Prune" >> Prune(self.output, verdict)
-            | "CountPruned" >> beam.combiners.Count.Globally()
-        )
+        placed = staged | "Publish" >> beam.ParDo(_Publish(self.output, self.staging), gate)
+        if kept is not None:
+            placed = (
+                placed,
+                kept | "Keep" >> beam.Filter(lambda _rel, v: v["ok"], gate),
+            ) | "Placed" >> beam.Flatten()
+        pruned = counted(placed | "Prune" >> Prune(self.output, verdict), "CountPruned")
         return once | "Manifest" >> beam.ParDo(
             _WriteManifest(self.output, self.staging, self.header.get("options")),
-            beam.pvalue.AsSingleton(draft),
+            beam.pvalue.AsSingleton(decided.draft),
             gate,
-            beam.pvalue.AsSingleton(pruned),
+            beam.pvalue.AsList(pruned),
         )
 
 

@@ -110,6 +110,7 @@ def build_manifest(
     stages["export"]["out"] = sum(exports.values())
     fidelity = _nest(c, "fidelity")
     stages["roundtrip"]["rows"] = sum(sum(v.values()) for v in fidelity.values())
+    fidelity_basis = _fidelity_basis(c)
     by_kind: dict[str, int] = defaultdict(int)
     by_format: dict[str, int] = defaultdict(int)
     for key, n in c.items():
@@ -176,6 +177,7 @@ def build_manifest(
             },
             "exports": {"total": sum(exports.values()), "byFormat": exports},
             "fidelity": fidelity,
+            "fidelityBasis": fidelity_basis,
             "blobs": blob_counts(c),
         },
         "outputs": {
@@ -187,6 +189,20 @@ def build_manifest(
             "pruned": pruned,
         },
     }
+
+
+def _fidelity_basis(c: dict[tuple[str, ...], int]) -> dict[str, Any]:
+    """How the fidelity rows were obtained (``FidelityRow.basis``): observed, predicted from their
+    pattern, observed because their pattern's sampled rows disagreed; and the sample's patterns
+    (``--fidelity-sample``: learned, disagreeing, unpredictable). Empty with ``--fidelity off``."""
+    basis = _nest(c, "fidelityBasis")
+    if not basis:
+        return {}
+    out: dict[str, Any] = {k: basis.get(k, 0) for k in ("observed", "predicted", "disagreed")}
+    patterns = _nest(c, "fidelityPatterns")
+    if patterns:
+        out["patterns"] = patterns
+    return out
 
 
 def _reject_examples(

@@ -13,7 +13,8 @@ from typing import Any
 
 import apache_beam as beam
 
-from pipeline.runtime.storage import Output, is_local, list_files
+from pipeline.runtime.bundles import counted
+from pipeline.runtime.storage import Output, is_local, list_files, remove_file
 
 #: folders the job owns in the output; files there that this run did not write are removed
 MANAGED = ("canonical", "fidelity", "rejects", "inventory", "index", "exports", "blobs")
@@ -23,9 +24,9 @@ class _ListManaged(beam.DoFn):
     def __init__(self, output: Output) -> None:
         self.output = output
 
-    def process(self, _: Any, written: int, gate: Any = None) -> Iterator[tuple[str, str]]:
-        # ``written`` is only a barrier: this runs once every output file is in place; a run
-        # that is not committed (``gate``) removes nothing
+    def process(self, _: Any, written: Any, gate: Any = None) -> Iterator[tuple[str, str]]:
+        # ``written`` (partial counts of the paths written) is only a barrier: this runs once
+        # every output file is in place; a run that is not committed (``gate``) removes nothing
         if gate is None or gate["ok"]:
             yield from self._found()
 
@@ -54,7 +55,7 @@ class _Remove(beam.DoFn):
 
     def process(self, rel: str) -> Iterator[str]:
         path = f"{self.root}/{rel}"
-        self.fs.rm_file(path)
+        remove_file(self.fs, path)
         if is_local(self.fs):  # no empty folders left behind (object stores have none)
             parent = path.rpartition("/")[0]
             with contextlib.suppress(OSError):
@@ -76,7 +77,7 @@ class Prune(beam.PTransform):
     gate: Any = None
 
     def expand(self, written: Any) -> Any:
-        done = beam.pvalue.AsSingleton(written | "CountWritten" >> beam.combiners.Count.Globally())
+        done = beam.pvalue.AsList(counted(written, "CountWritten"))
         gate = () if self.gate is None else (beam.pvalue.AsSingleton(self.gate),)
         found = (
             written.pipeline

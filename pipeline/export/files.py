@@ -25,7 +25,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.entity import CanonicalEntity
 from pipeline.normalize.elements import REJECTS, ValidInput, reject
 from pipeline.runtime.counters import count
-from pipeline.runtime.storage import Output, copy_file, move_file, staged_path, write_bytes
+from pipeline.runtime.storage import Output, copy_file, move_file, remove_file, staged_path, write_bytes
 
 #: tagged output of ``Export``: paths staged straight to their place
 WRITTEN = "written"
@@ -138,7 +138,7 @@ class _Commit(beam.DoFn):
         final = f"{self.root}/{staged_path(self.staging, rel)}"
         for c in losers:
             if c.staged:
-                self.fs.rm_file(c.staged)
+                remove_file(self.fs, c.staged)
         if winner.staged:
             move_file(self.fs, winner.staged, final)
             yield rel

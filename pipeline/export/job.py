@@ -5,7 +5,8 @@
       -> Write (each selected entity in each --to format of its kind; blobs from DATASET/blobs/)
       -> CommitExports (identical source files give one id: the smallest uri wins)
       -> staged in OUT/.bunzai-staging/<run>/out/ -> Commit: nothing selected = refused (exit 3);
-         else moved into place, earlier files in the written folders pruned, manifest.json last
+         else the previous manifest.json removed, the files moved into place, earlier files in
+         the written folders pruned, manifest.json last
 
 Output: ``OUT/<format>/<entity-id><ext>`` (the extension of the container the bytes are, as
 ``normalize --export`` names them), ``OUT/rejects/part-*.jsonl`` (entities a format refused) and
@@ -59,6 +60,8 @@ from pipeline.runtime.storage import (
     join,
     list_files,
     move_file,
+    remove_file,
+    remove_tree,
     staged_path,
     write_bytes,
 )
@@ -405,6 +408,8 @@ class _Commit(beam.DoFn):
             write_bytes(fs, f"{root}/{staged_path(self.staging, MANIFEST)}", data)
             raise RunRefused(message)
         earlier = _earlier_exports(fs, root)
+        # the previous manifest goes first: from here on the folder does not claim to be complete
+        remove_file(fs, f"{root}/{MANIFEST}")
         placed = set()
         for rel in [*rels, *shards]:
             move_file(fs, f"{root}/{staged_path(self.staging, rel)}", f"{root}/{rel}")
@@ -416,15 +421,13 @@ class _Commit(beam.DoFn):
                 continue
             for path, _info in list_files(fs, base, hidden=True):
                 if path[len(root) + 1 :] not in placed:
-                    fs.rm_file(path)
+                    remove_file(fs, path)
                     pruned += 1
             if is_local(fs) and not any(fs.find(base)):  # no empty folder left behind
                 fs.rm(base, recursive=True)
         manifest["outputs"]["pruned"] = pruned
         manifest["commit"] = {"ok": True}
-        parent = f"{root}/{STAGING}"
-        if fs.exists(parent):
-            fs.rm(parent, recursive=True)
+        remove_tree(fs, f"{root}/{STAGING}")
         write_bytes(fs, f"{root}/{MANIFEST}", orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
         yield manifest
 

@@ -4,11 +4,12 @@ nobody listed. The manifest records it, and a run that does not balance is not c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from pipeline.normalize.packed import uri_digest
 from pipeline.normalize.streams import each
@@ -54,13 +55,21 @@ class DigestSet(beam.CombineFn):
         return acc
 
 
-def balance_of(item: tuple[int, dict[str, list[set[int]]]]) -> Iterator[Any]:
-    """``listed`` vs ``accounted`` uri digests of one hash cell: the count of each outcome --
-    ``ok``, ``unaccounted`` (listed, yet neither an entity's source nor a reject: lost) and
-    ``unlisted`` (an output naming an input nobody listed) -- and, tagged ``PROBLEMS``, the
-    ``(digest, problem)`` of every uri in a problem, to find example uris by."""
-    _, groups = item
-    listed, accounted = _union(groups["listed"]), _union(groups["accounted"])
+#: the sides of the balance, as its partial digest sets are tagged
+LISTED, ACCOUNTED = "listed", "accounted"
+
+
+def balance_of(item: tuple[int, Iterable[tuple[str, set[int]]]]) -> Iterator[Any]:
+    """``listed`` vs ``accounted`` uri digests of one hash cell (partial sets, each tagged with
+    its side): the count of each outcome -- ``ok``, ``unaccounted`` (listed, yet neither an
+    entity's source nor a reject: lost) and ``unlisted`` (an output naming an input nobody listed)
+    -- and, tagged ``PROBLEMS``, the ``(digest, problem)`` of every uri in a problem, to find
+    example uris by."""
+    _, parts = item
+    sides: dict[str, list[set[int]]] = {LISTED: [], ACCOUNTED: []}
+    for side, digests in parts:
+        sides[side].append(digests)
+    listed, accounted = _union(sides[LISTED]), _union(sides[ACCOUNTED])
     ok = len(listed & accounted)
     if ok:
         yield ("balance", "ok"), ok
@@ -82,11 +91,27 @@ def _listed_examples(item: Any, problems: dict[int, str], uris_of: Any) -> Itera
             yield from _examples(uri, problems, "unaccounted")
 
 
-class _DigestSets(beam.PTransform):
-    """uris -> ``(cell, set of digests)``, reduced where the uris are made (combiner lifting)."""
+class _BundleDigests(beam.DoFn):
+    """uris (``uris_of``: the uris an element stands for) -> ``(cell, (side, set of digests))``
+    per hash cell, at the end of each bundle: reduced where the uris are made, so what crosses the
+    shuffle is a few bytes per uri, and one step groups both sides of every producer."""
 
-    def expand(self, uris: Any) -> Any:
-        return uris | "Digests" >> beam.Map(_cell_digest) | "Sets" >> beam.CombinePerKey(DigestSet())
+    def __init__(self, side: str, uris_of: Callable[[Any], Iterable[str]] | None = None) -> None:
+        self.side = side
+        self.uris_of = uris_of
+
+    def start_bundle(self) -> None:
+        self.sets: dict[int, set[int]] = {}
+
+    def process(self, item: Any) -> None:
+        for uri in [item] if self.uris_of is None else self.uris_of(item):
+            cell, h = _cell_digest(uri)
+            self.sets.setdefault(cell, set()).add(h)
+
+    def finish_bundle(self) -> Iterator[Any]:
+        sets, self.sets = self.sets, {}
+        for cell, digests in sorted(sets.items()):
+            yield GlobalWindows.windowed_value((cell, (self.side, digests)))
 
 
 @dataclass
@@ -94,10 +119,11 @@ class Balance(beam.PTransform):
     """Listed uris + accounted uris (one PCollection per producer, by name or in a list) ->
     ``counts`` (``(("balance", outcome), n)``) and ``examples`` (``(problem, [up to SAMPLE uris])``).
 
-    Each uri stream is reduced to digest sets per hash cell where it is produced (combiner
-    lifting), so what crosses the shuffle is a few bytes per uri, never the uris: the local
-    runners hold shuffled data in memory, and a join by uri held every listed one there. The
-    uris of a problem (none when the run is sound) are found again through their digests."""
+    Each uri stream is reduced to digest sets per hash cell where it is produced (per bundle), so
+    what crosses the shuffle is a few bytes per uri, never the uris: the local runners hold
+    shuffled data in memory, and a join by uri held every listed one there. Both sides of every
+    producer meet in one grouping by cell. The uris of a problem (none when the run is sound) are
+    found again through their digests."""
 
     accounted: Mapping[str, Any] | Sequence[Any]
     #: the uris one element of the listed PCollection stands for (by default each element is one uri)
@@ -109,31 +135,28 @@ class Balance(beam.PTransform):
             if isinstance(self.accounted, Mapping)
             else {str(i): pc for i, pc in enumerate(self.accounted)}
         )
-        uris = listed if self.uris_of is None else listed | "ListedUris" >> beam.FlatMap(self.uris_of)
-        listed_sets = uris | "Listed" >> _DigestSets()
-        parts = each("Accounted", accounted, _DigestSets)
-        accounted_sets = (
-            tuple(parts.values())
-            | "AccountedParts" >> beam.Flatten()
-            | "AccountedSets" >> beam.CombinePerKey(DigestSet())
-        )
+        parts = [
+            listed | "Listed" >> beam.ParDo(_BundleDigests(LISTED, self.uris_of)),
+            *each("Accounted", accounted, beam.ParDo, _BundleDigests(ACCOUNTED)).values(),
+        ]
         out = (
-            {"listed": listed_sets, "accounted": accounted_sets}
-            | "Join" >> beam.CoGroupByKey()
+            tuple(parts)
+            | "Parts" >> beam.Flatten()
+            | "ByCell" >> beam.GroupByKey()
             | "Classify" >> beam.FlatMap(balance_of).with_outputs(PROBLEMS, main="counts")
         )
         problems = beam.pvalue.AsDict(out[PROBLEMS])
-        # the listed side is read again in the form it came in (packed batches hold much less)
-        found = [
+        # the uris of a problem, found again through their digests (none in a sound run): the
+        # listed side is read again in the form it came in (packed batches hold much less)
+        uris = tuple(accounted.values()) | "AccountedUris" >> beam.Flatten()
+        found = (
             listed | "UnaccountedUris" >> beam.FlatMap(_listed_examples, problems, self.uris_of),
-            *each("UnlistedUris", accounted, beam.FlatMap, _examples, problems, "unlisted").values(),
-        ]
+            uris | "UnlistedUris" >> beam.FlatMap(_examples, problems, "unlisted"),
+        )
         examples = (
-            tuple(found)
-            | "ProblemUris" >> beam.Flatten()
-            | "Examples" >> beam.combiners.Top.SmallestPerKey(SAMPLE)
+            found | "ProblemUris" >> beam.Flatten() | "Examples" >> beam.combiners.Top.SmallestPerKey(SAMPLE)
         )
         return {"counts": out.counts, "examples": examples}
 
 
-__all__ = ["BALANCE_CELLS", "SAMPLE", "Balance", "DigestSet", "balance_of"]
+__all__ = ["ACCOUNTED", "BALANCE_CELLS", "LISTED", "SAMPLE", "Balance", "DigestSet", "balance_of"]

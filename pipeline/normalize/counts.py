@@ -2,18 +2,19 @@
 (inventory rows, rejects, fidelity rows, committed exports), summed per key, so the manifest is
 exact on every runner. Beam counters (pipeline/runtime/counters.py) report the same flow live.
 
-``Count`` sums every stream of the run producer by producer (lifted: each partial sum is made fused
-with its producer), so only a few partial sums per key meet in a Flatten, never one pair per
-input; ``RejectExamples`` keeps the smallest uris per stage and error.
+``Count`` sums every stream of the run per bundle, fused with its producer (``BundleSum``), so only
+a few partial sums per key and bundle meet in a Flatten, never one pair per input, and one step
+sums them all; ``RejectExamples`` keeps the smallest uris per stage and error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from pipeline.normalize.streams import Producers, Results, each
 
@@ -53,6 +54,10 @@ def reject_counts(rec: dict[str, Any]) -> Iterator[Pair]:
 
 def fidelity_counts(row: dict[str, Any]) -> Iterator[Pair]:
     yield ("fidelity", row["check"], row["status"]), 1
+    basis = row.get("basis") or {}  # a row of an older bunzai (carried by --since): observed
+    yield ("fidelityBasis", basis.get("how", "observed")), 1
+    if basis.get("disagreed"):
+        yield ("fidelityBasis", "disagreed"), 1
 
 
 def export_counts(rel: str) -> Iterator[Pair]:
@@ -79,12 +84,25 @@ def reject_example(rec: dict[str, Any]) -> tuple[tuple[str, str], tuple[str, str
     return (rec["stage"], rec["error"]), (rec["uri"], first)
 
 
-@dataclass
-class _PartialSum(beam.PTransform):
-    pairs: Any
+class BundleSum(beam.DoFn):
+    """Elements -> their count pairs (``pairs``; None: the elements are pairs) summed per key over
+    a bundle, at its end: a few pairs per key and bundle, whatever the number of inputs."""
 
-    def expand(self, pc: Any) -> Any:
-        return pc | "Pairs" >> beam.FlatMap(self.pairs) | "Sum" >> beam.CombinePerKey(sum)
+    def __init__(self, pairs: Callable[[Any], Iterable[Pair]] | None = None) -> None:
+        self.pairs = pairs
+
+    def start_bundle(self) -> None:
+        self.sums: dict[tuple[str, ...], int] = {}
+
+    def process(self, item: Any) -> None:
+        sums = self.sums
+        for key, n in [item] if self.pairs is None else self.pairs(item):
+            sums[key] = sums.get(key, 0) + n
+
+    def finish_bundle(self) -> Iterator[Any]:
+        sums, self.sums = self.sums, {}
+        for key, n in sums.items():
+            yield GlobalWindows.windowed_value((key, n))
 
 
 @dataclass
@@ -100,10 +118,10 @@ class Count(beam.PTransform):
         if twice:
             raise ValueError(f"count producers named twice: {sorted(twice)}")
         parts = [
-            *each("Inventory", res.inventory, _PartialSum, row_counts).values(),
-            *each("Rejects", res.rejects, _PartialSum, reject_counts).values(),
-            *each("Fidelity", res.fidelity, _PartialSum, fidelity_counts).values(),
-            *each("Counts", {**res.counts, **extra}, beam.CombinePerKey, sum).values(),
+            *each("Inventory", res.inventory, beam.ParDo, BundleSum(row_counts)).values(),
+            *each("Rejects", res.rejects, beam.ParDo, BundleSum(reject_counts)).values(),
+            *each("Fidelity", res.fidelity, beam.ParDo, BundleSum(fidelity_counts)).values(),
+            *each("Counts", {**res.counts, **extra}, beam.ParDo, BundleSum()).values(),
         ]
         return tuple(parts) | "AllCounts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 
@@ -122,6 +140,7 @@ class RejectExamples(beam.PTransform):
 
 __all__ = [
     "REJECT_EXAMPLES",
+    "BundleSum",
     "Count",
     "RejectExamples",
     "deleted_counts",

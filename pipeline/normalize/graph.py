@@ -79,7 +79,7 @@ def build(p: beam.Pipeline, cfg: NormalizeConfig, *, runner: str, started: str) 
         carry = CarryForward(reuse, cfg.storage, export=cfg.export, fidelity=cfg.fidelity != "off")
         parts.append(left | "CarryForward" >> carry)
     results = merged(*parts)
-    written = results | "WriteOutputs" >> WriteOutputs(cfg, output, staging)
+    written = results | "WriteOutputs" >> WriteOutputs(cfg, output, staging, listed.totals)
 
     header = _header(cfg, runner, started, fingerprint, previous)
     finish = {"packed": listed.packed, "patterns": listed.patterns, "results": results, "written": written}

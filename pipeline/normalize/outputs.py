@@ -1,9 +1,10 @@
 """Step ``WriteOutputs``: the run's results, staged (``.bunzai-staging/<run>/out/``).
 
-    canonical / rejects / inventory / fidelity -> sorted shards (pipeline/dataset/shards.py, one writer
-        fused with each producer; datasets.DATASETS says what each holds and how a row becomes
-        its shard record)
-    index rows -> sorted the same way, each shard then one Parquet file (pipeline/dataset/index/)
+    canonical / rejects / inventory / fidelity / index rows -> sorted shards
+        (pipeline/dataset/shards.py, one writer fused with each producer; datasets.DATASETS says
+        what each holds and how a row becomes its shard record): the canonical lines one shard
+        per unit of inputs, written once; the others through sorted runs, one plan and one merge
+        step for all (the index's shards are Parquet files, pipeline/dataset/index/)
     fidelity rows -> fidelity/report.{json,html} (folded per producer)
     export candidates -> CommitExports (one winner per path); exports staged straight to their
         paths pass as they are
@@ -24,14 +25,18 @@ import apache_beam as beam
 from pipeline.dataset.blobs import KEPT as BLOBS_KEPT
 from pipeline.dataset.blobs import SettleBlobs
 from pipeline.dataset.datasets import DATASETS
-from pipeline.dataset.index.parquet import WriteIndex
-from pipeline.dataset.shards import WriteShards
+from pipeline.dataset.index.rows import INDEX
+from pipeline.dataset.shards import WriteDatasets
 from pipeline.export.files import CommitExports
 from pipeline.normalize.counts import export_counts
 from pipeline.normalize.fidelity_report import WriteFidelityReport
+from pipeline.normalize.packed import InputUnits
 from pipeline.normalize.streams import Producers, Results, each
 from pipeline.runtime.options import NormalizeConfig
 from pipeline.runtime.storage import Output
+
+#: the ``Results`` field of a dataset not named as it is
+_FIELD = {INDEX: "index_rows"}
 
 
 class Written(NamedTuple):
@@ -39,7 +44,8 @@ class Written(NamedTuple):
     shards: Any
     #: paths (relative to the output) of every file staged
     staged: Any
-    #: paths the previous run left in place (``--since`` into its own folder)
+    #: paths the previous run left in place (``--since`` into its own folder); None: no step
+    #: of this run can keep one
     kept: Any
     #: count pairs of the exports committed and kept
     counts: Producers
@@ -47,30 +53,30 @@ class Written(NamedTuple):
 
 @dataclass
 class WriteOutputs(beam.PTransform):
-    """``streams.Results`` -> ``Written``."""
+    """``streams.Results`` -> ``Written``. ``totals``: the listing's (``listing.Listed.totals``),
+    from which the units of inputs, one canonical shard each, are known."""
 
     cfg: NormalizeConfig
     output: Output
     staging: str
+    totals: Any
 
     def expand(self, res: Results) -> Written:
         output, staging = self.output, self.staging
-        infos = [
-            producers
-            | f"Write{ds.name.title()}"
-            >> WriteShards(
-                ds.name, ds.spec, output, staging, target_bytes=self.cfg.shard_bytes, record=ds.record
-            )
-            for ds in DATASETS
-            if (producers := getattr(res, ds.name))  # --fidelity off: no fidelity shards
-        ]
-        # the entity index: sorted like the datasets above, then one Parquet file per shard
-        infos.append(
-            res.index_rows | "WriteIndex" >> WriteIndex(output, staging, target_bytes=self.cfg.shard_bytes)
+        # --fidelity off: no fidelity shards (a dataset without producers has no files)
+        streams = {ds.name: getattr(res, _FIELD.get(ds.name, ds.name)) for ds in DATASETS}
+        units = InputUnits(self.cfg.shard_bytes)
+        shards = streams | "WriteDatasets" >> WriteDatasets(
+            DATASETS,
+            output,
+            staging,
+            target_bytes=self.cfg.shard_bytes,
+            units=units,
+            totals=self.totals,
+            spill_bytes=units.spill_bytes,
         )
-        shards = tuple(infos) | "AllShards" >> beam.Flatten()
         staged = [shards | "ShardPaths" >> beam.Map(lambda s: s.rel)]
-        kept = [shards.pipeline | "NoneKept" >> beam.Create([])]
+        kept = []
         counts: Producers = {}
         if res.fidelity:
             staged.append(
@@ -102,7 +108,7 @@ class WriteOutputs(beam.PTransform):
         return Written(
             shards,
             tuple(staged) | "Staged" >> beam.Flatten(),
-            tuple(kept) | "AllKept" >> beam.Flatten(),
+            tuple(kept) | "AllKept" >> beam.Flatten() if kept else None,
             counts,
         )
 

@@ -72,7 +72,8 @@ def _pair_cell(item: tuple[int, Any]) -> Iterator[Any]:
         refs = now.get(uri)
         if refs:
             # two inputs naming one file: it is read once, from the first input
-            yield Pending(FileRef(uri, *min(refs, key=lambda r: r[0])), prev.get(uri))
+            root, path, size, etag, parts = min(refs, key=lambda r: r[0])
+            yield Pending(FileRef(uri, root, path, size, etag, tuple(parts)), prev.get(uri))
         else:
             yield TaggedOutput(DELETED, uri)
 
@@ -81,7 +82,7 @@ def _pair_cell(item: tuple[int, Any]) -> Iterator[Any]:
 class Paired:
     #: one ``Pending`` per distinct uri
     pending: Any
-    #: uris only the previous run had
+    #: uris only the previous run had; None without a join (no previous run to have any)
     deleted: Any
 
 
@@ -100,15 +101,12 @@ class PairWithPrevious(beam.PTransform):
 
     def expand(self, refs: Any) -> Paired:
         if not self.join and self.previous is None:
-            return Paired(
-                refs | "AsPending" >> beam.Map(Pending),
-                refs.pipeline | "NoneDeleted" >> beam.Create([]),
-            )
+            return Paired(refs | "AsPending" >> beam.Map(Pending), None)
         # both sides cross the shuffle packed per hash cell (``_PackForJoin``); each cell is
         # joined in memory where it is grouped
         now = (
             refs
-            | "ByUri" >> beam.Map(lambda r: (r.uri, (r.root, r.path, r.size, r.etag)))
+            | "ByUri" >> beam.Map(lambda r: (r.uri, (r.root, r.path, r.size, r.etag, list(r.parts))))
             | "PackNow" >> beam.ParDo(_PackForJoin(_NOW))
         )
         previous = self.previous if self.previous is not None else refs.pipeline | beam.Create([])

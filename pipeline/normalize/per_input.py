@@ -5,6 +5,8 @@ exported, in one fused chain per input.
                                                           -> StoreBlobs (the lines' big bytes, staged once)
                                                           -> RoundTrip (--fidelity full / native;
                                                              and the entity index's rows)
+    Pending (the sample) -> LearnPatterns (--fidelity full, --fidelity-sample 1/K, K > 1): the
+                            book RoundTrip predicts cross rows from (a side input)
                                                           -> Export (--export)
 
 The bytes and the entities never leave the chain: what it hands on (``streams.Results``) is shard
@@ -22,14 +24,19 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 
 from pipeline.dataset.blobs import StoreBlobs
-from pipeline.dataset.datasets import canonical_records
+from pipeline.dataset.datasets import canonical_lines
 from pipeline.dataset.index.rows import INDEX, unchecked_rows
 from pipeline.export.files import WRITTEN, Export
 from pipeline.normalize.counts import export_attempt
 from pipeline.normalize.decode import Decode, Detect
 from pipeline.normalize.elements import INVENTORY, REJECTED_WHOLE, REJECTS, ValidInput
 from pipeline.normalize.read import REFRESHED, UNCHANGED, ReadBytes
-from pipeline.normalize.roundtrip import RoundTrip, rejected_row
+from pipeline.normalize.roundtrip import (
+    LearnPatterns,
+    RoundTrip,
+    pattern_counts,
+    rejected_row,
+)
 from pipeline.normalize.streams import Producers, Results, each, results
 from pipeline.normalize.validate import Validate
 from pipeline.runtime.options import NormalizeConfig
@@ -79,7 +86,15 @@ class Normalize(beam.PTransform):
         exported: Producers = {}
         counts: Producers = {}
         if cfg.fidelity != "off":
-            roundtrip = valid | "RoundTrip" >> RoundTrip(cross=cfg.fidelity == "full")
+            book = None
+            if cfg.fidelity == "full" and cfg.fidelity_sample > 1:  # cross rows by pattern
+                book = pending | "LearnPatterns" >> LearnPatterns(
+                    cfg.inputs, cfg.storage, cfg.max_file_bytes, cfg.fidelity_sample
+                )
+                counts["patterns"] = book | "PatternCounts" >> beam.FlatMap(pattern_counts)
+            roundtrip = valid | "RoundTrip" >> RoundTrip(
+                cross=cfg.fidelity == "full", sample=cfg.fidelity_sample, book=book
+            )
             rejects["roundtrip"] = roundtrip.rejects
             fidelity["roundtrip"] = roundtrip.rows
             index["roundtrip"] = roundtrip[INDEX]  # the entity index's rows (pipeline/dataset/index/)
@@ -95,7 +110,7 @@ class Normalize(beam.PTransform):
             attempts = {"candidates": made.candidates, "written": made[WRITTEN]}
             counts.update(each("ExportAttempts", attempts, beam.Map, export_attempt))
         made_results = results(
-            canonical={"fresh": valid | "CanonicalRecords" >> beam.FlatMap(canonical_records)},
+            canonical={"fresh": valid | "CanonicalLines" >> beam.FlatMap(canonical_lines)},
             inventory={name: out[INVENTORY] for name, out in stages.items()},
             rejects=rejects,
             fidelity=fidelity,

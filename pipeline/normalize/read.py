@@ -7,6 +7,7 @@ carries its results forward).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,8 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
-from bunzai_codecs.core.errors import BunzaiError, LimitExceeded
+from bunzai_codecs.core import fileset
+from bunzai_codecs.core.errors import BunzaiError, LimitExceeded, Malformed
 from bunzai_codecs.core.sniff import Sniff
 from pipeline.normalize.archives import chain_url, member_protocol
 from pipeline.normalize.elements import (
@@ -29,7 +31,7 @@ from pipeline.normalize.elements import (
 from pipeline.runtime import fixed_cost
 from pipeline.runtime.counters import count
 from pipeline.runtime.memory import tune_gc
-from pipeline.runtime.storage import FileRef, Storage, read_bounded
+from pipeline.runtime.storage import FileRef, Storage, is_local, read_bounded
 
 #: tagged outputs: ``Pending`` that ``--since`` need not read again, and uris the previous run had
 #: that this run processes anew
@@ -92,7 +94,13 @@ class _ReadBytes(beam.DoFn):
             yield from self._fail(pending, status, exc)
             return
         try:
-            data = read_bounded(self._fs(ref), ref.path, self.max_bytes, ref.size)
+            if ref.parts:
+                data = read_parts(self._fs(ref), ref, self.max_bytes)
+            else:
+                data = read_bounded(self._fs(ref), ref.path, self.max_bytes, ref.size)
+        except BunzaiError as refused:  # a card folder's symbolic link
+            yield from self._fail(pending, status, refused.with_uri(ref.uri))
+            return
         except OverflowError:
             exc = LimitExceeded(f"input is over --max-file-bytes ({self.max_bytes})", uri=ref.uri)
             yield from self._fail(pending, status, exc)
@@ -103,7 +111,9 @@ class _ReadBytes(beam.DoFn):
         count("inputs_read")
         count("bytes_read", len(data))
         try:
-            s = Sniff(data, ref.path.rsplit("/", 1)[-1], uri=ref.uri)
+            # an input of several files is named as its uri names it (the YAML's, the card folder's)
+            named = ref.uri.split("::", 1)[0].rstrip("/") if ref.parts else ref.path
+            s = Sniff(data, named.rsplit("/", 1)[-1], uri=ref.uri)
         except BunzaiError as exc:
             yield from self._fail(pending, status, exc)
             return
@@ -126,6 +136,26 @@ class _ReadBytes(beam.DoFn):
         yield TaggedOutput(REJECTS, rec)
         yield TaggedOutput(INVENTORY, inv)
         yield TaggedOutput(REJECTED_WHOLE, (inv, [rec]))
+
+
+def read_parts(fs: Any, ref: FileRef, max_bytes: int) -> bytes:
+    """The file set of an input of several files (``FileRef.parts``): each file read bounded by
+    what ``max_bytes`` leaves (``OverflowError`` past it). A card folder's file that is a symbolic
+    link, or not inside the folder once resolved, is refused (a link could point anywhere)."""
+    if len(ref.parts) > fileset.LIMITS.max_entries:
+        raise LimitExceeded(f"an input of more than {fileset.LIMITS.max_entries} files")
+    files: dict[str, bytes] = {}
+    left = max_bytes
+    base = ref.path.rstrip("/")
+    real = os.path.realpath(base) if is_local(fs) else None
+    for name in ref.parts:
+        p = f"{base}/{name}"
+        if real is not None and (os.path.islink(p) or not os.path.realpath(p).startswith(real + os.sep)):
+            raise Malformed(f"{name}: a symbolic link in a card folder is not read")
+        data = read_bounded(fs, p, left)
+        left -= len(data)
+        files[name] = data
+    return fileset.pack(files)
 
 
 @dataclass

@@ -31,7 +31,7 @@ import bunzai_codecs
 from bunzai_codecs.core import registry
 from bunzai_codecs.lint import ID_PATTERN
 from pipeline.dataset.blobs import PREVIOUS, stored_of
-from pipeline.dataset.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, canonical_record
+from pipeline.dataset.datasets import CANONICAL, FIDELITY, INVENTORY_DS, REJECTS_DS, CanonicalLine
 from pipeline.dataset.index.parquet import CarryIndex
 from pipeline.dataset.index.rows import INDEX
 from pipeline.dataset.lines import ReadShards, line_meta
@@ -114,7 +114,7 @@ def _carry_canonical(line: bytes, skip: dict[str, bool]) -> Iterator[Any]:
     meta = line_meta(line)
     eid, uri = meta.id, meta.uri
     if uri not in skip:
-        yield canonical_record(eid, uri, line)
+        yield CanonicalLine(uri, eid, line)
         yield TaggedOutput(ACCOUNTED, uri)
         for key, size in stored_of(line):  # the blobs it names: carried too (pipeline/dataset/blobs.py)
             yield TaggedOutput(STORED_REFS, (key, (size, PREVIOUS)))

@@ -26,7 +26,7 @@ Producers = dict[str, Any]
 class Results(NamedTuple):
     """What the run writes and counts, each stream as its producers (``Producers``)."""
 
-    #: canonical shard records (``datasets.canonical_records``): vaud-json lines, sortable
+    #: canonical lines (``datasets.CanonicalLine``: the line, its entity id, its input's uri)
     canonical: Producers
     #: inventory rows (``elements.inventory_row``): one per listed input
     inventory: Producers

@@ -80,6 +80,7 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
     lines.append("")
     lines += _rejects_section(manifest, output)
     lines.append("")
+    lines += _fidelity_basis_lines(manifest)
     ex = counts["exports"]["byFormat"]
     lines.append(
         f"EXPORTS  {counts['exports']['total']}"
@@ -111,6 +112,28 @@ def summary(manifest: dict[str, Any], output: Output) -> str:
     rows.append((output.display(MANIFEST), "manifest"))
     lines += _table(rows)
     return "\n".join(lines) + "\n"
+
+
+def _fidelity_basis_lines(manifest: dict[str, Any]) -> list[str]:
+    """How the fidelity rows were obtained, when some were predicted (``--fidelity-sample``), and a
+    warning naming the patterns whose sampled rows disagreed."""
+    basis = manifest["counts"].get("fidelityBasis") or {}
+    if not basis.get("predicted") and not basis.get("disagreed"):
+        return []
+    sample = manifest["options"].get("fidelitySample", "")
+    out = [
+        f"FIDELITY  {basis.get('observed', 0)} rows observed, {basis.get('predicted', 0)} cross-format rows "
+        f"predicted from the observed rows of their pattern (--fidelity-sample {sample}; 1/1 observes every row)"
+    ]
+    bad = (basis.get("patterns") or {}).get("disagreeing", 0)
+    if bad:
+        out.append(
+            f"  warning: {bad} pattern{'s' if bad != 1 else ''} whose sampled rows disagree (a codec bug, or a "
+            f"loss that depends on the values): their {basis.get('disagreed', 0)} rows were observed; the "
+            "fidelity report names them and their inputs (Predictions that disagreed)"
+        )
+    out.append("")
+    return out
 
 
 __all__ = ["summary"]

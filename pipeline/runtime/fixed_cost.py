@@ -1,9 +1,10 @@
 """Two memos that cut Beam's fixed cost per run, which a small nightly run (and every pipeline test)
 pays in full: one normalize run over ten small files took 6.4 s of CPU, 3.3 s of it building the
-graph, without them and 2.7 s (0.9 s) with them (BENCHMARKS.md, "The fixed cost of one run").
-Neither changes what Beam decides, so the graph, its stages and every output byte stay the same
-(tests/pipeline/test_output_digests.py; tests/pipeline/test_fixed_cost.py checks both memos
-against Beam's own answers, every DoFn of the full graph included).
+graph, without them and 2.7 s (0.9 s) with them
+(docs/perf-notes/2026-12-02-fixed-cost-and-test-suite.md). Neither changes what Beam decides, so
+the graph, its stages and every output byte stay the same (tests/pipeline/test_goldens.py;
+tests/pipeline/test_fixed_cost.py checks both memos against Beam's own answers, every DoFn of the
+full graph included).
 
 - ``PipelineOptions.view_as(cls)`` builds a fresh argparse parser of ``cls``'s options and parses
   the flags again, every call; ``Pipeline.apply`` and the type checks call it ~2,650 times per
@@ -20,7 +21,7 @@ against Beam's own answers, every DoFn of the full graph included).
 The views are kept weakly (an options object that is dropped takes its views with it); the specs
 per class, a bounded set. Importing this module changes nothing: ``install()`` (idempotent) puts
 both in place, and is called where it is meant, never as a side effect of an import: where a job
-makes its pipeline (``jobs/normalize.py::prepare``, ``jobs/export.py``), in the setup of the
+makes its pipeline (``jobs/runner.py::new_pipeline``, for both jobs), in the setup of the
 stages that handle inputs (any worker process the runner starts), and by the test suite's
 ``tests/conftest.py``.
 """

@@ -50,7 +50,7 @@ def tune_malloc() -> bool:
 #: collector, so a larger threshold mostly saves work. Not much larger, though: the runner's own
 #: per-bundle garbage (cycles that hold buffers) waits for a collection too, and while shards merge
 #: few objects are allocated. At 20000 each worker's peak at 100k inputs grew by ~45 MiB; at 5000
-#: it did not, and the CPU saved was the same (BENCHMARKS.md, "Collector threshold").
+#: it did not, and the CPU saved was the same (docs/perf-notes/2026-11-30-collector-threshold.md).
 GC_GEN0 = 5_000
 #: CPython's own young-generation threshold, what the library's callers get
 CPYTHON_GEN0 = 700

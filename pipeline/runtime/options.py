@@ -35,6 +35,7 @@ from bunzai_codecs.core import registry
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 from bunzai_codecs.exitcodes import Exit, describe
+from bunzai_codecs.fidelity.patterns import DEFAULT_SAMPLE, sample_of
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.secrets import literal_secrets, parse_storage_options, split_secrets
 from pipeline.runtime.storage import Storage, is_local_url
@@ -44,6 +45,8 @@ DEFAULT_SHARD_BYTES = 128 << 20
 #: ``--fidelity`` modes, cheapest first: each one's checks include the previous one's
 FIDELITY_MODES = ("off", "native", "full")
 DEFAULT_FIDELITY = "full"
+#: ``--fidelity-sample``: one input in K has every cross row observed (``fidelity.DEFAULT_SAMPLE``)
+DEFAULT_FIDELITY_SAMPLE = f"1/{DEFAULT_SAMPLE}"
 
 
 def _flag(text: str) -> bool:
@@ -120,7 +123,8 @@ class NormalizeOptions:
             type=int,
             default=DEFAULT_SHARD_BYTES,
             metavar="N",
-            help=f"target size of each JSONL shard (default {DEFAULT_SHARD_BYTES})",
+            help=f"target size of each shard (default {DEFAULT_SHARD_BYTES}); a canonical shard holds one "
+            "unit of inputs, about this many bytes of input but at most 32 MiB",
         )
         parser.add_argument(
             "--fidelity",
@@ -129,6 +133,17 @@ class NormalizeOptions:
             help="fidelity checks per input: full (default) = the decode row, the same-format round "
             "trip, canonical stability and every cross-format conversion; native = the same without "
             "the cross-format rows; off = no fidelity rows, shards or report",
+        )
+        parser.add_argument(
+            "--fidelity-sample",
+            "--fidelity_sample",
+            dest="fidelity_sample",
+            default=DEFAULT_FIDELITY_SAMPLE,
+            metavar="1/K",
+            help=f"--fidelity full: observe every cross-format row of one input in K (by the digest of "
+            f"its uri) and predict the others' from the observed rows of their pattern (same source "
+            f"format, target and filled paths; each row's basis says which); 1/1 observes every row "
+            f"(default {DEFAULT_FIDELITY_SAMPLE}; docs/fidelity.md)",
         )
         parser.add_argument(
             "--bigquery-table",
@@ -217,6 +232,8 @@ class NormalizeConfig:
     shard_bytes: int = DEFAULT_SHARD_BYTES
     #: ``off``, ``native`` or ``full`` (see ``FIDELITY_MODES``)
     fidelity: str = DEFAULT_FIDELITY
+    #: ``--fidelity-sample 1/K``: K (1: every cross row observed)
+    fidelity_sample: int = DEFAULT_SAMPLE
     #: a previous run (or baseline) to audit this run's fidelity rows against once it is written
     audit_against: str | None = None
     #: the audit's kept-share tolerance in percentage points (None: the audit's default)
@@ -241,6 +258,7 @@ class NormalizeConfig:
             "since": self.since,
             "shardBytes": self.shard_bytes,
             "fidelity": self.fidelity,
+            "fidelitySample": f"1/{self.fidelity_sample}",
             "auditAgainst": self.audit_against,
             "allowEmpty": self.allow_empty,
             "bigqueryTable": self.bigquery_table,
@@ -447,6 +465,10 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         raise UsageError("--shard-bytes must be positive")
     if o.fidelity not in FIDELITY_MODES:  # argparse checks the choices; a direct caller may not
         raise UsageError(f"--fidelity must be one of {', '.join(FIDELITY_MODES)}")
+    try:
+        fidelity_sample = sample_of(str(o.fidelity_sample))
+    except ValueError as exc:
+        raise UsageError(f"--fidelity-sample: {exc}") from None
     if "::" in (o.output or ""):
         raise UsageError("--output must be a folder URL, not a chain")
     output = (o.output or DEFAULT_OUTPUT).rstrip("/") or "/"
@@ -461,6 +483,7 @@ def parse(argv: Sequence[str] | None) -> tuple[NormalizeConfig, PipelineOptions]
         since=o.since,
         shard_bytes=o.shard_bytes,
         fidelity=o.fidelity,
+        fidelity_sample=fidelity_sample,
         audit_against=audit_against,
         audit_tolerance=audit_tolerance,
         allow_empty=bool(o.allow_empty),

@@ -11,11 +11,16 @@ listing, bounded reads and atomic writes.
 - ``write_bytes`` / ``open_atomic`` / ``copy_file`` / ``move_file`` never leave a partial file
   visible: local files are written beside their target and renamed; object stores publish an
   object only when its upload completes (a local spool is uploaded in one ``put_file``).
+- ``move_file`` is a rename locally; object stores have none, so it is a server-side copy, then a
+  delete of the source (docs/architecture.md, "The commit on object stores"). ``remove_file`` and
+  ``remove_tree`` take "already gone" as done: a delete whose answer was lost is retried by the
+  store's client, and on GCS the retry is answered 404.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import tempfile
@@ -29,11 +34,12 @@ from fsspec.core import split_protocol, url_to_fs
 from fsspec.spec import AbstractFileSystem
 from fsspec.utils import glob_translate
 
+from bunzai_codecs.core import fileset
 from pipeline.runtime.secrets import resolve_secrets
 
 _MAGIC = re.compile(r"[*?\[]")
 #: info keys that hold a content checksum, in order of preference (S3, GCS, zip members)
-_CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "CRC")
+_CHECKSUM_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "CRC", "parts-checksum")
 _LOCAL = frozenset({"file", "local"})
 
 
@@ -128,6 +134,10 @@ class FileRef:
     size: int | None
     #: a content checksum from the store (S3 ETag, GCS md5/crc32c, zip CRC), if it gives one
     etag: str | None
+    #: an input made of several files (``bunzai_codecs.core.fileset``: a card folder, a character
+    #: YAML with its picture): their names relative to ``path``, then the folder that holds them;
+    #: read as one file set. Empty for a file
+    parts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,20 +194,31 @@ def list_files(
     on_error: Callable[[OSError], None] | None = None,
     *,
     hidden: bool = False,
+    groups: bool = False,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every file matching ``path`` (a file, a directory — everything below it — or a glob), as
-    ``(path, info)``, streamed. Names starting with ``.`` are skipped, as are their folders,
-    unless ``hidden``.
+        ``(path, info)``, streamed. Names starting with ``.`` are skipped, as are their folders,
+        unless ``hidden``.
 
     ``FileNotFoundError`` when ``path`` (or the folder its glob starts from) does not exist. A
-    folder below it that cannot be listed — refused, or gone since its parent was listed — goes to
-    ``on_error`` (raised without one), its ``filename`` the folder: the input was there, only part
-    of it could not be seen, which a caller must not mistake for a missing input."""
+        folder below it that cannot be listed — refused, or gone since its parent was listed — goes to
+        ``on_error`` (raised without one), its ``filename`` the folder: the input was there, only part
+        of it could not be seen, which a caller must not mistake for a missing input.
+
+        ``groups`` (the job's inputs): the files of one input made of several
+        (``bunzai_codecs.core.fileset``) come as one item, ``(its path, info)`` with
+        ``info["parts"]``, their names relative to ``info["base"]``, the folder that holds them: a card
+        folder (its path is the folder, nothing below it comes on its own), a character YAML with its
+        picture (its path is the YAML's). A folder's files are grouped where its listing is walked; on
+        S3, whose listing is flat, only a card folder named as the input itself is."""
     m = _MAGIC.search(path)
     if m is None:
         info = fs.info(path)
         if info["type"] != "directory":
             yield path, info
+            return
+        if groups and fs.isfile(join(path, fileset.CARD_FILE)):
+            yield card_folder(fs, path.rstrip("/"), on_error)
             return
         root, match, maxdepth = path, None, None
     else:
@@ -205,7 +226,98 @@ def list_files(
         root = path[:cut] if cut > 0 else ("/" if cut == 0 else "")
         match = re.compile(glob_translate(path)).match
         maxdepth = None if "**" in path else path[cut + 1 :].count("/") + 1
-    yield from _walk(fs, root, match, maxdepth, on_error, hidden)
+    yield from _walk(fs, root, match, maxdepth, on_error, hidden, groups)
+
+
+def _ls(
+    fs: AbstractFileSystem, path: str, on_error: Callable[[OSError], None] | None, *, top: bool = False
+) -> list[dict[str, Any]] | None:
+    """One folder's listing (detail), as the store has it now, or None when it could not be listed
+    and ``on_error`` took the error, its ``filename`` the folder. Raised without ``on_error``, and
+    when ``top`` (the folder the input names, or its glob starts from) does not exist."""
+    if hasattr(fs, "invalidate_cache") and not is_local(fs):
+        # a listing cached earlier in this process (gcsfs keeps them) predates what other
+        # workers wrote or removed since: the commit's prune must see the store as it is
+        fs.invalidate_cache(path)
+    try:
+        listing: list[dict[str, Any]] = fs.ls(path, detail=True)
+    except OSError as exc:
+        if on_error is None or (top and isinstance(exc, FileNotFoundError)):
+            raise  # the folder the input names (or its glob starts from) does not exist
+        if getattr(exc, "filename", None) is None:
+            exc.filename = path  # a folder below the input: its reject names it, never the input
+        on_error(exc)
+        return None
+    return listing
+
+
+def card_folder(
+    fs: AbstractFileSystem, folder: str, on_error: Callable[[OSError], None] | None
+) -> tuple[str, dict[str, Any]]:
+    """A card folder as one listed input: every file below it (``fileset.folder_member``; a
+    symbolic link is listed, never followed, and refused when read), their sizes summed."""
+    parts: list[str] = []
+    sums: list[str | None] = []
+    size = 0
+    base = fs._strip_protocol(folder).rstrip("/")
+    stack = [base]
+    while stack:
+        here = stack.pop()
+        listing = _ls(fs, here, on_error)
+        if listing is None:
+            continue
+        dirs = []
+        for info in sorted(listing, key=lambda i: str(i["name"])):
+            full = info["name"].rstrip("/")
+            if full == here:
+                continue
+            rel = full[len(base) + 1 :]
+            if not fileset.folder_member(rel):
+                continue
+            if info.get("type") == "directory" and not info.get("islink"):
+                dirs.append(full)
+            else:
+                parts.append(rel)
+                sums.append(checksum(info))
+                size += int(info.get("size") or 0)
+        stack.extend(sorted(dirs, reverse=True))
+    order = sorted(range(len(parts)), key=parts.__getitem__)
+    info = {"type": "file", "name": folder, "size": size, "parts": [parts[i] for i in order], "base": folder}
+    return folder, _with_checksum(info, [parts[i] for i in order], [sums[i] for i in order])
+
+
+def _with_checksum(info: dict[str, Any], names: list[str], sums: list[str | None]) -> dict[str, Any]:
+    """``info`` of an input of several files with a checksum of theirs when the store gave each one
+    (a digest of the names and checksums: ``--since`` then skips it unread when none changed)."""
+    if sums and all(sums):
+        h = hashlib.sha256("".join(f"{n}\0{c}\n" for n, c in zip(names, sums, strict=True)).encode())
+        info["parts-checksum"] = h.hexdigest()
+    return info
+
+
+def _grouped(
+    fs: AbstractFileSystem,
+    path: str,
+    files: list[tuple[str, dict[str, Any]]],
+    match: Callable[[str], Any] | None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """One folder's files (sorted) with each character YAML grouped with its picture."""
+    names = [full.rsplit("/", 1)[-1] for full, _ in files]
+    pairs = {y: pic for y, pic in fileset.pairs(names).items() if match is None or match(join(path, y))}
+    pictures = set(pairs.values())
+    sizes = {full.rsplit("/", 1)[-1]: info.get("size") for full, info in files}
+    sums = {full.rsplit("/", 1)[-1]: checksum(info) for full, info in files}
+    for (full, info), name in zip(files, names, strict=True):
+        if name in pictures:
+            continue
+        if name in pairs:
+            pic = pairs[name]
+            a, b = sizes[name], sizes[pic]
+            size = a + b if isinstance(a, int) and isinstance(b, int) else None
+            info = {"type": "file", "name": full, "size": size, "parts": [name, pic], "base": path}
+            yield full, _with_checksum(info, [name, pic], [sums[name], sums[pic]])
+        elif match is None or match(full):
+            yield full, info
 
 
 def _hidden(path: str, root: str) -> bool:
@@ -220,6 +332,7 @@ def _walk(
     maxdepth: int | None,
     on_error: Callable[[OSError], None] | None,
     hidden: bool,
+    groups: bool = False,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     if type(fs).__name__ == "S3FileSystem" and root.strip("/"):
         yield from _walk_s3(fs, root, match, maxdepth, hidden)
@@ -229,14 +342,8 @@ def _walk(
     stack: list[tuple[str, int]] = [(fs._strip_protocol(root), 1)]
     while stack:
         path, depth = stack.pop()
-        try:
-            listing = fs.ls(path, detail=True)
-        except OSError as exc:
-            if on_error is None or (depth == 1 and isinstance(exc, FileNotFoundError)):
-                raise  # the folder the input names (or its glob starts from) does not exist
-            if getattr(exc, "filename", None) is None:
-                exc.filename = path  # a folder below the input: its reject names it, never the input
-            on_error(exc)
+        listing = _ls(fs, path, on_error, top=depth == 1)
+        if listing is None:
             continue
         files: list[tuple[str, dict[str, Any]]] = []
         dirs: list[str] = []
@@ -250,9 +357,17 @@ def _walk(
                     dirs.append(full)
             else:
                 files.append((full, info))
-        for full, info in sorted(files, key=lambda f: f[0]):
-            if match is None or match(full):
-                yield full, info
+        files.sort(key=lambda f: f[0])
+        card = groups and any(full.rsplit("/", 1)[-1] == fileset.CARD_FILE for full, _ in files)
+        if card and (match is None or match(join(path, fileset.CARD_FILE))):
+            yield card_folder(fs, path, on_error)
+            continue  # nothing below a card folder is an input of its own
+        if groups:
+            yield from _grouped(fs, path, files, match)
+        else:
+            for full, info in files:
+                if match is None or match(full):
+                    yield full, info
         if hasattr(fs, "invalidate_cache") and not is_local(fs):
             fs.invalidate_cache(path)  # listings are not kept: a big tree stays out of memory
         if maxdepth is None or depth < maxdepth:
@@ -403,12 +518,48 @@ def staged_path(staging: str, rel: str) -> str:
 
 
 def move_file(fs: AbstractFileSystem, src: str, dst: str) -> None:
-    """Move within one filesystem: a rename locally (atomic), copy + delete on object stores."""
+    """Move within one filesystem: a rename locally (atomic); on an object store a server-side
+    copy (S3 CopyObject, GCS rewrite), then a delete of the source, so ``dst`` appears whole and
+    ``src`` goes after. Not ``fs.mv``: gcsfs first tries GCS's move API, which not every
+    GCS-compatible endpoint has, and retries its refusal for half a minute per file.
+
+    A move asked again after it was done (a retried bundle) finds ``src`` gone and ``dst`` there:
+    that is done, not an error (the staging folder it moves from is this run's alone)."""
     if is_local(fs):
         fs.makedirs(dst.rpartition("/")[0], exist_ok=True)
-        os.replace(src, dst)
-    else:
-        fs.mv(src, dst)
+        try:
+            os.replace(src, dst)
+        except FileNotFoundError:
+            if not os.path.exists(dst) or os.path.exists(src):
+                raise
+        return
+    try:
+        fs.cp_file(src, dst)
+    except FileNotFoundError:
+        if hasattr(fs, "invalidate_cache"):
+            fs.invalidate_cache(dst.rpartition("/")[0])
+        if not fs.exists(dst):
+            raise
+        return
+    remove_file(fs, src)
+
+
+def remove_file(fs: AbstractFileSystem, path: str) -> bool:
+    """Remove one file; ``False`` when it was not there. On an object store, a delete whose answer
+    was lost is retried by the client and the retry finds nothing (GCS answers 404): the file is
+    gone all the same, as asked."""
+    try:
+        fs.rm_file(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def remove_tree(fs: AbstractFileSystem, path: str) -> None:
+    """Remove a folder and everything below it; a folder that is not there (or whose files were
+    all gone by the time they were deleted) is not an error."""
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm(path, recursive=True)
 
 
 @dataclass(frozen=True)
@@ -441,6 +592,8 @@ __all__ = [
     "open_atomic",
     "read_bounded",
     "read_lines",
+    "remove_file",
+    "remove_tree",
     "staged_path",
     "write_bytes",
 ]

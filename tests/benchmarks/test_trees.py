@@ -28,6 +28,7 @@ def test_a_tree_that_is_not_a_folder_is_refused(tmp_path: Path, capsys: pytest.C
 def test_same_work_runs_in_the_named_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "corpus"
     gen.ensure(str(corpus), 20, 7)
-    assert trees.main([str(corpus), "20", f"this={ROOT}", "--measure", "same-work", "--rounds", "1"]) == 0
+    argv = [str(corpus), "20", f"this={ROOT}", "--measure", "same-work", "--rounds", "1", "--repeat", "1"]
+    assert trees.main([*argv, "--fidelity", "off,full"]) == 0
     out = capsys.readouterr().out
-    assert " round 0 this: files=20 cpu=" in out, out
+    assert " round 0 this: files=20 cpu off=" in out and " full/off=" in out, out

@@ -121,3 +121,47 @@ def test_a_pickled_sniff_parses_again_where_it_lands() -> None:
     again = pickle.loads(pickle.dumps(s))
     assert (again.data, again.name, again.uri) == (s.data, s.name, s.uri)
     assert again.json == {"a": 1} and again.json_error is None and again.sha256 == s.sha256
+
+
+def _card_png(*, text_first: bool = False) -> bytes:
+    from bunzai_codecs.core import png
+
+    pf = png.parse(tiny_png())
+    card = [png.make_text_chunk("chara", b"x" * 500), png.make_text_chunk("ccv3", b"y" * 700)]
+    head, tail = list(pf.chunks[:-1]), [pf.chunks[-1]]
+    chunks = head[:1] + card + head[1:] + tail if text_first else head + card + tail
+    return png.build(chunks, b"trailing")
+
+
+@pytest.mark.parametrize("text_first", [False, True])
+@pytest.mark.parametrize("order", ["file first", "picture first"])
+def test_a_picture_and_its_file_are_digested_as_hashlib_does(text_first: bool, order: str) -> None:
+    """The portrait of a PNG card shares the file's hashing up to the first chunk it leaves out; the
+    digests are hashlib's whichever is asked first, wherever the card chunks sit."""
+    import hashlib
+
+    from bunzai_codecs.core import media
+
+    data = _card_png(text_first=text_first)
+    pic = media.png_image(data, ("chara", "ccv3"))
+    assert pic != data
+    s = Sniff(data, "card.png")
+    assert s.png is not None  # detection parses first
+    if order == "file first":
+        assert s.sha256 == hashlib.sha256(data).hexdigest()
+    assert s.digest_of(pic) == hashlib.sha256(pic).hexdigest()
+    assert s.sha256 == hashlib.sha256(data).hexdigest()
+    assert s.digest_of(data) == s.sha256
+    other = b"\x89PNG\r\n\x1a\n" + b"z" * 3000  # bytes the file does not start with
+    assert s.digest_of(other) == hashlib.sha256(other).hexdigest()
+
+
+def test_the_file_digest_never_parses() -> None:
+    import hashlib
+
+    data = _card_png()
+    s = Sniff(data, "card.png")
+    before = Sniff.parse_counts["png"]
+    assert s.sha256 == hashlib.sha256(data).hexdigest()
+    assert Sniff.parse_counts["png"] == before
+    assert s._png is sniff_mod._UNSET

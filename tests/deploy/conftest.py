@@ -36,3 +36,28 @@ def lock_pins() -> dict[str, tuple[str, list[str]]]:
 
 def beam_version() -> str:
     return lock_pins()["apache-beam"][0]
+
+
+def check_parameter(
+    param: dict[str, Any], value: str, field: str | None, want: Any, parse: Any, argv: list[str]
+) -> None:
+    """A template parameter's sample ``value`` passes its regexes, and the job's ``parse`` of the
+    launcher's ``argv`` (which carries it as ``--name=value``) puts ``want`` in the config's
+    ``field`` (``None``: a Beam option of that name; ``"storage"``: the storage options)."""
+    for rx in param.get("regexes", []):
+        assert re.fullmatch(rx, value), (param["name"], rx, value)
+    cfg, options = parse(argv)
+    if field is None:
+        assert options.get_all_options()[param["name"]] == value
+    elif field == "storage":
+        assert dict(cfg.storage.options) == want
+    else:
+        assert getattr(cfg, field) == want
+
+
+def check_refused(param: dict[str, Any], values: list[str]) -> None:
+    """Every one of ``values`` fails one of the parameter's regexes (which it must have)."""
+    regexes = param.get("regexes", [])
+    assert regexes, f"{param['name']} has no regexes"
+    for value in values:
+        assert not all(re.fullmatch(rx, value) for rx in regexes), (param["name"], value)

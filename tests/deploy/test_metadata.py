@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from bunzai_codecs.core.sniff import MAX_INPUT_BYTES
 from pipeline.runtime.options import DEFAULT_FIDELITY, DEFAULT_SHARD_BYTES, NormalizeOptions, parse
 
-from .conftest import DEPLOY
+from .conftest import DEPLOY, check_parameter, check_refused
 from .lint import lint_metadata
 
 TEXT = (DEPLOY / "metadata.json").read_text(encoding="utf-8")
@@ -102,25 +101,14 @@ def test_parameter_reaches_the_job_as_its_option(name: str) -> None:
     """The launcher passes each parameter as --name=value: the job reads the value the regexes let
     through into the option of that name."""
     value, field, want = SAMPLES[name]
-    for rx in PARAMS[name].get("regexes", []):
-        assert re.fullmatch(rx, value), (name, rx, value)
     base = {"sdk_container_image": IMAGE, "input": "gs://in/x", "output": "gs://out/y", name: value}
     argv = ["--runner=DataflowRunner", *(f"--{k}={v}" for k, v in base.items())]
-    cfg, options = parse(argv)
-    if field is None:
-        assert options.get_all_options()[name] == value
-    elif field == "storage":
-        assert dict(cfg.storage.options) == want
-    else:
-        assert getattr(cfg, field) == want
+    check_parameter(PARAMS[name], value, field, want, parse, argv)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_parameter_regexes_refuse_bad_values(name: str) -> None:
-    regexes = PARAMS[name].get("regexes", [])
-    assert regexes, f"{name} has no regexes"
-    for value in REFUSED[name]:
-        assert not all(re.fullmatch(rx, value) for rx in regexes), (name, value)
+    check_refused(PARAMS[name], REFUSED[name])
 
 
 def test_help_texts_state_the_code_defaults() -> None:

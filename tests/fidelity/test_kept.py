@@ -18,6 +18,7 @@ from bunzai_codecs.fidelity.paths import _Part
 from bunzai_codecs.fidelity.report import build_report
 from bunzai_codecs.fidelity.weights import _Units, _weigh
 from tests.conftest import ROOT, corpus_root
+from tests.formats.helpers import inputs_below
 
 from . import toys
 
@@ -281,8 +282,8 @@ def _all_rows() -> list[FidelityRow]:
     rows: list[FidelityRow] = []
     for root in roots:
         assert root is not None
-        for f in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".md", ".tsv")):
-            rows += check_file(f.read_bytes(), f.name, input=str(f.relative_to(root.parent)))
+        for f, name, data in inputs_below(root):
+            rows += check_file(data, name, input=str(f.relative_to(root.parent)))
     return rows
 
 

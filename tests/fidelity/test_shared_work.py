@@ -20,6 +20,7 @@ from bunzai_codecs.fidelity import check_decoded, content_units, cross_format, c
 from bunzai_codecs.fidelity.paths import _classer, _pattern_of
 from bunzai_codecs.fidelity.weights import _Dumps
 from tests.conftest import ROOT, corpus_root
+from tests.formats.helpers import inputs_below
 
 
 def _inputs() -> Iterator[tuple[str, bytes, str, Decoded]]:
@@ -27,9 +28,8 @@ def _inputs() -> Iterator[tuple[str, bytes, str, Decoded]]:
     roots = [ROOT / "samples"] + ([corpus_root()] if corpus_root() is not None else [])
     for root in roots:
         assert root is not None
-        for f in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".md", ".tsv")):
-            data = f.read_bytes()
-            s = Sniff(data, f.name)
+        for f, name, data in inputs_below(root):
+            s = Sniff(data, name)
             try:
                 cand = registry.require(s)
                 decoded = read_sniff(s, format=cand.id, score=cand.score)

@@ -19,8 +19,25 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def sample(rel: str) -> bytes:
-    """The bytes of ``samples/<rel>`` (e.g. ``sample("sillytavern/tidepool.png")``)."""
-    return (SAMPLES / rel).read_bytes()
+    """The bytes of ``samples/<rel>`` (e.g. ``sample("sillytavern/tidepool.png")``); a card folder
+    (``card-folder/marlow``) and a character YAML with its picture beside it read as the one input
+    they are (``bunzai_codecs.inputs``)."""
+    from bunzai_codecs.inputs import walk
+
+    p = SAMPLES / rel
+    if p.is_dir():
+        (inp,) = walk(p)
+        return inp.read()
+    return next(i for i in walk(p.parent) if i.path == p).read()
+
+
+def inputs_below(root: Path, skip: tuple[str, ...] = (".md", ".tsv")) -> list[tuple[Path, str, bytes]]:
+    """``(path, name, bytes)`` of every input below ``root`` as bunzai reads a folder
+    (``bunzai_codecs.inputs.walk``): a card folder, and a character YAML with its picture, are one
+    input each. Files ending in ``skip`` (notes, the corpus's EXPECT.tsv) are left out."""
+    from bunzai_codecs.inputs import walk
+
+    return [(i.path, i.name, i.read()) for i in walk(root) if i.folder or i.path.suffix not in skip]
 
 
 def edited(

@@ -44,6 +44,15 @@ def b64json(tree: object) -> bytes:
     return base64.b64encode(json.dumps(tree, ensure_ascii=False, separators=(",", ":")).encode())
 
 
+def write_files(root: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` (paths relative to ``root`` -> bytes), making folders; print each path."""
+    for rel, data in files.items():
+        out = root / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+        print(out)
+
+
 def pretty(tree: object, indent: int = 2, newline: bool = True) -> bytes:
     return json.dumps(tree, ensure_ascii=False, indent=indent).encode() + (b"\n" if newline else b"")
 

@@ -13,18 +13,17 @@ from hypothesis import strategies as st
 from bunzai_codecs import BunzaiError
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
-from tests.formats.helpers import SAMPLES, chunks, png_chunk, sample
+from tests.formats.helpers import SAMPLES, chunks, inputs_below, png_chunk, sample
 
 
 @functools.cache
 def samples_by_codec() -> dict[str, list[str]]:
     """codec id -> the bundled samples (paths under samples/) that detection gives to it."""
     out: dict[str, list[str]] = {}
-    for p in sorted(SAMPLES.rglob("*")):
-        if p.is_file() and not p.name.startswith("."):
-            best = registry.detect(Sniff(p.read_bytes(), p.name))
-            if best is not None:
-                out.setdefault(best.id, []).append(p.relative_to(SAMPLES).as_posix())
+    for p, name, data in inputs_below(SAMPLES, skip=()):
+        best = registry.detect(Sniff(data, name))
+        if best is not None:
+            out.setdefault(best.id, []).append(p.relative_to(SAMPLES).as_posix())
     return out
 
 

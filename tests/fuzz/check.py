@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from bunzai_codecs.core import archive, png
+from bunzai_codecs.core import archive, basecache, png
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.core.sniff import parse_json
 from bunzai_codecs.formats.backyard import exif
@@ -34,6 +34,11 @@ CORPUS = HERE / "corpus"
 ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:  # tests.hostile is imported by its path from the project root
     sys.path.insert(0, str(ROOT))
+
+
+#: every fuzzed input runs with the rules checked (``basecache.CHECK``: the test suite's setting): a
+#: broken escrow rule, a body mark or an indexed detection the full check contradicts is a crash
+basecache.CHECK = True
 
 
 class Crash(AssertionError):

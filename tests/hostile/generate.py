@@ -374,6 +374,24 @@ def sample_files() -> list[Path]:
     return sorted(p for p in SAMPLES.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
+def _yaml_tree(suffix: str, data: bytes) -> Any:
+    """A YAML sample's tree (the wrong-typed variants of a YAML file are YAML too), else None."""
+    from bunzai_codecs.core import yamlio
+
+    if suffix not in (".yaml", ".yml"):
+        return None
+    try:
+        return yamlio.load(data)
+    except Exception:
+        return None
+
+
+def _yaml_dump(tree: Any) -> bytes:
+    from bunzai_codecs.core import yamlio
+
+    return yamlio.dump(tree)
+
+
 def shape_cases(per_file: int = 40, seed: int = 99) -> Iterator[Case]:
     """Each JSON sample with fields replaced by values of the wrong type; every binary sample
     truncated and bit-flipped."""
@@ -383,8 +401,9 @@ def shape_cases(per_file: int = 40, seed: int = 99) -> Iterator[Case]:
         rel = f.relative_to(SAMPLES).as_posix()
         try:
             tree = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
+            dump = orjson.dumps
         except orjson.JSONDecodeError:
-            tree = None
+            tree, dump = _yaml_tree(f.suffix, data), _yaml_dump
         if tree is not None:
             paths = list(_paths(tree))
             rnd.shuffle(paths)
@@ -398,7 +417,7 @@ def shape_cases(per_file: int = 40, seed: int = 99) -> Iterator[Case]:
                     f"shape:{rel.split('/')[0]}",
                     f"{rel} {'/'.join(map(str, path))} wrong type",
                     f.name,
-                    orjson.dumps(mutated),
+                    dump(mutated),
                 )
         else:
             for cut in sorted({len(data) // 4, len(data) // 2, len(data) - 1, 100}):
@@ -1738,6 +1757,226 @@ def payload_cases(per_payload: int = 25, seed: int = 7) -> Iterator[Case]:
                 )
 
 
+# -- YAML, and inputs of several files -----------------------------------------------------------------
+
+
+def billion_laughs(levels: int = 9, lead: str = "name: Lol\ncontext:") -> bytes:
+    """Nine levels of nine aliases: ~1 KB of YAML that stands for 9**9 strings."""
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]")
+    return ("\n".join(lines) + f"\n{lead} *a{levels}\n").encode()
+
+
+def yaml_cases() -> Iterator[Case]:
+    """Hostile YAML: bombs, object-building tags, bounds, encodings (text-generation-webui files)."""
+    yield Case("yaml", "valid character (control)", "ok.yaml", b"name: Ok\ngreeting: hi\ncontext: fine\n")
+    yield Case("yaml", "billion laughs", "lol.yaml", billion_laughs())
+    yield Case(
+        "yaml", "billion laughs in a preset", "lol.yaml", billion_laughs(lead="temperature: 1\ntop_p:")
+    )
+    yield Case("yaml", "recursive alias", "loop.yaml", b"name: A\ncontext: x\nloop: &l [*l]\n")
+    yield Case("yaml", "merge-key bomb", "merge.yaml", billion_laughs(lead="name: M\ncontext: x\nm:\n  <<:"))
+    yield Case(
+        "yaml",
+        "nesting 100k deep (flow)",
+        "deep.yaml",
+        b"name: A\ncontext: " + b"[" * 100_000 + b"]" * 100_000,
+    )
+    yield Case(
+        "yaml",
+        "nesting 5k deep (block)",
+        "deep2.yaml",
+        b"name: A\ncontext: x\nd:\n" + b"".join(b" " * (i + 1) + b"- \n" for i in range(5000)),
+    )
+    yield Case(
+        "yaml",
+        "python object tag",
+        "obj.yaml",
+        b"name: A\ncontext: !!python/object/apply:os.system ['echo pwned']\n",
+    )
+    yield Case("yaml", "binary tag", "bin.yaml", b"name: A\ncontext: !!binary aGk=\n")
+    yield Case("yaml", "set tag", "set.yaml", b"name: A\ncontext: x\ns: !!set {a, b}\n")
+    yield Case(
+        "yaml",
+        "300k keys",
+        "keys.yaml",
+        b"name: A\ncontext: x\n" + b"".join(b"k%d: 1\n" % i for i in range(300_000)),
+    )
+    yield Case("yaml", "17 MiB context", "huge.yaml", b"name: A\ncontext: |\n  " + b"x" * (17 * MIB) + b"\n")
+    yield Case("yaml", "invalid UTF-8", "utf8.yaml", b"name: A\ncontext: \xff\xfe\n")
+    yield Case("yaml", "NUL byte", "nul.yaml", b"name: A\ncontext: x\x00y\n")
+    yield Case("yaml", "two documents", "two.yaml", b"name: A\ncontext: x\n---\nname: B\n")
+    yield Case("yaml", "NaN and infinity", "nan.yaml", b"temperature: .nan\ntop_p: .inf\n")
+    yield Case("yaml", "5000-digit integer", "int.yaml", b"temperature: " + b"9" * 5000 + b"\ntop_p: 1\n")
+    yield Case("yaml", "lone surrogate escape", "sur.yaml", b'name: A\ncontext: "\\ud800"\n')
+    yield Case("yaml", "integer keys", "ints.yaml", b"name: A\ncontext: x\n1: one\n")
+    yield Case("yaml", "instruction template a list", "it.yaml", b"instruction_template:\n- a\n- b\n")
+    yield Case("yaml", "UTF-16 with BOM", "u16.yaml", "name: A\ncontext: x\n".encode("utf-16"))
+
+
+def _folder_set(change: Callable[[dict[str, bytes]], None] | None = None) -> bytes:
+    from bunzai_codecs.core import fileset
+
+    files = {
+        "card.yaml": b"card_folder: 1\nidentity:\n  name: Hostile\nmedia:\n  portrait:\n    role: portrait\n"
+        b"    ref: 'ccdefault:'\n    file: assets/portrait.png\n",
+        "description.md": b"A hostile folder.\n",
+        "assets/portrait.png": tiny_png(),
+        "lorebook/book.yaml": b"name: Book\n",
+        "lorebook/001-entry.md": b"---\nid: e1\ntriggers:\n- text: key\n---\nLore.\n",
+        "regex/set.yaml": b"name: Set\n",
+        "regex/01-rule.yaml": b"id: r1\nfind: a+\nreplace: b\n",
+    }
+    if change is not None:
+        change(files)
+    return fileset.pack(files)
+
+
+def folder_cases() -> Iterator[Case]:
+    """Card folders (as the file sets the command line and the pipeline make of them) and a
+    character with its picture: escapes, links, bombs, bounds."""
+    yield Case("folder", "card folder (control)", "card", _folder_set())
+    yield Case("folder", "character and picture (control)", "A.yaml", _folder_set_pair())
+    yield Case(
+        "folder",
+        "card.yaml names ../../etc/passwd",
+        "card",
+        _folder_set(
+            lambda f: f.update(
+                {"card.yaml": f["card.yaml"].replace(b"assets/portrait.png", b"../../etc/passwd")}
+            )
+        ),
+    )
+    yield Case(
+        "folder",
+        "card.yaml names an absolute path",
+        "card",
+        _folder_set(
+            lambda f: f.update({"card.yaml": f["card.yaml"].replace(b"assets/portrait.png", b"/etc/passwd")})
+        ),
+    )
+    yield Case(
+        "folder",
+        "member named ../escape.md",
+        "card",
+        _raw_zip(
+            [(b"card.yaml", b"card_folder: 1\n", 0o100644 << 16), (b"../escape.md", b"x", 0o100644 << 16)]
+        ),
+    )
+    yield Case(
+        "folder",
+        "symlink member",
+        "card",
+        _raw_zip(
+            [
+                (b"card.yaml", b"card_folder: 1\n", 0o100644 << 16),
+                (b"description.md", b"/etc/passwd", 0o120777 << 16),
+            ]
+        ),
+    )
+    yield Case(
+        "folder",
+        "card.yaml a billion laughs",
+        "card",
+        _folder_set(
+            lambda f: f.update({"card.yaml": b"card_folder: 1\n" + billion_laughs(lead="extensions:\n  x:")})
+        ),
+    )
+    yield Case(
+        "folder",
+        "front matter a billion laughs",
+        "card",
+        _folder_set(
+            lambda f: f.update(
+                {
+                    "lorebook/001-entry.md": b"---\n"
+                    + billion_laughs(lead="id: x\nextensions:\n  x:")
+                    + b"---\nx\n"
+                }
+            )
+        ),
+    )
+    yield Case(
+        "folder",
+        "card.yaml nests 100k deep",
+        "card",
+        _folder_set(
+            lambda f: f.update(
+                {"card.yaml": b"card_folder: 1\nextensions: " + b"[" * 100_000 + b"]" * 100_000}
+            )
+        ),
+    )
+    yield Case(
+        "folder",
+        "17 MiB description",
+        "card",
+        _folder_set(lambda f: f.update({"description.md": b"x" * (17 * MIB)})),
+    )
+    yield Case(
+        "folder",
+        "20001 entries",
+        "card",
+        _folder_set(lambda f: f.update({f"lorebook/{i:05d}.md": b"x\n" for i in range(20_001)})),
+    )
+    yield Case(
+        "folder",
+        "front matter never closed",
+        "card",
+        _folder_set(lambda f: f.update({"lorebook/001-entry.md": b"---\nid: x\n"})),
+    )
+    yield Case(
+        "folder",
+        "front matter a list",
+        "card",
+        _folder_set(lambda f: f.update({"greetings/01.md": b"---\n- a\n---\nhi\n"})),
+    )
+    yield Case(
+        "folder",
+        "escrow not JSON",
+        "card",
+        _folder_set(lambda f: f.update({".bunzai/escrow.json": b"{nope"})),
+    )
+    yield Case(
+        "folder",
+        "escrow names a missing blob",
+        "card",
+        _folder_set(
+            lambda f: f.update(
+                {
+                    ".bunzai/escrow.json": b'{"entities": [{"folder": "", "original": {"sillytavern": {"raw": {}, "blobs": {"png": "sha256:ab"}}}}]}'
+                }
+            )
+        ),
+    )
+    yield Case(
+        "folder",
+        "escrow twin of an unknown format",
+        "card",
+        _folder_set(
+            lambda f: f.update(
+                {".bunzai/escrow.json": b'{"entities": [{"folder": "", "original": {"nope": {"raw": 1}}}]}'}
+            )
+        ),
+    )
+    yield Case(
+        "folder",
+        "entries key in book.yaml",
+        "card",
+        _folder_set(lambda f: f.update({"lorebook/book.yaml": b"entries: []\n"})),
+    )
+    yield Case("folder", "card.yaml missing", "card", _folder_set(lambda f: f.pop("card.yaml")))
+    good = _folder_set()
+    for cut in (10, len(good) // 2, len(good) - 22, len(good) - 1):
+        yield Case("folder", f"truncated at {cut}", "card", good[:cut])
+
+
+def _folder_set_pair() -> bytes:
+    from bunzai_codecs.core import fileset
+
+    return fileset.pack({"A.yaml": b"name: A\ngreeting: hi\ncontext: x\n", "A.png": tiny_png()})
+
+
 def cases() -> Iterator[Case]:
     """Every case, built once per process (the bombs take seconds of compression): the hostile
     tests' collection and the pipeline's hostile-set test share them."""
@@ -1761,6 +2000,8 @@ def _all_cases() -> tuple[Case, ...]:
         *preset_cases(),
         *kobold_cases(),
         *story_cases(),
+        *yaml_cases(),
+        *folder_cases(),
         *random_cases(),
         *shape_cases(),
         *payload_cases(),

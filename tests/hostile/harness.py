@@ -14,11 +14,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from bunzai_codecs import BunzaiError, Codec, read
-from bunzai_codecs.core import registry
+from bunzai_codecs.core import basecache, registry
 from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.sniff import Sniff
 
 from .generate import Case
+
+#: hostile inputs run with the rules checked, not trusted (the test suite's setting, for
+#: ``python -m tests.hostile.report`` and the fuzzers too): an escrow tree mutated after decode, a
+#: body mark or an indexed detection that full validation or the full detector scan contradicts
+#: raises ``basecache.RuleBroken``, a crash here
+basecache.CHECK = True
 
 
 @dataclass

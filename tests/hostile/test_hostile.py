@@ -43,6 +43,8 @@ def test_the_generator_covers_every_category() -> None:
         "preset",
         "kobold",
         "story",
+        "yaml",
+        "folder",
     } <= cats
     assert any(c.startswith("shape:") for c in cats)
     # wrong-shaped JSON inside every kind of container, not only in plain JSON files
@@ -60,6 +62,15 @@ def test_bombs_and_traversal_are_rejected_not_decoded() -> None:
         "symlink entry",
         "nesting 100k deep (arrays)",
         "chara: invalid base64",
+        "billion laughs",
+        "merge-key bomb",
+        "recursive alias",
+        "python object tag",
+        "card.yaml names ../../etc/passwd",
+        "member named ../escape.md",
+        "symlink member",
+        "card.yaml a billion laughs",
+        "20001 entries",
     ]:
         out = outcome(by_name[name])
         assert out.status == "rejected", (name, out)
@@ -67,7 +78,20 @@ def test_bombs_and_traversal_are_rejected_not_decoded() -> None:
 
 @pytest.mark.parametrize(
     "category",
-    ["risum", "risup", "charx", "byaf", "voxta", "exif", "naidata", "preset", "kobold", "story"],
+    [
+        "risum",
+        "risup",
+        "charx",
+        "byaf",
+        "voxta",
+        "exif",
+        "naidata",
+        "preset",
+        "kobold",
+        "story",
+        "yaml",
+        "folder",
+    ],
     ids=lambda c: f"{c}-controls",
 )
 def test_the_controls_decode(category: str) -> None:

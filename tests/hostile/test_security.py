@@ -28,8 +28,9 @@ from bunzai_codecs import BunzaiError, read, write
 from bunzai_codecs.core import archive, registry
 from bunzai_codecs.core.entity import CanonicalEntity
 from bunzai_codecs.formats.vaud.codec import dumps
+from tests.formats.helpers import inputs_below
 
-from .generate import ROOT, sample_files, tiny_png
+from .generate import ROOT, tiny_png
 
 # -- nothing from an input is executed -------------------------------------------------------------
 
@@ -78,7 +79,9 @@ def _strings(tree: Any) -> Iterator[str]:
 
 
 def _inputs() -> list[tuple[str, bytes]]:
-    out = [(f.relative_to(ROOT).as_posix(), f.read_bytes()) for f in sample_files()]
+    out = [
+        (f.relative_to(ROOT).as_posix(), data) for f, _name, data in inputs_below(ROOT / "samples", skip=())
+    ]
     out.append(("evil.json", orjson.dumps(EVIL_CARD)))
     return out
 

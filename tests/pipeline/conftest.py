@@ -306,3 +306,18 @@ def endpoint() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[Any]:
+    """A GCS emulator (gcp-storage-emulator, in memory) on 127.0.0.1, started once per test session
+    (per xdist worker) for the GCS tests; each test makes its own buckets anew
+    (``test_gcs.empty_store``) and opens ``gs://`` with gcsfs's core class while it runs
+    (``gcs_emulator.core_gcsfs``, which says why)."""
+    pytest.importorskip("gcsfs")
+    pytest.importorskip("gcp_storage_emulator")
+    from .gcs_emulator import Emulator
+
+    emulator = Emulator().start()
+    yield emulator
+    emulator.stop()

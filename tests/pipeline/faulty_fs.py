@@ -2,9 +2,11 @@
 
 ``faulty:///tmp/x`` is ``/tmp/x``, but the filesystem is not local as the pipeline sees it (its
 protocol is neither ``file`` nor ``local``), so writes take the object-store path: ``pipe_file``,
-``put_file`` from a local spool, ``mv`` as the commit's move. ``FaultyFileSystem.fault`` decides,
-for each operation (``"write"``, ``"move"``, ``"list"``, ``"remove"``) and path, the exception to
-raise instead (or ``None``). Tests run the pipeline in-process (FnApiRunner), so the class
+``put_file`` from a local spool, and the commit's move as an object store does it: a copy
+(``cp_file``, a ``"write"`` of the destination) then a delete (``rm_file``, a ``"remove"``).
+``FaultyFileSystem.fault`` decides, for each operation (``"write"``, ``"move"`` (``mv``, which the
+pipeline no longer calls), ``"list"``, ``"remove"``) and path, the exception to raise instead (or
+``None``). Tests run the pipeline in-process (FnApiRunner), so the class
 attribute reaches every DoFn; ``faults(...)`` sets it for the length of a ``with``.
 """
 

@@ -1,10 +1,13 @@
-"""A loopback HTTP proxy that forwards to an S3 endpoint (moto) and injects transient faults.
+"""A loopback HTTP proxy that forwards to a store's endpoint (moto for S3, the GCS emulator) and
+injects transient faults.
 
 ``FaultyProxy(upstream, plan)`` listens on 127.0.0.1; clients use it as their ``endpoint_url``.
 For request number ``n`` (counted from 0 over every request any client sends), ``plan(n, method,
-path)`` says what happens: ``"pass"`` forwards it, ``"503"`` answers S3's ``SlowDown`` with status
-503 without forwarding, ``"drop"`` closes the connection without an answer (the request may or may
-not have been read in full), ``"drop-after"`` forwards it and then closes the connection instead of
+path)`` says what happens: ``"pass"`` forwards it, ``"503"`` answers the store's "slow down" with
+status 503 without forwarding (S3's ``SlowDown`` by default; ``busy=GCS_BUSY`` for GCS's JSON
+error), ``"429"`` answers "too many requests" the same way, ``"slow"`` forwards it after
+``delay`` seconds, ``"drop"`` closes the connection without an answer (the request may or may not
+have been read in full), ``"drop-after"`` forwards it and then closes the connection instead of
 answering (the store did the work; the client must cope with not knowing). Every decision is logged
 in ``proxy.log`` so a test can check faults really happened.
 
@@ -19,6 +22,7 @@ import http.client
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -40,6 +44,13 @@ SLOW_DOWN = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
     b"<Message>Please reduce your request rate.</Message><RequestId>faulty-proxy</RequestId></Error>"
 )
+#: (content type, body) of a "slow down" answer: S3's, and GCS's JSON API error
+S3_BUSY = ("application/xml", SLOW_DOWN)
+GCS_BUSY = (
+    "application/json; charset=UTF-8",
+    b'{"error": {"message": "Please try again (faulty proxy).", '
+    b'"errors": [{"domain": "global", "reason": "backendError", "message": "faulty proxy"}]}}',
+)
 
 
 @dataclass
@@ -54,6 +65,9 @@ class Decision:
 class FaultyProxy:
     upstream: str
     plan: Plan
+    busy: tuple[str, bytes] = S3_BUSY
+    #: seconds a ``"slow"`` request waits before it is forwarded
+    delay: float = 0.3
     log: list[Decision] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -124,14 +138,18 @@ class FaultyProxy:
                 wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
                 wfile.flush()
             body = _read_body(rfile, lower)
-            if action == "503":
+            if action in ("503", "429"):
+                status = "503 Service Unavailable" if action == "503" else "429 Too Many Requests"
+                ctype, busy = self.busy
                 wfile.write(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/xml\r\n"
-                    + f"Content-Length: {len(SLOW_DOWN)}\r\n\r\n".encode()
-                    + SLOW_DOWN
+                    f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n".encode()
+                    + f"Content-Length: {len(busy)}\r\n\r\n".encode()
+                    + busy
                 )
                 wfile.flush()
                 continue
+            if action == "slow":
+                time.sleep(self.delay)
             status, reason, rheaders, rbody = self._forward(method, target, headers, body)
             if action == "drop-after":
                 conn.shutdown(socket.SHUT_RDWR)

@@ -24,9 +24,10 @@ guarded:
 - ``index/*.parquet`` -> ``index/*.txt``: its schema and every row as text, and the file's sha256
   (the parquet encoding itself is binary).
 - ``fidelity/rows-*.jsonl`` -> ``fidelity/rows-*.txt``: one line per row (entity, source ->
-  target, check, status, weights) with the paths it lost, changed and added, and the file's
-  sha256. Each finding's count and weight are guarded by the digest only: the rows in full are
-  2 MB, and ``make audit``'s baseline (audit/baseline.tsv) is their readable gate.
+  target, check, status, weights, how it was obtained: its ``basis``) with the paths it lost,
+  changed and added, and the file's sha256. Each finding's count and weight are guarded by the
+  digest only: the rows in full are 2 MB, and ``make audit``'s baseline (audit/baseline.tsv) is
+  their readable gate.
 - ``fidelity/report.json`` and ``report.html`` -> ``fidelity/report.txt``: the report's tables
   with the long lists elided, and both files' sha256 (they are folded from the rows; the page
   renders the JSON).
@@ -271,7 +272,11 @@ def fidelity_rows_text(rel: str, data: bytes) -> str:
             )
         weights = f" weight {r['weight']} lost {r['lost_weight']}" if "weight" in r else ""
         error = f" error {orjson.dumps(r['error']).decode()}" if r.get("error") is not None else ""
-        out.append(f"  -> {r.get('target')} {r.get('check')} {r.get('status')}{weights}{error}\n")
+        basis = r.get("basis") or {}
+        how = f" basis {basis.get('how')}" if basis else ""
+        how += f" pattern {basis['pattern']}" if basis.get("pattern") else ""
+        how += " disagreed" if basis.get("disagreed") else ""
+        out.append(f"  -> {r.get('target')} {r.get('check')} {r.get('status')}{weights}{error}{how}\n")
         for change in ("lost", "changed", "added"):
             if r.get(change):
                 paths = ", ".join(

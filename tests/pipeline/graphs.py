@@ -59,6 +59,19 @@ def previous_manifest() -> str:
     return f"{root}/manifest.json"
 
 
+def export_dataset() -> str:
+    """A committed dataset ``bunzai export`` accepts (its manifest and one canonical shard named),
+    in ``memory://``: the export graph is built from the manifest alone."""
+    root = f"memory://bunzai-dataset-{uuid.uuid4().hex}"
+    manifest = {
+        "manifestVersion": MANIFEST_VERSION,
+        "commit": {"ok": True},
+        "outputs": {"shards": {"canonical": [{"path": "canonical/part-00000-of-00001.jsonl"}]}},
+    }
+    fsspec.filesystem("memory").pipe_file(f"{root}/manifest.json", orjson.dumps(manifest))
+    return root
+
+
 def full_argv(*, since: bool = True) -> list[str]:
     argv = [
         "--input",
@@ -108,6 +121,7 @@ __all__ = [
     "STORAGE",
     "applied_transforms",
     "build_graph",
+    "export_dataset",
     "full_argv",
     "previous_manifest",
 ]

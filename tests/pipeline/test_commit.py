@@ -316,8 +316,9 @@ sys.exit(run(sys.argv[5:]))
     ("module", "cls", "after"),
     [
         ("pipeline.normalize.validate", "_Validate", 2),  # mid-run: some inputs read, decoded and exported
+        ("pipeline.dataset.shards", "_WriteUnits", 4),  # a unit's canonical shard staged, others not yet
         ("pipeline.dataset.shards", "_MergeShard", 1),  # a shard of the new run written, others not yet
-        ("pipeline.dataset.commit", "_Verdict", 0),  # everything staged, the commit about to start
+        ("pipeline.dataset.commit", "_Decide", 0),  # everything staged, the commit about to start
     ],
 )
 def test_a_killed_run_leaves_the_previous_run_byte_identical(
@@ -356,7 +357,7 @@ def test_a_killed_run_leaves_the_previous_run_byte_identical(
         proc.wait()
     after_kill = digests(out)
     assert {k: v for k, v in after_kill.items() if not k.startswith(STAGING + "/")} == before
-    if cls == "_Verdict":  # everything was staged: the new run's files were all there, unused
+    if cls == "_Decide":  # everything was staged: the new run's files were all there, unused
         assert any(k.startswith(STAGING + "/") and "/out/exports/" in k for k in after_kill)
 
     # a re-run into the folder completes, and leaves what an uninterrupted run leaves
@@ -377,7 +378,8 @@ def test_a_commit_cut_short_leaves_no_manifest_and_a_rerun_repairs_it(
     state = {"moves": 0}
 
     def cut(op: str, path: str) -> BaseException | None:
-        if op == "move" and STAGING not in path:  # a move into place, not a staging-internal one
+        # a move into place is a copy there (a write outside the staging folder), then a delete
+        if op == "write" and STAGING not in path:
             state["moves"] += 1
             if state["moves"] > 2:
                 return OSError(5, "Input/output error", path)

@@ -64,16 +64,18 @@ STAGES = [
     "Normalize/Detect",
     "Normalize/Decode",
     "Normalize/Validate",
-    "Normalize/CanonicalRecords",
+    "Normalize/CanonicalLines",
     "Normalize/RoundTrip",
     "Normalize/Export",
     "Normalize/StoreBlobs",  # each big media file / escrow blob staged once (pipeline/dataset/blobs.py)
     "WriteOutputs",
-    "WriteOutputs/WriteCanonical",
-    "WriteOutputs/WriteFidelity",
-    "WriteOutputs/WriteRejects",
-    "WriteOutputs/WriteInventory",
-    "WriteOutputs/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/dataset/index/)
+    "WriteOutputs/WriteDatasets",  # every sharded dataset: one plan, one merge (pipeline/dataset/shards.py)
+    "WriteOutputs/WriteDatasets/WriteCanonical",  # a shard per unit of inputs, written once
+    "WriteOutputs/WriteDatasets/WriteFidelity",
+    "WriteOutputs/WriteDatasets/WriteRejects",
+    "WriteOutputs/WriteDatasets/WriteInventory",
+    "WriteOutputs/WriteDatasets/WriteIndex",  # the entity index: sorted, then Parquet (pipeline/dataset/index/)
+    "WriteOutputs/WriteDatasets/Merge",
     "WriteOutputs/CommitExports",
     "WriteOutputs/Blobs",
     "Finish",
@@ -99,9 +101,11 @@ WORKER_STAGES = [
     "Normalize/Validate",
     "Normalize/RoundTrip",
     "Normalize/Export",
-    "WriteOutputs/WriteCanonical",
-    "WriteOutputs/WriteInventory",
-    "WriteOutputs/WriteIndex",
+    "WriteOutputs/WriteDatasets/WriteCanonical",
+    "WriteOutputs/WriteDatasets/WriteInventory",
+    "WriteOutputs/WriteDatasets/WriteIndex",
+    "WriteOutputs/WriteDatasets/Merge",
+    "ListInputs/Spread/ByUnit",
     "WriteOutputs/CommitExports",
     "Normalize/StoreBlobs",
     "WriteOutputs/Blobs",
@@ -282,6 +286,80 @@ def test_cli_dry_run_without_any_network(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "translated the job (not submitted here)" in proc.stdout
     assert "gs://bunzai-results/2024-06-02" in proc.stdout
+
+
+#: the export graph's named stages (pipeline/export/job.py::build_export), as the job must hold them
+EXPORT_STAGES = [
+    "ReadCanonical",
+    "Select",
+    "BySource",
+    "Write",
+    "CommitExports",
+    "WriteRejects",
+    "Commit",
+]
+
+
+@pytest.mark.slow  # builds the export graph
+@needs_dataflow
+def test_export_template_launch_translates_the_export_job(
+    no_network: list[Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The export Flex Template as its launcher runs it: deploy/launch.py with the template's
+    parameters (``--dataset=...`` makes it the export) and the DataflowRunner's dry run. The job is
+    translated, not submitted; it holds the export's stages and runs in the bunzai image with
+    nothing staged; its options hold no storage option."""
+    import importlib.util
+
+    from apache_beam.runners.dataflow.dataflow_runner import DataflowRunner
+
+    from .graphs import export_dataset
+
+    spec = importlib.util.spec_from_file_location("bunzai_launch", ROOT / "deploy" / "launch.py")
+    assert spec is not None and spec.loader is not None
+    launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launch)
+    seen: list[Any] = []
+    real_run = DataflowRunner.run_pipeline
+
+    def keep(self: Any, pipeline: Any, options: Any) -> Any:
+        result = real_run(self, pipeline, options)
+        seen.append((self, result))
+        return result
+
+    monkeypatch.setattr(DataflowRunner, "run_pipeline", keep)
+    argv = [
+        *DRY_RUN,
+        f"--dataset={export_dataset()}",
+        "--to=sillytavern,vaud-json",
+        "--output=gs://bunzai-exports/2024-06-02",
+        f"--storage_options={orjson.dumps(JOB_STORAGE).decode()}",
+    ]
+    with pytest.raises(SystemExit) as done:
+        launch.main(argv)
+    out = capsys.readouterr().out
+    assert done.value.code == 0, out
+    assert "bunzai export: translated the job (not submitted here)" in out
+    assert "gs://bunzai-exports/2024-06-02" in out
+
+    runner, result = seen[0]
+    proto = runner.proto_pipeline
+    names = {t.unique_name for t in proto.components.transforms.values()}
+    for stage in EXPORT_STAGES:
+        assert stage in names, f"{stage} missing from the translated export job: {sorted(names)}"
+    dofns = _dofn_classes(proto)
+    for stage in ("Write", "CommitExports", "Commit"):
+        assert any(ours(c) for c in dofns.get(stage, ())), (stage, dofns.get(stage))
+    envs = list(proto.components.environments.values())
+    assert len(envs) == 1 and envs[0].urn == common_urns.environments.DOCKER.urn
+    assert beam_runner_api_pb2.DockerPayload.FromString(envs[0].payload).container_image == IMAGE
+    staged = {
+        beam_runner_api_pb2.ArtifactStagingToRolePayload.FromString(d.role_payload).staged_name
+        for d in envs[0].dependencies
+    }
+    assert staged <= {"pickled_main_session", "submission_environment_dependencies.txt"}, staged
+    dumped = orjson.dumps(result.job.options.get_all_options(), default=str).decode()
+    assert "minio.example" not in dumped and "gcp-secret:" not in dumped
 
 
 # -- pickling: what a remote worker needs first ----------------------------------------------------
@@ -543,7 +621,7 @@ def test_gs_urls_resolve_to_gcsfs(no_network: list[Any]) -> None:
         ("gcs://card-archive/uploads/a.png", {"gs": {"token": "anon"}}),
     ]:
         fs, path = Storage(opts).fs(url)
-        assert isinstance(fs, gcsfs.GCSFileSystem)
+        assert isinstance(fs, gcsfs.core.GCSFileSystem)  # gcsfs's default class is a subclass of it
         assert path == "card-archive/uploads/a.png"
 
 

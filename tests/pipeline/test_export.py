@@ -17,6 +17,7 @@ from bunzai_codecs import read, write
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.errors import BunzaiError
 from bunzai_codecs.fidelity import compare_native
+from bunzai_codecs.inputs import Input, walk
 from jobs.export import run as export_job
 from tests.conftest import corpus_root
 
@@ -29,30 +30,35 @@ VAUD = "vaud-json"
 _STAMPED = ("source", "warnings")
 
 
-def _files(root: Path) -> Iterator[Path]:
-    for p in sorted(root.rglob("*")):
-        hidden = any(part.startswith(".") for part in p.relative_to(root).parts)
-        if p.is_file() and not hidden and p.name != "EXPECT.tsv" and p.suffix != ".md":
-            yield p
+def _inputs(root: Path) -> Iterator[Input]:
+    """The inputs below ``root`` as bunzai groups them (a card folder, a YAML with its picture)."""
+    for inp in walk(root):
+        if inp.folder or (inp.path.name != "EXPECT.tsv" and inp.path.suffix != ".md"):
+            yield inp
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Path, Path]]:
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Path, Input]]:
     """A dataset normalized from a copy of samples/ (+ the corpus), the copy removed afterwards;
-    returns the dataset and copy -> original."""
+    returns the dataset and each copied input's uri -> the original input."""
     tmp = tmp_path_factory.mktemp("export")
     src = tmp / "in"
-    originals: dict[Path, Path] = {}
+    originals: dict[Path, Input] = {}
     roots = [("samples", SAMPLES)]
     corpus = corpus_root()
     if corpus is not None:
         roots.append(("corpus", corpus))
     for name, root in roots:
-        for p in _files(root):
-            dest = src / name / p.relative_to(root)
+        for inp in _inputs(root):
+            dest = src / name / inp.path.relative_to(root)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(p, dest)
-            originals[dest] = p
+            if inp.folder:
+                shutil.copytree(inp.path, dest)  # its own hidden files (.bunzai/, .gitattributes) too
+            else:
+                shutil.copyfile(inp.path, dest)
+                if inp.picture is not None:
+                    shutil.copyfile(inp.picture, dest.parent / inp.picture.name)
+            originals[dest] = inp
     run = normalize("--input", str(src), "--output", str(tmp / "ds"), "--fidelity", "off")
     assert run.manifest["counts"]["entities"]["total"] > 0
     shutil.rmtree(src)  # the export has only the dataset
@@ -68,7 +74,7 @@ def _meaning(fmt: str, data: bytes) -> bytes:
 
 @pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run
 def test_export_equals_convert_of_the_original_and_round_trips_where_convert_does(
-    dataset: tuple[Path, dict[Path, Path]], tmp_path: Path
+    dataset: tuple[Path, dict[Path, Input]], tmp_path: Path
 ) -> None:
     ds, originals = dataset
     lines = [
@@ -96,8 +102,8 @@ def test_export_equals_convert_of_the_original_and_round_trips_where_convert_doe
         assert len(exported) == 1, (eid, fmt, exported)
         got = exported[0].read_bytes()
         original = originals[Path(t["source"]["uri"])]
-        data = original.read_bytes()
-        decoded = read(data, original.name, uri=str(original))
+        data = original.read()
+        decoded = read(data, original.name, uri=str(original.path))
         entity = next(e for e in decoded.entities if e.id == eid)
         want = write(entity, fmt, linked=decoded.entities)
         assert exported[0].name == f"{eid}{want.extension}"
@@ -122,7 +128,7 @@ def test_export_equals_convert_of_the_original_and_round_trips_where_convert_doe
 
 @pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run
 def test_filters_pick_entities_and_an_empty_selection_writes_nothing(
-    dataset: tuple[Path, dict[Path, Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    dataset: tuple[Path, dict[Path, Input]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ds, _ = dataset
     lines = [
@@ -201,7 +207,7 @@ def test_an_app_name_exports_every_kind_and_a_later_export_prunes_the_earlier_on
 
 @pytest.mark.xdist_group("export-dataset")  # shares the module's dataset run
 def test_sigterm_during_an_export_leaves_the_last_export_as_it_was(
-    dataset: tuple[Path, dict[Path, Path]],
+    dataset: tuple[Path, dict[Path, Input]],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

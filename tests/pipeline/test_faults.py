@@ -222,3 +222,57 @@ def test_the_hostile_set_through_the_pipeline(tmp_path: Path) -> None:
     ]:
         assert by_name[name] in rejected, name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hostile", "out"]  # nothing written elsewhere
+
+
+# -- a flaky GCS ----------------------------------------------------------------------------------------
+
+
+def test_gcs_with_transient_faults_loses_nothing(
+    gcs_emulator: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same through the GCS emulator, with GCS's own answers: 503 and 429 (which gcsfs
+    retries), slow answers, connections dropped before and after the store did the work (a delete
+    retried after its answer was lost is answered 404: the file is gone all the same)."""
+    import asyncio
+
+    import gcsfs.retry
+
+    from .faulty_proxy import GCS_BUSY
+    from .gcs_emulator import core_gcsfs, options
+    from .test_gcs import empty_store, objects, upload
+
+    # gcsfs waits rand() + 2**(attempt - 1) seconds before each retry: a hundredth of that here,
+    # recorded so the test sees its retries were taken
+    delays: list[float] = []
+
+    class Clock:
+        @staticmethod
+        async def sleep(seconds: float) -> None:
+            delays.append(seconds / 100)
+            await asyncio.sleep(seconds / 100)
+
+    monkeypatch.setattr(gcsfs.retry, "asyncio", Clock)
+    gin, gout = "bunzai-faults-in", "bunzai-faults-out"
+    fs = empty_store(gcs_emulator, gin, gout)
+    write_inputs(tmp_path / "in")
+    upload(fs, tmp_path / "in", f"{gin}/dump")
+    args = ("--input", f"gs://{gin}/dump", "--export", "vaud-json,sillytavern")
+    plan = every((5, 1, "503"), (7, 3, "drop"), (11, 5, "drop-after"), (13, 2, "429"), (17, 4, "slow"))
+    with core_gcsfs():
+        clean = normalize(*args, "--output", f"gs://{gout}/clean", storage_options=options(gcs_emulator.url))
+        proxy = FaultyProxy(gcs_emulator.url, plan, busy=GCS_BUSY, delay=0.2).start()
+        try:
+            faulty = normalize(*args, "--output", f"gs://{gout}/faulty", storage_options=options(proxy.url))
+        finally:
+            proxy.stop()
+        seen = proxy.actions()
+        for action, least in {"503": 3, "429": 2, "drop": 2, "drop-after": 1, "slow": 1}.items():
+            assert seen.get(action, 0) >= least, seen
+        late = [d for d in proxy.log if d.action == "drop-after" and d.method == "DELETE"]
+        assert late, "no delete answered late"
+        assert delays, "no retry went through gcsfs's back-off"
+
+        faulty.storage_options = options(gcs_emulator.url)  # read the results back without the proxy
+        assert faulty.manifest["balance"]["ok"], faulty.manifest["balance"]
+        same_outputs(clean, faulty)
+        assert not any(".bunzai-staging" in k for k in objects(fs, gout))

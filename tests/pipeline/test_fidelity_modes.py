@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from pipeline.runtime.errors import UsageError
@@ -75,8 +76,66 @@ def test_canonical_rejects_and_inventory_do_not_depend_on_the_mode(runs: dict[st
         counts = dict(runs[mode].manifest["counts"])
         want = dict(runs["full"].manifest["counts"])
         for c in (counts, want):
-            c.pop("fidelity"), c.pop("stages")
+            c.pop("fidelity"), c.pop("stages"), c.pop("fidelityBasis")
         assert counts == want
+
+
+def test_the_sample_option_parses_and_defaults_to_one_in_16() -> None:
+    assert parse([*PINNED])[0].fidelity_sample == 16
+    assert parse([*PINNED])[0].public()["fidelitySample"] == "1/16"
+    assert parse([*PINNED, "--fidelity-sample", "1/1"])[0].fidelity_sample == 1
+    assert parse([*PINNED, "--fidelity_sample=1/4"])[0].fidelity_sample == 4
+    for bad in ("16", "1/0", "2/3", "a/b"):
+        with pytest.raises(UsageError, match="--fidelity-sample"):
+            parse([*PINNED, "--fidelity-sample", bad])
+
+
+def _content(run: Run) -> list[dict[str, object]]:
+    """A run's fidelity rows without how each was obtained, in a fixed order."""
+    rows = [{k: v for k, v in r.items() if k != "basis"} for r in run.lines("fidelity")]
+    return sorted(rows, key=lambda r: (r["uri"], r["entity"], r["check"], r["target"]))
+
+
+def _bases(run: Run) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in run.lines("fidelity"):
+        b = r["basis"]
+        out[b["how"]] = out.get(b["how"], 0) + 1
+        if b.get("disagreed"):
+            out["disagreed"] = out.get("disagreed", 0) + 1
+    return out
+
+
+def test_rows_by_pattern_are_the_observed_rows_and_say_how_they_were_made(
+    runs: dict[str, Run], shared: SharedRuns
+) -> None:
+    """``--fidelity-sample``: whatever the sample, every row is the row observing gives (only its
+    ``basis`` differs); 1/1 observes every row and names no pattern; the manifest and the report
+    count the rows by basis."""
+    every = shared.run("--input", str(SAMPLES), "--fidelity-sample", "1/1")
+    half = shared.run("--input", str(SAMPLES), "--fidelity-sample", "1/2")
+    assert _content(half) == _content(every) == _content(runs["full"])
+    assert all(r["basis"] == {"how": "observed"} for r in every.lines("fidelity"))
+    cross = [r for r in half.lines("fidelity") if r["check"] == "cross"]
+    assert all(len(r["basis"]["pattern"]) == 16 for r in cross)
+    assert all(r["basis"] == {"how": "observed"} for r in half.lines("fidelity") if r["check"] != "cross")
+    # samples/ holds about one file per pattern (each shows its format a different way): half of
+    # them teach the other half a few rows only; the bench corpus, many files per pattern, most
+    assert _bases(half).get("predicted", 0) > 0
+    for run in (every, half, runs["full"]):
+        tally = _bases(run)
+        basis = run.manifest["counts"]["fidelityBasis"]
+        assert {k: basis[k] for k in ("observed", "predicted", "disagreed")} == {
+            "observed": tally.get("observed", 0),
+            "predicted": tally.get("predicted", 0),
+            "disagreed": tally.get("disagreed", 0),
+        }
+        report = orjson.loads(run.files()["fidelity/report.json"])
+        assert report["basis"]["observed"] == basis["observed"]
+        assert report["basis"]["predicted"] == basis["predicted"]
+    assert "patterns" not in every.manifest["counts"]["fidelityBasis"]  # no sample, no book
+    assert half.manifest["counts"]["fidelityBasis"]["patterns"]["sampled"] > 0
+    assert half.manifest["options"]["fidelitySample"] == "1/2"
 
 
 def test_full_writes_every_check(runs: dict[str, Run]) -> None:
@@ -111,6 +170,7 @@ def test_off_writes_no_fidelity_output(runs: dict[str, Run]) -> None:
     assert "fidelity" not in m["outputs"]["shards"]
     assert m["outputs"]["fidelityReport"] == []
     assert m["counts"]["fidelity"] == {}
+    assert m["counts"]["fidelityBasis"] == {}
     assert m["counts"]["stages"]["roundtrip"] == {"rejected": 0, "rows": 0}
     assert off.counters.get("fidelity_rows", 0) == 0
 
@@ -170,8 +230,6 @@ def test_since_in_the_same_mode_carries_that_modes_results(
 
 
 def test_a_manifest_without_the_option_counts_as_full(shared: SharedRuns, tmp_path: Path) -> None:
-    import orjson
-
     src = str(shared.inputs)
     first = copy_output(shared.run(), tmp_path / "first") / "manifest.json"
     m = orjson.loads(first.read_bytes())

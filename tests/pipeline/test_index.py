@@ -23,6 +23,7 @@ from pipeline.dataset.index.rows import COLUMNS, index_row, lint_codes
 from pipeline.runtime.errors import UsageError
 from pipeline.runtime.options import parse
 from tests.conftest import corpus_root
+from tests.formats.helpers import inputs_below
 
 from .conftest import PINNED, SAMPLES, SAMPLES_AND_CORPUS_NATIVE, Run, SharedRuns, normalize
 
@@ -119,10 +120,8 @@ def test_rows_of_the_other_kinds_count_their_own_parts() -> None:
 
 def test_row_of_every_sample_entity_fits_the_schema() -> None:
     rows = []
-    for path in sorted(SAMPLES.rglob("*")):
-        if not path.is_file() or path.name.startswith(".") or path.suffix == ".md":
-            continue
-        for e in read(path.read_bytes(), path.name).entities:
+    for path, name, data in inputs_below(SAMPLES):
+        for e in read(data, name).entities:
             e.source = Source(uri=str(path), format="x", score=1.0, sha256="0" * 64, bytes=1)
             rows.append(index_row(e, native="lossless"))
     assert len(rows) > 20

@@ -164,6 +164,114 @@ def test_many_runs_merge_in_levels_to_the_same_bytes(tmp_path: Path, monkeypatch
     assert list(scratch.iterdir()) == []  # the levels' files are gone
 
 
+class _Units:
+    """``shards.Units`` for a test: ``n`` units, a uri ``u<k>`` in unit ``k % n``."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def count(self, totals: Any) -> int:
+        assert list(totals) == [(1, 1)]  # the side input arrives
+        return self.n
+
+    def of(self, uri: str, count: int) -> int:
+        return int(uri[1:]) % count
+
+
+def _canonical(n: int = 300) -> list[Any]:
+    from pipeline.dataset.datasets import CanonicalLine
+
+    # several lines per entity id and per uri, ids that share prefixes, lines of many sizes
+    return [
+        CanonicalLine(f"u{i % 37}", f"id{i % 150}", orjson.dumps({"i": i, "pad": "é" * (i % 11)}))
+        for i in range(n)
+    ]
+
+
+def _write_by_unit(out: Path, producers: list[list[Any]], units: int, **kw: Any) -> dict[str, bytes]:
+    """``producers`` (each in the order given: one bundle of the FnApiRunner each) written as the
+    canonical dataset by unit; the staged files, by path under the staging folder."""
+    from pipeline.dataset.datasets import DATASETS
+    from pipeline.dataset.shards import WriteDatasets
+
+    canonical = next(ds for ds in DATASETS if ds.name == "canonical")
+    output = Output(str(out), Storage())
+    with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
+        totals = p | "Totals" >> beam.Create([(1, 1)])
+        streams = {
+            "canonical": {f"p{i}": p | f"P{i}" >> beam.Create(items) for i, items in enumerate(producers)}
+        }
+        _ = streams | WriteDatasets(
+            (canonical,), output, "staging", target_bytes=10, units=_Units(units), totals=totals, **kw
+        )
+    return {
+        f.relative_to(out / "staging").as_posix(): f.read_bytes()
+        for f in sorted((out / "staging").rglob("*"))
+        if f.is_file()
+    }
+
+
+def test_shards_by_unit_are_written_once_with_the_bytes_of_the_merge(tmp_path: Path) -> None:
+    from pipeline.dataset.datasets import canonical_record
+
+    items = _canonical()  # uris u0 ... u36
+    by_unit = sorted(items, key=lambda c: int(c.uri[1:]) % 40)  # the spread hands a unit over whole
+    once = _write_by_unit(tmp_path / "once", [by_unit], 40)
+    # written once: every file is a final shard, one per unit (units 37-39 have no input: an
+    # empty file each), nothing was staged as a run
+    assert sorted(once) == [f"out/canonical/part-{i:05d}-of-00040.jsonl" for i in range(40)]
+    for i in range(40):
+        unit = [canonical_record(c.id, c.uri, c.line) for c in items if int(c.uri[1:]) % 40 == i]
+        want = b"".join(line_of(rec) for rec in sorted(unit))
+        assert once[f"out/canonical/part-{i:05d}-of-00040.jsonl"] == want
+        assert bool(want) == (i < 37)
+    # the same dataset from two producers (--since: fresh and carried lines) goes through sorted
+    # runs and a merge per unit, in any order: the same files, byte for byte
+    merged = _write_by_unit(tmp_path / "merged", [items[::2], items[1::2][::-1]], 40)
+    assert {k: v for k, v in merged.items() if k.startswith("out/")} == once
+    assert any(k.startswith("canonical/run-") for k in merged)
+
+
+def test_a_unit_too_big_for_memory_is_sorted_in_pieces_to_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    items = sorted(_canonical(), key=lambda c: int(c.uri[1:]) % 3)
+    whole = _write_by_unit(tmp_path / "whole", [items], 3)
+    pieces = _write_by_unit(tmp_path / "pieces", [items], 3, spill_bytes=2000)
+    assert pieces == whole and len(whole) == 3
+    assert not any(scratch.rglob("*.bin"))  # the pieces are gone
+
+
+def test_a_unit_that_comes_back_after_its_shard_is_written_fails(tmp_path: Path) -> None:
+    items = _canonical(40)  # u0, u1, u2, ... u36, u0, ...: units interleaved, as no spread hands them
+    with pytest.raises(Exception, match="came back after its shard was written"):
+        _write_by_unit(tmp_path / "bad", [items], 4)
+
+
+def test_records_sort_as_their_keys_then_lines() -> None:
+    """A unit's lines are sorted in memory as ``(sort key, line)`` pairs: the order of the records
+    (``record()``) that the runs and the merge sort as bytes."""
+    import random
+
+    from pipeline.dataset.shards import sort_key
+
+    rng = random.Random(31)
+    alphabet = ["a", "ab", "a]", 'a"', "a\t", "é", "\\", "[", ""]
+    pairs = []
+    for _ in range(3000):
+        natural = [rng.choice(alphabet) + rng.choice(alphabet) for _ in range(rng.randint(1, 3))]
+        key = sort_key(rng.choice(["k", "kk", natural[0]]), natural)
+        line = orjson.dumps({"v": rng.choice(alphabet) * rng.randint(0, 3)})[: rng.randint(1, 12)]
+        pairs.append((key, line))
+    by_pair = [key + b"\t" + line + b"\n" for key, line in sorted(pairs)]
+    assert by_pair == sorted(key + b"\t" + line + b"\n" for key, line in pairs)
+
+
 # -- options -------------------------------------------------------------------------------------
 
 
@@ -318,3 +426,34 @@ def test_the_merge_read_ahead_is_bounded_whatever_the_number_of_runs() -> None:
     for runs in (32, 56, 170, 500):
         assert runs * merge_block(runs) <= MERGE_BUDGET
     assert merge_block(100_000) == 64 << 10  # a floor: reads stay a sensible size
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_moves_and_deletes_take_done_as_done(where: str, tmp_path: Path) -> None:
+    """A move is a rename on a disk and a copy then a delete on any other store (``memory://``
+    stands for one here); asked again once done (a retried bundle), it is done, not an error; a
+    move of nothing to nowhere still fails. A delete of what is gone reports it, quietly."""
+    import uuid
+
+    import fsspec
+
+    from pipeline.runtime.storage import move_file, remove_file, remove_tree
+
+    if where == "local":
+        fs, root = fsspec.filesystem("file"), str(tmp_path)
+    else:
+        fs, root = fsspec.filesystem("memory"), f"/bunzai-move-{uuid.uuid4().hex}"
+    src, dst = f"{root}/.staging/run/out/a/b.jsonl", f"{root}/a/b.jsonl"
+    write_bytes(fs, src, b"new")
+    write_bytes(fs, dst, b"old")
+    move_file(fs, src, dst)
+    assert fs.cat_file(dst) == b"new" and not fs.exists(src)
+    move_file(fs, src, dst)  # again: the source is gone, its destination there
+    assert fs.cat_file(dst) == b"new"
+    with pytest.raises(FileNotFoundError):
+        move_file(fs, f"{root}/nothing", f"{root}/nowhere")
+    assert remove_file(fs, dst) and not fs.exists(dst)
+    assert remove_file(fs, dst) is False
+    remove_tree(fs, f"{root}/.staging")
+    remove_tree(fs, f"{root}/.staging")  # gone already: not an error
+    assert not fs.exists(f"{root}/.staging/run/out")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -27,11 +26,11 @@ SAMPLES_EXPORT_ALL = ("--input", str(SAMPLES), "--export", "all")
 
 
 def _sample_files() -> list[str]:
-    out = []
-    for root, dirs, files in os.walk(SAMPLES):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        out += [os.path.join(root, f) for f in files if not f.startswith(".")]
-    return sorted(out)
+    """The uris of the samples' inputs as the listing groups them (a card folder, a character YAML
+    with its picture: one input each)."""
+    from bunzai_codecs.inputs import walk
+
+    return sorted(str(i.path) for i in walk(SAMPLES))
 
 
 def _by_uri(run: Run, dataset: str) -> dict[str, list[dict]]:
@@ -313,10 +312,9 @@ def test_corpus(tmp_path: Path) -> None:
     root = corpus_root()
     assert root is not None
     run = normalize("--input", str(root), "--output", str(tmp_path / "a"), "--export", "all")
-    listed = set()
-    for dirpath, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        listed |= {os.path.join(dirpath, f) for f in files if not f.startswith(".")}
+    from bunzai_codecs.inputs import walk
+
+    listed = {str(i.path) for i in walk(root)}  # the corpus's ooba Example.yaml takes Example.png
     check_accounting(run, listed)
     rows = {r["uri"]: r for r in run.lines("inventory")}
     for rel, want in expect_rows():

@@ -13,12 +13,12 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from bunzai_codecs.core import registry
 from bunzai_codecs.core.sniff import Sniff
-from pipeline.dataset.datasets import canonical_records
+from pipeline.dataset.datasets import canonical_lines
 from pipeline.normalize.balance import Balance, DigestSet
 from pipeline.normalize.decode import Decode, Detect
 from pipeline.normalize.elements import InputFile, Pending
-from pipeline.normalize.listing import ListFiles, Pack, SharedSizes, Spread
-from pipeline.normalize.packed import packed_uris, uri_digest
+from pipeline.normalize.listing import TOTALS, ListFiles, Pack, SharedSizes, Spread
+from pipeline.normalize.packed import InputUnits, packed_uris, unit_of, unpack_pending, uri_digest
 from pipeline.normalize.pairing import PairWithPrevious
 from pipeline.normalize.read import ReadBytes
 from pipeline.normalize.roundtrip import RoundTrip
@@ -182,7 +182,7 @@ def test_detect_decode_validate_roundtrip_chain(tmp_path: Path) -> None:
             label="valid",
         )
         assert_that(
-            valid.valid | beam.FlatMap(canonical_records) | "CountLines" >> beam.combiners.Count.Globally(),
+            valid.valid | beam.FlatMap(canonical_lines) | "CountLines" >> beam.combiners.Count.Globally(),
             equal_to([2]),
             label="canonical",
         )
@@ -274,7 +274,7 @@ def test_pair_without_a_join_makes_one_pending_per_ref() -> None:
             equal_to([("a", 3, None), ("b", None, None)]),
             label="pending",
         )
-        assert_that(out.deleted, equal_to([]), label="deleted")
+        assert out.deleted is None  # nothing joined: no previous run to have any
 
 
 def test_spread_passes_every_pending_through_once_unchanged() -> None:
@@ -286,14 +286,36 @@ def test_spread_passes_every_pending_through_once_unchanged() -> None:
         Pending(_ref("zip://a.png::/tmp/x.zip", size=None), {"uri": "zip://a.png::/tmp/x.zip", "n": [1]})
     )
     pending.append(Pending(_ref("ünïcode ✓.json"), None, shared=False))
+    listed = sum(pd.ref.size if pd.ref.size is not None else 64 << 10 for pd in pending)
+    units = InputUnits(shard_bytes=100)  # a unit per ~100 listed bytes: 300 sizes of 0-299 bytes
     with pipeline() as p:
         packed = p | beam.Create(pending) | Pack()
         assert_that(
-            packed | "Sizes" >> beam.Map(lambda kv: len(packed_uris(kv))) | beam.CombineGlobally(sum),
+            packed.batches | "Sizes" >> beam.Map(lambda kv: len(packed_uris(kv))) | beam.CombineGlobally(sum),
             equal_to([len(pending)]),
             label="packed",
         )
-        assert_that(packed | Spread(), equal_to(pending), label="spread")
+        assert_that(
+            packed[TOTALS]
+            | "Totals" >> beam.CombineGlobally(lambda ts: tuple(map(sum, zip(*ts, strict=True)))),
+            equal_to([(len(pending), listed)]),
+            label="totals",
+        )
+        assert_that(packed.batches | Spread(units, packed[TOTALS]), equal_to(pending), label="spread")
+        # one element of the shuffle per unit: every input of a unit, and only those
+        count = units.count([(len(pending), listed)])
+        grouped = (
+            packed.batches
+            | "ByUnit" >> Spread(units, packed[TOTALS]).by_unit()
+            | "Group" >> beam.GroupByKey()
+            | "Units"
+            >> beam.Map(lambda kv: (kv[0], sorted(p.ref.uri for b in kv[1] for p in unpack_pending(b))))
+        )
+        want = {}
+        for pd in pending:
+            want.setdefault(unit_of(pd.ref.uri, count), []).append(pd.ref.uri)
+        assert count > 100 and len(want) > 100
+        assert_that(grouped, equal_to([(u, sorted(us)) for u, us in want.items()]), label="units")
 
 
 def test_shared_sizes_decide_which_reads_are_shared(tmp_path: Path) -> None:
@@ -338,7 +360,7 @@ def test_balance_reads_listed_uris_from_packed_batches(tmp_path: Path) -> None:
     with pipeline() as p:
         packed = p | "Listed" >> beam.Create(pending) | Pack()
         accounted = p | "Accounted" >> beam.Create([f"u{i}" for i in range(1, 150)])
-        out = packed | Balance([accounted], uris_of=packed_uris)
+        out = packed.batches | Balance([accounted], uris_of=packed_uris)
         assert_that(
             out["counts"] | beam.CombinePerKey(sum),
             equal_to([(("balance", "ok"), 149), (("balance", "unaccounted"), 1)]),

@@ -98,9 +98,7 @@ def choose(
             return Carrier(picture(png, strip, strip_types), "option")
     portrait = getattr(getattr(entity.body, "media", None), "portrait", None)
     data = media.bytes_of(entity.media, portrait)
-    if twin_png is not None and (
-        data is None or _picture_digest(twin_png, strip, strip_types) == media.digest(data)
-    ):
+    if twin_png is not None and (data is None or _picture_of(twin_png, strip, strip_types) == data):
         return Carrier(twin_png, "twin")
     if data is not None:
         png = _as_png(data)
@@ -120,9 +118,10 @@ def _as_png(data: bytes) -> bytes | None:
     return png
 
 
-def _picture_digest(data: bytes, strip: tuple[str, ...], strip_types: tuple[bytes, ...]) -> str | None:
+def _picture_of(data: bytes, strip: tuple[str, ...], strip_types: tuple[bytes, ...]) -> bytes | None:
+    """The picture of PNG ``data`` (compared with the portrait's bytes, not hashed), or None."""
     try:
-        return media.digest(picture(data, strip, strip_types))
+        return picture(data, strip, strip_types)
     except BunzaiError:
         return None
 

@@ -68,15 +68,18 @@ def embed_twin(
 ) -> Any:
     """A linked entity as the subtree a file of ``codec_id`` embeds: its twin under ``codec_id``
     (when it is a ``native``: the ``dict`` or ``list`` the file held) with the body's edits laid
-    over it, the twin itself when the body is unedited (``core.overlay.overlay_twin``); else a
-    fresh subtree. ``read`` maps a twin to its body dict (unless the decoder remembered it under
-    ``tag``, ``core.basecache``); ``write(body, twin)`` is the writer, ``twin`` ``None`` for a fresh
+    over it, the twin itself when the body is unedited (``core.overlay.overlay_twin``: the body
+    the decoder marked with ``tag``, ``core.seal``, or one equal to the twin's); else a fresh
+    subtree. ``read`` maps a twin to its body dict (unless the decoder remembered it under ``tag``,
+    ``core.basecache``); ``write(body, twin)`` is the writer, ``twin`` ``None`` for a fresh
     subtree (the twin's tree otherwise, for its spelling)."""
     twin = linked.twin(codec_id)
     raw = twin.raw if twin else None
     if not isinstance(raw, native):
         return write(linked.body, None)
-    mapped = basecache.recall(tag, raw)  # what the decoder mapped from this very tree
-    return overlay_twin(
-        raw, linked.body, read(raw) if mapped is None else mapped, lambda b: write(b, raw), list_key=list_key
-    )
+
+    def mapped() -> Any:  # asked only when the decoder's mark cannot answer (``core.seal``)
+        kept = basecache.recall(tag, raw)  # what the decoder mapped from this very tree
+        return read(raw) if kept is None else kept
+
+    return overlay_twin(raw, linked.body, mapped, lambda b: write(b, raw), list_key=list_key, tag=tag)

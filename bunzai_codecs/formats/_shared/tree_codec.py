@@ -96,18 +96,27 @@ class TreeCodec(Codec):
     def decode(self, s: Sniff) -> Decoded:
         tree = s.require_json()
         ctx = self.reader()
-        e = self.entity(s, self.to_body(tree, ctx), raw=tree)
+        # marked unedited since decode: ``encode`` maps the twin through ``to_body`` the same way
+        e = self.entity(s, self.to_body(tree, ctx), raw=tree, mark=self._tag)
         e.warnings.extend(ctx.warnings)
         return Decoded([e])
+
+    @property
+    def _tag(self) -> str:
+        return f"tree-codec:{self.id}"
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         twin = entity.twin(self.id)
         raw = twin.raw if twin else None
         out: Any
         if isinstance(raw, dict):
-            mapped = self.to_body(raw, self.reader())
             out = overlay_twin(
-                raw, entity.body, mapped, lambda b: self.to_native(b, raw, ctx), list_key=type(self).list_key
+                raw,
+                entity.body,
+                lambda: self.to_body(raw, self.reader()),
+                lambda b: self.to_native(b, raw, ctx),
+                list_key=type(self).list_key,
+                tag=self._tag,
             )
         else:
             out = self.to_native(entity.body, None, ctx)

@@ -244,6 +244,13 @@ def read_text(v: Any, ctx: MapContext, where: str | Path, default: Any = None) -
     return mismatch(ctx, where, "a string", v, default)
 
 
+def camel(snake: str) -> str:
+    """A snake_case key in the camelCase spelling ST's world-info file (and RisuAI, Chub) gives it:
+    ``match_whole_words`` -> ``matchWholeWords``; a one-word key is itself."""
+    head, *rest = snake.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
 def js_number_text(v: int | float) -> str:
     """A number as JavaScript's ``String(n)`` writes it (``1.0`` -> ``"1"``)."""
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
@@ -472,6 +479,7 @@ __all__ = [
     "MapContext",
     "Path",
     "bool_at",
+    "camel",
     "coerced",
     "file_stem",
     "first_text",

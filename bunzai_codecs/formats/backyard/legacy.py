@@ -24,7 +24,7 @@ from typing import Any, cast
 import orjson
 
 from bunzai_codecs.core import media, png
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
+from bunzai_codecs.core.codec import PNG_FILE, Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed
 from bunzai_codecs.core.escrow import Twin, facet
@@ -151,7 +151,7 @@ class ExifTwin(Twin):
 class BackyardCodec(Codec):
     id = "backyard"
     twin_type = ExifTwin
-    containers = (Container("png", (".png",), "png", images=True),)
+    containers = (PNG_FILE,)
     coverage = Coverage.of(
         *common.CHARACTER_PATHS,
         *media.PORTRAIT_BYTES,

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
+from bunzai_codecs.core import basecache, seal
 from bunzai_codecs.core.codec import Codec
 from bunzai_codecs.core.entity import Decoded
 from bunzai_codecs.core.errors import Malformed, json_path
@@ -49,12 +50,15 @@ def bad(message: str, path: Path) -> Malformed:
     return Malformed(message, path=json_path(path))
 
 
-def decode_tree(codec: Codec, s: Sniff, read: Callable[[Any, MapContext], dict[str, Any]]) -> Decoded:
+def decode_tree(
+    codec: Codec, s: Sniff, read: Callable[[Any, MapContext], dict[str, Any]], *, mark: str | None = None
+) -> Decoded:
     """``s``'s JSON tree as one entity of ``codec``: the body ``read`` maps from it, with the notes
-    its reader made, and the tree itself as the twin."""
+    its reader made, and the tree itself as the twin; ``mark``: the tag its body is marked unedited
+    since decode with (``core.seal``), for a codec whose writer gives the twin back for it."""
     tree = s.require_json()
     ctx = MapContext()
-    return Decoded([codec.entity(s, read(tree, ctx), raw=tree, warnings=ctx.warnings)])
+    return Decoded([codec.entity(s, read(tree, ctx), raw=tree, warnings=ctx.warnings, mark=mark)])
 
 
 class EnvelopeCodec(Codec):
@@ -66,7 +70,11 @@ class EnvelopeCodec(Codec):
     read_tree: ClassVar[Callable[[Any, MapContext], dict[str, Any]]]
 
     def decode(self, s: Sniff) -> Decoded:
-        return decode_tree(self, s, type(self).read_tree)
+        return decode_tree(self, s, type(self).read_tree, mark=self._tag)
+
+    @property
+    def _tag(self) -> str:
+        return f"marinara-envelope:{self.id}"
 
     def wire(self, entity: CanonicalEntity) -> Body:
         """The body this format writes: the entity's own, unless the format inlines something."""
@@ -81,12 +89,17 @@ class EnvelopeCodec(Codec):
         """The twin's tree ``raw`` with body dump ``new`` laid over it."""
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
-        new = self.wire(entity).dump()
+        body = self.wire(entity)
         twin = entity.twin(self.id)
         if twin is None:
-            tree = self.fresh(new, ctx.options.get("exportedAt", EPOCH))
+            tree = self.fresh(body.dump(), ctx.options.get("exportedAt", EPOCH))
+        elif body is entity.body and seal.holds(body, self._tag, twin.raw):
+            # unedited since decode: the overlay of its rows on the twin's is the twin
+            tree = twin.raw
+            if basecache.CHECK and orjson.dumps(self.overlay(tree, body.dump())) != orjson.dumps(tree):
+                raise basecache.RuleBroken(f"{self.id}: an unedited body's overlay is not its twin")
         else:
-            tree = self.overlay(twin.raw, new)
+            tree = self.overlay(twin.raw, body.dump())
         return orjson.dumps(tree, option=orjson.OPT_INDENT_2)
 
 

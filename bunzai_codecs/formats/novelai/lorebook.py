@@ -33,7 +33,7 @@ from typing import Any, cast
 import orjson
 
 from bunzai_codecs.core import media, png
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
+from bunzai_codecs.core.codec import JSON_FILE, PNG_FILE, Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
@@ -267,8 +267,8 @@ class NovelAILorebookCodec(Codec):
     twin_type = BookTwin
     containers = (
         Container("lorebook", (".lorebook",), "json"),
-        Container("json", (".json",), "json"),
-        Container("png", (".png",), "png", images=True),
+        JSON_FILE,
+        PNG_FILE,
         Container("scenario", (".scenario", ".scenario.json"), "json"),
     )
     coverage = Coverage.of(

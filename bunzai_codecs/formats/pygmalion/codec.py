@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core import media, png
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as
+from bunzai_codecs.core.codec import JSON_FILE, PNG_FILE, Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.overlay import merge3
@@ -71,7 +71,7 @@ def mapped_native(body: CharacterBody, *, with_name: bool = False) -> dict[str, 
 
 class PygmalionCodec(Codec):
     id = "pygmalion"
-    containers = (Container("json", (".json",), "json"), Container("png", (".png",), "png", images=True))
+    containers = (JSON_FILE, PNG_FILE)
     coverage = Coverage.of(
         "identity.name",
         "identity.description",

@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from bunzai_codecs.core.seal import TrackedDict, TrackedList
+
 # the C-accelerated string escaper of json.dumps(ensure_ascii=False): same escapes as JSON.stringify
 _escape: Any = getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
 
@@ -78,6 +80,8 @@ _FAST_GAPS = frozenset({"", "  ", "    ", "\t"})
 #: value classes whose orjson text is JSON.stringify's (strings escape the same characters; the
 #: containers are walked; a float is checked one by one, see ``_float_same``)
 _PLAIN = frozenset({str, int, bool, type(None)})
+#: the containers orjson writes as JSON does: a body's lists and dicts are tracked ones (``core.seal``)
+_CONTAINERS = frozenset({dict, list, TrackedDict, TrackedList})
 _FLOAT_SAME: dict[float, bool] = {}
 
 
@@ -101,16 +105,16 @@ def _fast_stringify(value: Any, gap: str) -> str | None:
     if gap not in _FAST_GAPS:
         return None
     c = value.__class__
-    if c is dict or c is list:
+    if c in _CONTAINERS:
         stack = [value]
         pop, push = stack.pop, stack.append
         while stack:
             v = pop()
-            for x in v.values() if v.__class__ is dict else v:
+            for x in v.values() if isinstance(v, dict) else v:
                 xc = x.__class__
                 if xc is str or xc is int or xc is bool or x is None:
                     continue
-                if xc is dict or xc is list:
+                if xc in _CONTAINERS:
                     push(x)
                 elif xc is not float or not _float_same(x):
                     return None

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from bunzai_codecs.core import basecache
+from bunzai_codecs.core import basecache, seal
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, Reshape, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
@@ -95,6 +95,11 @@ def lore_rows_for(entity: CanonicalEntity, body: LorebookBody) -> tuple[list[Any
     raw = own.raw if own else None
     rows = raw if isinstance(raw, list) else envelope_rows(raw)
     if rows is not None:
+        if body is entity.body and seal.holds(body, lore.ROWS_TAG, raw):
+            # unedited since decode: merge_rows gives the twin's rows themselves
+            if basecache.CHECK and lore.merge_rows(rows, body) is not rows:
+                raise basecache.RuleBroken("risu-lorebook: an unedited body's rows are not its twin's")
+            return rows, raw
         return lore.merge_rows(rows, body), raw
     return lore.rows_for(entity, body, ROW_TWINS), None
 
@@ -116,8 +121,10 @@ class RisuLorebookCodec(Codec):
             raise Malformed('a Risu lorebook export is {"type":"risu","data":[...]}', path="$.data")
         notes: list[str] = []
         body = lore.rows_to_body(rows, at=at, warnings=notes)
-        basecache.remember(lore.ROWS_TAG, rows, body, input_bytes=s.size)  # for merge_rows
-        return Decoded([self.entity(s, body, raw=tree, warnings=notes)])
+        e = self.entity(s, body, raw=tree, warnings=notes, mark=lore.ROWS_TAG)
+        if not seal.holds(e.body, lore.ROWS_TAG, tree):
+            basecache.remember(lore.ROWS_TAG, rows, body, input_bytes=s.size)  # for merge_rows
+        return Decoded([e])
 
     def encode(self, entity: CanonicalEntity, ctx: EmitContext) -> bytes:
         body = body_as(entity, LorebookBody)

@@ -32,7 +32,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
+from bunzai_codecs.core.codec import JSON_FILE, Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
@@ -80,7 +80,7 @@ class RisuModuleCodec(Codec):
     id = ID
     twin_type = ModuleTwin
     #: Risu exports a module as .risum; RisuRealm hands out the same module as flat JSON
-    containers = (Container("risum", (".risum",), "binary"), Container("json", (".json",), "json"))
+    containers = (Container("risum", (".risum",), "binary"), JSON_FILE)
     coverage = Coverage.of(
         "name",
         "description",

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from bunzai_codecs.core import media, png
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
+from bunzai_codecs.core.codec import PNG_FILE, Codec, Coverage, EmitContext
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
 from bunzai_codecs.core.sniff import Sniff, parse_json
@@ -64,7 +64,7 @@ def persona_body(tree: dict[str, Any]) -> dict[str, Any]:
 
 class RisuPersonaCodec(Codec):
     id = "risu-persona"
-    containers = (Container("png", (".png",), "png", images=True),)
+    containers = (PNG_FILE,)
     coverage = Coverage.of(
         "name",
         "content",

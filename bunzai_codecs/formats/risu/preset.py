@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext
+from bunzai_codecs.core.codec import JSON_FILE, Codec, Container, Coverage, EmitContext
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
@@ -338,7 +338,7 @@ class RisuPresetCodec(Codec):
     containers = (
         Container("risup", (".risup",), "binary"),
         Container("risupreset", (".risupreset",), "binary"),
-        Container("json", (".json",), "json"),
+        JSON_FILE,
     )
     coverage = Coverage.of(
         "name",

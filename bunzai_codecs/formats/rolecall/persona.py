@@ -62,7 +62,7 @@ import orjson
 
 from bunzai_codecs.core import media as media_mod
 from bunzai_codecs.core import png
-from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as
+from bunzai_codecs.core.codec import JSON_FILE, PNG_FILE, Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
 from bunzai_codecs.core.escrow import Twin, facet
@@ -261,7 +261,7 @@ class RoleCallPersona(Codec):
 
     id = "rolecall-persona"
     twin_type = PersonaTwin
-    containers = (Container("json", (".json",), "json"), Container("png", (".png",), "png", images=True))
+    containers = (JSON_FILE, PNG_FILE)
     coverage = Coverage.of(
         "name",
         "content",

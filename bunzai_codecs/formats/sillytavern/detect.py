@@ -72,7 +72,7 @@ def shape_of(t: dict[str, Any]) -> str | None:
 
 
 #: keys that say "SillyTavern chat-completion preset" (detection)
-_SIGNAL_KEYS = frozenset(
+PRESET_SIGNAL_KEYS = frozenset(
     {
         "chat_completion_source",
         "openai_max_context",
@@ -114,7 +114,7 @@ def is_preset(t: dict[str, Any]) -> bool:
     (RoleCall's preset is one, with its own keys besides)."""
     if isinstance(t.get("prompts"), list) and isinstance(t.get("prompt_order"), list):
         return True
-    return sum(1 for k in _SIGNAL_KEYS if k in t) >= 3
+    return sum(1 for k in PRESET_SIGNAL_KEYS if k in t) >= 3
 
 
 #: built-in marker identifiers (slots SillyTavern fills itself)

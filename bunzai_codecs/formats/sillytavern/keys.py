@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bunzai_codecs.formats._shared.wire import camel
+
 
 @dataclass(frozen=True, slots=True)
 class Key:
@@ -29,6 +31,12 @@ def keys(section: str, rows: Iterable[tuple[str, str, str, Any]]) -> tuple[Key, 
     return tuple(Key(k, section, f, kind, fresh) for k, f, kind, fresh in rows)
 
 
+def camel_keys(section: str, rows: Iterable[tuple[str, str, Any]]) -> tuple[Key, ...]:
+    """``Key`` rows whose canonical field is the wire key in camelCase, from ``(wire key, kind,
+    fresh)`` tuples (``input_sequence`` -> ``instruct.inputSequence``)."""
+    return tuple(Key(k, section, camel(k), kind, fresh) for k, kind, fresh in rows)
+
+
 def paths(table: Iterable[Key]) -> list[str]:
     """The canonical paths a table carries (for coverage declarations)."""
     return [f"{k.section}.{k.field}" for k in table]
@@ -39,31 +47,31 @@ def only_keys(t: dict[str, Any], allowed: frozenset[str]) -> bool:
     return all(k in allowed for k in t)
 
 
-INSTRUCT = keys(
+INSTRUCT = camel_keys(
     "instruct",
     (
-        ("input_sequence", "inputSequence", "str", ""),
-        ("output_sequence", "outputSequence", "str", ""),
-        ("last_output_sequence", "lastOutputSequence", "str", ""),
-        ("system_sequence", "systemSequence", "str", ""),
-        ("stop_sequence", "stopSequence", "str", ""),
-        ("wrap", "wrap", "bool", True),
-        ("macro", "macro", "bool", True),
-        ("names_behavior", "namesBehavior", "str", "force"),
-        ("activation_regex", "activationRegex", "str", ""),
-        ("first_output_sequence", "firstOutputSequence", "str", ""),
-        ("skip_examples", "skipExamples", "bool", False),
-        ("output_suffix", "outputSuffix", "str", ""),
-        ("input_suffix", "inputSuffix", "str", ""),
-        ("system_suffix", "systemSuffix", "str", ""),
-        ("user_alignment_message", "userAlignmentMessage", "str", ""),
-        ("system_same_as_user", "systemSameAsUser", "bool", False),
-        ("last_system_sequence", "lastSystemSequence", "str", ""),
-        ("first_input_sequence", "firstInputSequence", "str", ""),
-        ("last_input_sequence", "lastInputSequence", "str", ""),
-        ("sequences_as_stop_strings", "sequencesAsStopStrings", "bool", True),
-        ("story_string_prefix", "storyStringPrefix", "str", ""),
-        ("story_string_suffix", "storyStringSuffix", "str", ""),
+        ("input_sequence", "str", ""),
+        ("output_sequence", "str", ""),
+        ("last_output_sequence", "str", ""),
+        ("system_sequence", "str", ""),
+        ("stop_sequence", "str", ""),
+        ("wrap", "bool", True),
+        ("macro", "bool", True),
+        ("names_behavior", "str", "force"),
+        ("activation_regex", "str", ""),
+        ("first_output_sequence", "str", ""),
+        ("skip_examples", "bool", False),
+        ("output_suffix", "str", ""),
+        ("input_suffix", "str", ""),
+        ("system_suffix", "str", ""),
+        ("user_alignment_message", "str", ""),
+        ("system_same_as_user", "bool", False),
+        ("last_system_sequence", "str", ""),
+        ("first_input_sequence", "str", ""),
+        ("last_input_sequence", "str", ""),
+        ("sequences_as_stop_strings", "bool", True),
+        ("story_string_prefix", "str", ""),
+        ("story_string_suffix", "str", ""),
     ),
 )
 
@@ -78,20 +86,20 @@ INSTRUCT_KEYS = frozenset(k.key for k in INSTRUCT) | {
     "system_sequence_suffix",
 }
 
-CONTEXT = keys(
+CONTEXT = camel_keys(
     "context",
     (
-        ("story_string", "storyString", "str", ""),
-        ("example_separator", "exampleSeparator", "str", ""),
-        ("chat_start", "chatStart", "str", ""),
-        ("use_stop_strings", "useStopStrings", "bool", False),
-        ("names_as_stop_strings", "namesAsStopStrings", "bool", True),
-        ("story_string_position", "storyStringPosition", "num", 0),
-        ("story_string_depth", "storyStringDepth", "num", 1),
-        ("story_string_role", "storyStringRole", "role", 0),
-        ("always_force_name2", "alwaysForceName2", "bool", True),
-        ("trim_sentences", "trimSentences", "bool", False),
-        ("single_line", "singleLine", "bool", False),
+        ("story_string", "str", ""),
+        ("example_separator", "str", ""),
+        ("chat_start", "str", ""),
+        ("use_stop_strings", "bool", False),
+        ("names_as_stop_strings", "bool", True),
+        ("story_string_position", "num", 0),
+        ("story_string_depth", "num", 1),
+        ("story_string_role", "role", 0),
+        ("always_force_name2", "bool", True),
+        ("trim_sentences", "bool", False),
+        ("single_line", "bool", False),
     ),
 )
 

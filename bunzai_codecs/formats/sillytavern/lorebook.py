@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bunzai_codecs.core import basecache
+from bunzai_codecs.core import basecache, seal
 from bunzai_codecs.core.codec import Codec, Coverage, EmitContext, body_as
 from bunzai_codecs.core.entity import CanonicalEntity, Decoded
 from bunzai_codecs.core.errors import Malformed
@@ -332,12 +332,15 @@ def _book_of(tree: Any, shape: str) -> tuple[Any, MapContext]:
     return tree, MapContext("$")
 
 
+def _world_dict(raw: dict[str, Any], name: str, mapped: Any) -> Any:
+    """The body dict of world tree ``raw``: ``mapped`` (decode's), or when that is None mapped again."""
+    return world_to_body(raw, name, MapContext(lenient=True)) if mapped is None else mapped
+
+
 def _world_merge(raw: dict[str, Any], name: str, body: LorebookBody, mapped: Any) -> Any:
     """The twin's world tree with what ``body`` changes from the book it decodes to (``mapped``:
     decode's body dict of ``raw``, or None to map it again) merged in."""
-    old = LorebookBody.model_validate(
-        world_to_body(raw, name, MapContext(lenient=True)) if mapped is None else mapped
-    )
+    old = LorebookBody.model_validate(_world_dict(raw, name, mapped))
     keys = frozenset(raw["entries"])
     base = body_to_world(old, with_name=False, twin_keys=keys)
     fresh = body_to_world(body, with_name=False, twin_keys=keys)
@@ -378,8 +381,8 @@ class SillyTavernLorebookCodec(Codec):
         r = MapContext(lenient=True)
         name = world_name(tree, s.name)
         body = world_to_body(tree, name, r)
-        basecache.remember(_world_tag(name), tree, body, input_bytes=s.size)  # for encode
-        e = self.entity(s, body, raw=tree, shape=WORLD, name=name)
+        e = self.entity(s, body, raw=tree, shape=WORLD, name=name, mark=_world_tag(name))
+        seal.keep_unless_marked(e.body, _world_tag(name), tree, body, input_bytes=s.size)  # for encode
         e.warnings.extend(r.warnings)
         return Decoded([e])
 
@@ -400,7 +403,11 @@ class SillyTavernLorebookCodec(Codec):
             raw = twin.raw
             name = twin.name or ""
             mapped = basecache.recall(_world_tag(name), raw)  # what decode mapped from this tree
-            if mapped is not None and unedited(body, mapped):
+            tag = _world_tag(name)
+            # (without the mark nor decode's dict, the merge below maps the twin once, not twice)
+            if (seal.holds(body, tag, raw) or mapped is not None) and unedited(
+                body, lambda: _world_dict(raw, name, mapped), tag=tag, raw=raw
+            ):
                 return dumps(raw)  # what the merge below gives an unedited body
             return dumps(_world_merge(raw, name, body, mapped))
         if twin is not None and twin.shape in (LOREBOOK_V3, CHARACTER_BOOK):

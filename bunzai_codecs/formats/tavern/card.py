@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import orjson
 from pydantic import ValidationError
 
-from bunzai_codecs.core import basecache, png
+from bunzai_codecs.core import basecache, png, seal
 from bunzai_codecs.core import media as media_mod
 from bunzai_codecs.core.codec import Codec, Container, Coverage, EmitContext, body_as, validation_failed
 from bunzai_codecs.core.entity import KNOWLEDGE_REFS, CanonicalEntity, Decoded
@@ -266,8 +266,10 @@ class TavernCard(Codec):
             if not isinstance(book, dict):
                 raise wrong(bctx.path, "a character_book object", book)
             bbody = book_to_body(book, bctx)
-            basecache.remember(BOOK_TAG, book, bbody, input_bytes=s.size)  # for embed_book
-            be = self.entity(s, bbody, raw=book, part=("lorebook", "character_book"), kind="lorebook")
+            be = self.entity(
+                s, bbody, raw=book, part=("lorebook", "character_book"), kind="lorebook", mark=BOOK_TAG
+            )
+            seal.keep_unless_marked(be.body, BOOK_TAG, book, bbody, input_bytes=s.size)  # for embed_book
             be.warnings.extend(bctx.warnings)
             linked.append(be)
         ext = data.get("extensions")
@@ -275,16 +277,23 @@ class TavernCard(Codec):
         if scripts is not None and scripts != []:
             rctx = MapContext(ctx.at(*data_path, "extensions", "regex_scripts"))
             rbody = scripts_to_body(scripts, name="", ctx=rctx)
-            basecache.remember(SCRIPTS_TAG, scripts, rbody, input_bytes=s.size)  # for embed_scripts
-            re_ = self.entity(s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex")
+            re_ = self.entity(
+                s, rbody, raw=scripts, part=("regex", "regex_scripts"), kind="regex", mark=SCRIPTS_TAG
+            )
+            seal.keep_unless_marked(
+                re_.body, SCRIPTS_TAG, scripts, rbody, input_bytes=s.size
+            )  # for embed_scripts
             re_.warnings.extend(rctx.warnings)
             linked.append(re_)
 
-        basecache.remember(self._card_tag, tree, body, input_bytes=s.size)  # for base_body
-        if more_assets:  # a copy: the remembered dict is the card tree's own mapping
+        mapped = body  # the card tree's own mapping: what base_body maps again
+        mark: str | None = self._card_tag
+        if more_assets:  # a copy: the mapped dict stays the card tree's own mapping
             m = body.get("media") or {}
             body = {**body, "media": {**m, "assets": [*(m.get("assets") or []), *more_assets]}}
-        card = self.entity(s, body, raw=tree, media=media, **escrow)
+            mark = None  # not the body the twin maps to
+        card = self.entity(s, body, raw=tree, media=media, mark=mark, **escrow)
+        seal.keep_unless_marked(card.body, self._card_tag, tree, mapped, input_bytes=s.size)  # for base_body
         card.warnings.extend(ctx.warnings)
         if linked:
             card.links = {KNOWLEDGE_REFS: [e.id for e in linked]}
@@ -441,10 +450,19 @@ class TavernCard(Codec):
         (``core.media.wire``; default: images with bytes as data: URLs)."""
         body = body if body is not None else _wired(entity)
         shape = card_shape(self.envelope.card(raw))
-        mapped = self._mapped(raw)
         delta = None
-        # unedited: found without validating the base where holds_mapped can tell
-        if unedited(body, mapped) or body == (base_body := CharacterBody.model_validate(mapped)):
+        # unedited: found without mapping or validating the base where the decoder's mark or
+        # holds_mapped can tell
+        mapped: list[dict[str, Any]] = []
+
+        def base_dict() -> dict[str, Any]:
+            if not mapped:
+                mapped.append(self._mapped(raw))
+            return mapped[0]
+
+        if unedited(body, base_dict, tag=self._card_tag, raw=raw) or body == (
+            base_body := CharacterBody.model_validate(base_dict())
+        ):
             tree = raw
         else:
             base = self.file_tree(base_body, shape, raw)

@@ -52,6 +52,7 @@ from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry
 from bunzai_codecs.formats._shared.links import embed_twin
 from bunzai_codecs.formats._shared.wire import (
     MapContext,
+    camel,
     js_number_text,
     opt_bool,
     opt_num,
@@ -86,26 +87,30 @@ if TYPE_CHECKING:
 Spelling = Literal["snake", "camel"]
 
 # (canonical field, snake_case extensions key, camelCase spelling) for the ST fields a card book
-# keeps in ``entry.extensions``. The camelCase spelling is what RisuAI and Chub write there.
-_EXT_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("outletName", "outlet_name", "outletName"),
-    ("scanDepth", "scan_depth", "scanDepth"),
-    ("matchWholeWords", "match_whole_words", "matchWholeWords"),
-    ("excludeRecursion", "exclude_recursion", "excludeRecursion"),
-    ("preventRecursion", "prevent_recursion", "preventRecursion"),
-    ("delayUntilRecursion", "delay_until_recursion", "delayUntilRecursion"),
-    ("group", "group", "group"),
-    ("groupWeight", "group_weight", "groupWeight"),
-    ("groupOverride", "group_override", "groupOverride"),
-    ("useGroupScoring", "use_group_scoring", "useGroupScoring"),
-    ("automationId", "automation_id", "automationId"),
-    ("ignoreBudget", "ignore_budget", "ignoreBudget"),
-    ("displayIndex", "display_index", "displayIndex"),
-    ("vectorized", "vectorized", "vectorized"),
-    ("sticky", "sticky", "sticky"),
-    ("cooldown", "cooldown", "cooldown"),
-    ("delay", "delay", "delay"),
-    ("generationTriggers", "triggers", "triggers"),
+# keeps in ``entry.extensions``. The camelCase spelling is what RisuAI and Chub write there; the
+# canonical field is that spelling but for ``triggers``.
+_EXT_FIELDS: tuple[tuple[str, str, str], ...] = tuple(
+    ("generationTriggers" if snake == "triggers" else camel(snake), snake, camel(snake))
+    for snake in (
+        "outlet_name",
+        "scan_depth",
+        "match_whole_words",
+        "exclude_recursion",
+        "prevent_recursion",
+        "delay_until_recursion",
+        "group",
+        "group_weight",
+        "group_override",
+        "use_group_scoring",
+        "automation_id",
+        "ignore_budget",
+        "display_index",
+        "vectorized",
+        "sticky",
+        "cooldown",
+        "delay",
+        "triggers",
+    )
 )
 
 #: every ``entry.extensions`` key this mapper reads (both spellings): not copied to ``extensions``

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bunzai_codecs.entities.base import MESSAGE_ROLES
-from bunzai_codecs.formats._shared.wire import MapContext, int_text, wrong
+from bunzai_codecs.formats._shared.wire import MapContext, camel, int_text, wrong
 
 #: ST world-info ``position`` ints -> canonical names (docs/formats/sillytavern.md#world-info-entry---loreentry)
 POSITION_NAMES: dict[int, str] = {
@@ -36,14 +36,18 @@ ROLE_INTS: dict[str, int] = {v: k for k, v in ROLE_NAMES.items()}
 LOGIC_NAMES: dict[int, str] = {0: "and_any", 1: "not_all", 2: "not_any", 3: "and_all"}
 LOGIC_INTS: dict[str, int] = {v: k for k, v in LOGIC_NAMES.items()}
 
+
 #: canonical ``scanSources`` value <- the ST camelCase WI flag and the snake_case card-book flag
-SCAN_SOURCES: tuple[tuple[str, str, str], ...] = (
-    ("persona_description", "matchPersonaDescription", "match_persona_description"),
-    ("character_description", "matchCharacterDescription", "match_character_description"),
-    ("character_personality", "matchCharacterPersonality", "match_character_personality"),
-    ("character_depth_prompt", "matchCharacterDepthPrompt", "match_character_depth_prompt"),
-    ("character_scenario", "matchScenario", "match_scenario"),
-    ("creator_notes", "matchCreatorNotes", "match_creator_notes"),
+SCAN_SOURCES: tuple[tuple[str, str, str], ...] = tuple(
+    (canon, camel(snake), snake)
+    for canon, snake in (
+        ("persona_description", "match_persona_description"),
+        ("character_description", "match_character_description"),
+        ("character_personality", "match_character_personality"),
+        ("character_depth_prompt", "match_character_depth_prompt"),
+        ("character_scenario", "match_scenario"),
+        ("creator_notes", "match_creator_notes"),
+    )
 )
 
 #: flags a world-info regex key may carry (ST's key parser accepts exactly these)

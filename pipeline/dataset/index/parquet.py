@@ -1,6 +1,6 @@
-"""The entity index's files: ``index/part-NNNNN-of-NNNNN.parquet``, written from the sorted shards of
-its rows (``WriteIndex``) and read back for ``--since`` (``CarryIndex``) and the BigQuery load
-(``read_rows``). Written with pyarrow through the output's fsspec filesystem, byte for byte the same
+"""The entity index's files: ``index/part-NNNNN-of-NNNNN.parquet``, each a sorted shard of its rows
+written as Parquet (``INDEX_SPEC``: pipeline/dataset/shards.py sorts, ``parquet_sink`` writes) and
+read back for ``--since`` (``CarryIndex``) and the BigQuery load (``read_rows``). Written with pyarrow through the output's fsspec filesystem, byte for byte the same
 for the same rows (pipeline/dataset/index/__init__.py says why not with Beam's Parquet sink).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -16,9 +16,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.dataset.index.rows import COLUMNS, INDEX, INDEX_VERSION, ROW_GROUP, row_record
-from pipeline.dataset.shards import ShardInfo, ShardSpec, WriteShards
-from pipeline.runtime.storage import Output, Storage, open_atomic, read_lines, staged_path
+from pipeline.dataset.index.rows import COLUMNS, INDEX, INDEX_VERSION, ROW_GROUP
+from pipeline.dataset.shards import ShardSpec
+from pipeline.runtime.storage import Storage
 
 _ARROW = {
     "string": pa.string(),
@@ -98,64 +98,13 @@ def write_parquet(rows: Iterable[dict[str, Any]], f: Any) -> tuple[int, int, str
     return n, out.size, out.sha.hexdigest()
 
 
-def parquet_rel(jsonl_rel: str) -> str:
-    return jsonl_rel.removesuffix(".jsonl") + ".parquet"
+def parquet_sink(lines: Iterable[bytes], f: Any) -> tuple[int, int, str]:
+    """A shard's rows (their JSON lines, in order) as one Parquet file (``shards.Sink``)."""
+    return write_parquet((orjson.loads(line) for line in lines), f)
 
 
-class _ToParquet(beam.DoFn):
-    """A staged, sorted JSONL shard of rows -> the Parquet file beside it (the JSONL is removed)."""
-
-    def __init__(self, output: Output, staging: str) -> None:
-        self.output = output
-        self.staging = staging
-
-    def setup(self) -> None:
-        self.fs, self.root = self.output.open()
-
-    def process(self, shard: ShardInfo) -> Iterator[ShardInfo]:
-        src = f"{self.root}/{staged_path(self.staging, shard.rel)}"
-        rel = parquet_rel(shard.rel)
-        read = hashlib.sha256()
-
-        def rows() -> Iterator[dict[str, Any]]:
-            # bounded by the size the merge wrote, not by the store's answer to a size query: in
-            # the S3 fault test (tests/pipeline/test_faults.py) that answer was 0 for the object
-            # just written, and the shard read as empty
-            for line in read_lines(self.fs, src, 0, shard.bytes):
-                read.update(line)
-                yield orjson.loads(line)
-
-        with open_atomic(self.fs, f"{self.root}/{staged_path(self.staging, rel)}") as f:
-            n, size, sha = write_parquet(rows(), f)
-            if n != shard.records or read.hexdigest() != shard.sha256:  # before the file appears
-                raise OSError(
-                    f"{rel}: read {n} rows of the {shard.records} its sorted shard holds, or other bytes"
-                )
-        self.fs.rm_file(src)
-        yield ShardInfo(shard.dataset, rel, n, size, sha)
-
-
-@dataclass
-class WriteIndex(beam.PTransform):
-    """Index rows (producers: a dict of PCollections by name, each written where it is made) ->
-    the staged Parquet shards ``index/part-NNNNN-of-NNNNN.parquet``, as ``ShardInfo``s for the
-    manifest and the commit."""
-
-    output: Output
-    staging: str
-    _: KW_ONLY
-    target_bytes: int
-
-    def expand(self, producers: Any) -> Any:
-        sorted_rows = producers | "Sort" >> WriteShards(
-            INDEX,
-            ShardSpec(INDEX),
-            self.output,
-            self.staging,
-            target_bytes=self.target_bytes,
-            record=row_record,
-        )
-        return sorted_rows | "Parquet" >> beam.ParDo(_ToParquet(self.output, self.staging))
+#: the index's files: ``index/part-NNNNN-of-NNNNN.parquet``, each a sorted shard of rows
+INDEX_SPEC = ShardSpec(INDEX, suffix=".parquet", sink=parquet_sink)
 
 
 # -- reading (--since; the BigQuery load) -----------------------------------------------------------
@@ -202,4 +151,4 @@ class CarryIndex(beam.PTransform):
         )
 
 
-__all__ = ["SCHEMA", "CarryIndex", "WriteIndex", "parquet_rel", "read_rows", "write_parquet"]
+__all__ = ["INDEX_SPEC", "SCHEMA", "CarryIndex", "parquet_sink", "read_rows", "write_parquet"]

@@ -1,0 +1,2 @@
+"""text-generation-webui (oobabooga): characters (YAML, with the picture beside them), generation
+presets and instruction templates (YAML)."""
