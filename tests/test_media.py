@@ -330,3 +330,22 @@ def test_the_picture_key_covers_every_pixel_not_only_the_size() -> None:
         assert other != a and pixels_key(other) == pixels_key(a)
     # and the size is part of it: the same bytes of pixels in another shape is another picture
     assert pixels_key(_picture((16, 24))) != pixels_key(a)
+
+
+def test_the_picture_key_covers_the_shape_not_only_the_pixels() -> None:
+    """A 2x3 and a 3x2 picture of one colour have the same pixel bytes:
+    the key must still tell them apart (a picture written back on its side is a changed picture)."""
+    import io
+
+    from PIL import Image
+
+    from bunzai_codecs.core import media
+
+    def png(size: tuple[int, int]) -> bytes:
+        buf = io.BytesIO()
+        Image.new("RGBA", size, (9, 99, 199, 255)).save(buf, format="PNG")
+        return buf.getvalue()
+
+    tall, wide = png((2, 3)), png((3, 2))
+    assert media.pixels_key(tall) is not None
+    assert media.pixels_key(tall) != media.pixels_key(wide)

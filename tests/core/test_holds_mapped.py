@@ -13,10 +13,18 @@ from typing import Any
 import pytest
 
 from bunzai_codecs.core import basecache, overlay
-from bunzai_codecs.core.overlay import holds_mapped, overlay_twin
+from bunzai_codecs.core.overlay import holds_mapped, overlay_twin, unedited
 from bunzai_codecs.entities.base import Body
+from bunzai_codecs.entities.character import CharacterBody
 from bunzai_codecs.entities.lorebook import LorebookBody, LoreEntry, Trigger
 from tests.fidelity.test_shared_work import _inputs
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test plans every model it meets afresh (``holds_mapped`` memoises a plan per model class
+    for the process: without this, a test would check the plans earlier tests made)."""
+    monkeypatch.setattr(overlay, "_PLANS", {})
 
 
 def _pairs() -> Iterator[tuple[Body, dict[str, Any]]]:
@@ -60,6 +68,7 @@ def test_an_unedited_body_holds_its_mapped_dict() -> None:
         assert type(body).model_validate(mapped) == body
         # "no" would be safe (the caller validates) but slow: every canonical model says yes
         assert holds_mapped(body, mapped), type(body).__name__
+        assert unedited(body, mapped), type(body).__name__  # the short-cut a same-format write takes
         books += isinstance(body, LorebookBody)
     assert books > 20
 
@@ -90,6 +99,22 @@ def test_a_mapped_dict_validation_converts_is_left_to_validation() -> None:
     e2 = LoreEntry.model_validate({"id": "1", "title": "t", "content": "c", "triggers": [{"text": "a"}]})
     assert holds_mapped(e2, {"id": "1", "title": "t", "content": "c", "triggers": [{"text": "a"}]})
     assert not holds_mapped(e2, {"id": "1", "title": "t", "content": "c", "triggers": ({"text": "a"},)})
+    assert not holds_mapped(e2, {"id": "1", "title": "t", "content": "c", "triggers": ["a"]})  # not a dict
+    assert not holds_mapped(entry, None)
+
+
+def test_an_edit_inside_a_nested_model_is_seen() -> None:
+    """A card's name edited in place (``identity``, a nested model the mapped dict holds) or a field
+    of a nested model the dict left to its default (``persona``): not the validated answer."""
+    mapped = {"identity": {"name": "Ann"}}
+    body = CharacterBody.model_validate(mapped)
+    assert holds_mapped(body, mapped)
+    body.identity.name = "Bea"
+    assert not holds_mapped(body, mapped)
+    body = CharacterBody.model_validate(mapped)
+    body.persona.personality = "shy"
+    assert not holds_mapped(body, mapped)
+    assert not unedited(body, mapped)
 
 
 def test_a_model_with_a_validator_is_left_to_validation() -> None:
@@ -111,6 +136,29 @@ def test_a_model_with_a_validator_is_left_to_validation() -> None:
     for model in (Stripped, Checked):
         body = model.model_validate({"name": "X"})
         assert not holds_mapped(body, {"name": body.name})  # never answered without validating
+
+
+def test_a_model_with_an_alias_or_a_nested_shape_it_does_not_plan_is_left_to_validation() -> None:
+    """A field read from another key (an alias), or holding models in another shape than ``M`` or
+    ``list[M]`` (a dict of them): never answered without validating, never an error."""
+    from pydantic import Field
+
+    class Aliased(Body):
+        name: str = Field("", alias="Name")
+
+    class ReadAs(Body):
+        name: str = Field("", validation_alias="Name")
+
+    class Keyed(Body):
+        rows: dict[str, Trigger] = Field(default_factory=dict)
+
+    aliased = Aliased.model_validate({"Name": "x"})
+    assert not holds_mapped(aliased, {"name": "x"})  # validation would reject this dict
+    assert not holds_mapped(aliased, {"Name": "x"})
+    read_as = ReadAs.model_validate({"Name": "x"})
+    assert not holds_mapped(read_as, {"name": "x"})  # validation would reject this dict
+    keyed = Keyed.model_validate({"rows": {"a": {"text": "t"}}})
+    assert not holds_mapped(keyed, {"rows": {"a": {"text": "t"}}})
 
 
 def test_overlay_twin_checks_the_short_cut_under_check(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -144,3 +144,30 @@ def test_only_three_objects_merge_key_by_key() -> None:
     assert merge3({"a": 1}, {"a": 1}, ["a"]) == ["a"]
     assert merge3({"a": 1, "odd": 2}, None, {"a": 2}) == {"a": 2}  # no base: nothing to keep
     assert merge3("raw text", {"a": 1}, {"a": 2}) == {"a": 2}
+
+
+def test_overlay_twin_pairs_list_rows_by_the_codec_s_key() -> None:
+    """A lore entry deleted from a book: the entries after it keep their own twin's unmapped data
+    (``overlay_twin`` passes the codec's ``list_key`` to the merge; by position, the second entry
+    would carry the deleted one's)."""
+    from pydantic import BaseModel
+
+    from bunzai_codecs.core.overlay import by_id, overlay_twin
+
+    class Row(BaseModel):
+        id: str
+        t: str
+
+    class Book(BaseModel):
+        rows: list[Row]
+
+    raw = {"rows": _rows("a", "b", "c")}
+    mapped = {"rows": _rows("a", "b", "c", extra=False)}
+
+    def to_native(b: Book) -> dict[str, object]:
+        return {"rows": [r.model_dump() for r in b.rows]}
+
+    edited = Book.model_validate({"rows": _rows("a", "c", extra=False)})  # b deleted
+    assert overlay_twin(raw, edited, mapped, to_native, list_key=by_id) == {
+        "rows": [raw["rows"][0], raw["rows"][2]]
+    }

@@ -433,3 +433,24 @@ def test_a_broken_rows_file_is_named_with_its_line(
     n = rows.read_bytes().count(b"\n")
     assert cli.main(["audit", "--report", str(new), "--baseline", str(old)]) == Exit.INPUT
     assert f"{rows}:{n}: not a fidelity row" in capsys.readouterr().err
+
+
+def test_every_input_is_checked_after_one_that_changed(recorded: tuple[Path, Path]) -> None:
+    """(mutation testing: audit) Inputs are checked in order and one that changed never ends the
+    check: a book now detected as another format is a regression, a card rejected in the baseline
+    and decoded now is an improvement, and a round trip that regressed after both is still found."""
+    report, baseline = recorded
+    lines = baseline.read_text().splitlines()
+    book = next(x for x in lines if x.startswith("input\ts/book.json\t"))
+    card = next(x for x in lines if x.startswith("input\ts/card.json\t"))
+    _doctor(baseline, book, book.replace("\tdecoded\ttoy-lore\t", "\tdecoded\ttoy-other\t"))
+    _doctor(baseline, card, "\t".join([*card.split("\t")[:3], "rejected", "NotRecognized"]))
+    _doctor(
+        baseline,
+        "toy-unstable\tnative=unexpected\tstability=unexpected",
+        "toy-unstable\tnative=lossless\tstability=unexpected",
+    )
+    got = audit.audit_runs(audit.open_baseline(str(baseline)), audit.open_run(str(report)))
+    assert [k for k, _ in got.regressions] == ["detect", "round trip"]
+    assert got.regressions[0][1] == "s/book.json: detected as toy-other in the baseline, now as toy-lore"
+    assert "s/card.json: was rejected (NotRecognized), now decodes as toy-card" in got.improvements

@@ -11,7 +11,7 @@ reason. Each target runs in its own folder under ``out/mutate/<slug>/`` (mutmut'
 of the project and its config, so every module gets its own selection), and mutmut runs, for each
 mutant, only the tests of that selection that executed the mutated function.
 
-The run writes ``out/mutate/results.json`` and rewrites the measured part of ``docs/mutation.md``;
-it exits 1 when a survivor is not in ``EXPLAINED`` (a behaviour to pin with a test, or to explain).
+The run writes each target's record into ``tests/mutation/results.json`` (committed: a run of some
+targets keeps the others' last runs) and rewrites the measured part of ``docs/mutation.md``; it exits 1 when a survivor is not in ``EXPLAINED`` (a behaviour to pin with a test, or to explain).
 Not part of ``make test``: it runs for tens of minutes.
 """

@@ -182,7 +182,7 @@ def _cell(text: str) -> str:
 
 
 def render(records: dict[str, dict[str, Any]], jobs: int) -> str:
-    """The doc's measured part: the last run of each target (``records``: results.json)."""
+    """The doc's measured part: the last run of each target (``records``: ``STORE``)."""
     order = [t.slug for t in TARGETS if t.slug in records]
     total: Counter[str] = Counter()
     for slug in order:
@@ -231,11 +231,13 @@ def render(records: dict[str, dict[str, Any]], jobs: int) -> str:
     return "\n".join(lines)
 
 
-STORE = OUT / "results.json"
+#: each target's last run, committed beside the list: the doc is rendered from it, and a run of some
+#: targets (or a fresh clone's first run) replaces their records and keeps the others'
+STORE = Path(__file__).resolve().parent / "results.json"
 
 
 def _records() -> dict[str, dict[str, Any]]:
-    """results.json: each target's last run, for the targets the list still names."""
+    """``STORE``: each target's last run, for the targets the list still names."""
     records = json.loads(STORE.read_text()) if STORE.is_file() else {}
     if not isinstance(records, dict):  # an older layout: nothing to keep
         return {}
@@ -252,7 +254,6 @@ def _record(r: Result) -> None:
         "seconds": round(r.seconds, 1),
         "survivors": [s.__dict__ for s in r.survivors],
     }
-    OUT.mkdir(parents=True, exist_ok=True)
     STORE.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
 
 
