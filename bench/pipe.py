@@ -220,7 +220,7 @@ class OutputsLoop:
         from bunzai_codecs import lint as lint_rules
         from bunzai_codecs.core import registry
         from bunzai_codecs.core.entity import CanonicalEntity, Source
-        from bunzai_codecs.core.errors import BunzaiError, NotRecognized
+        from bunzai_codecs.core.errors import BunzaiError, Malformed, NotRecognized, Unsupported
         from bunzai_codecs.core.sniff import Sniff
         from pipeline.dataset.blobs import lean_line
         from pipeline.dataset.index.rows import index_row
@@ -237,7 +237,7 @@ class OutputsLoop:
             return
         try:
             cand = registry.require(s)
-        except NotRecognized as exc:
+        except (NotRecognized, Malformed, Unsupported) as exc:  # as normalize's Detect (decode.py)
             self._rows(
                 reject(uri, "detect", exc), inventory_row(ref, "new", sha256=s.sha256, rejected="detect")
             )
